@@ -1,0 +1,59 @@
+"""Shared fixtures: locally built tokenizers, verl configs composed from verl's own YAML, a local Ray cluster."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def small_tokenizer_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
+    from verl_rewards.local_tokenizer import build_small_tokenizer
+
+    return build_small_tokenizer(tmp_path_factory.mktemp("tok_small"))
+
+
+@pytest.fixture(scope="session")
+def small_tokenizer(small_tokenizer_dir: str):
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(small_tokenizer_dir)
+
+
+@pytest.fixture(scope="session")
+def qwen_tokenizer_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
+    from verl_rewards.local_tokenizer import build_qwen_tokenizer
+
+    return build_qwen_tokenizer(tmp_path_factory.mktemp("tok_qwen"))
+
+
+@pytest.fixture(scope="session")
+def qwen_tokenizer(qwen_tokenizer_dir: str):
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(qwen_tokenizer_dir)
+
+
+def compose_verl_config(overrides: list[str]):
+    """verl's real ``ppo_trainer`` config with ``overrides`` applied (Hydra compose, no GPU needed)."""
+    import verl
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    config_dir = os.path.join(os.path.dirname(verl.__file__), "trainer", "config")
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=config_dir, version_base=None):
+        return compose(config_name="ppo_trainer", overrides=overrides)
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    ray = pytest.importorskip("ray")
+    if not ray.is_initialized():
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray
+    ray.shutdown()

@@ -1,0 +1,46 @@
+"""Scoring functions used by the tests (also loaded by path through verl's custom_reward_function)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+
+def exact_match(data_source, solution_str, ground_truth, extra_info=None, **kwargs):
+    """verl style: 1.0 when the stripped response equals the ground truth."""
+    return float(solution_str.strip() == str(ground_truth).strip())
+
+
+def exact_match_dict(data_source, solution_str, ground_truth, extra_info=None, **kwargs):
+    """verl style returning a dict with components."""
+    ok = float(solution_str.strip() == str(ground_truth).strip())
+    return {"score": ok * 2.0, "acc": ok, "resp_chars": len(solution_str), "pred": solution_str[:20]}
+
+
+def toolrl_style(solution_str, ground_truth, step, prev_step_dict, cur_step_dict):
+    """ToolRL style: a 4-tuple (score, format, correctness, length); reports what it was given via the score."""
+    fmt = 1.0 if solution_str.startswith("<think>") else 0.0
+    corr = 1.0 if str(ground_truth) in solution_str else -1.0
+    return fmt + corr + step / 1000.0, fmt, corr, 0.0
+
+
+async def async_score(solution_str, ground_truth):
+    await asyncio.sleep(0)
+    return {"reward": float(str(ground_truth) in solution_str), "async_ok": 1}
+
+
+def raises(solution_str):
+    raise RuntimeError("boom")
+
+
+def hangs(solution_str):
+    time.sleep(30)
+    return 1.0
+
+
+def returns_nan(solution_str):
+    return float("nan")
+
+
+def needs_missing(solution_str, golden_answer):
+    return 1.0

@@ -1,0 +1,17 @@
+"""verl-rewards: a reward layer for verl.
+
+Importing this package is cheap and does not import verl. The verl plugin lives in
+:mod:`verl_rewards.plugin`; the reward manager in :mod:`verl_rewards.manager`.
+"""
+
+from .contribution import ContributionConfig, compute_contribution, contrib_binary, contrib_value_delta
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ContributionConfig",
+    "compute_contribution",
+    "contrib_binary",
+    "contrib_value_delta",
+    "__version__",
+]

@@ -1,0 +1,205 @@
+"""The scoring core shared by both manager adapters: one async call per sample.
+
+For one :class:`~verl_rewards.manager.sample.Sample` it decodes the text, picks the scoring function,
+calls it with the arguments it accepts under a time limit, adds ``beta * R_contrib`` and returns the total
+with a fixed set of extra keys (``base_score``, ``contrib``, ``reward_error``, ``reward_timeout``, and
+every component any scoring function of this run has returned so far).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..contribution import compute_contribution
+from .config import DecodeConfig, ManagerConfig
+from .sample import Sample
+from .scoring import FailureLog, ScoreFn, ScoreResult, ScoreResultError, normalise_result, run_with_limit
+
+logger = logging.getLogger("verl_rewards")
+
+BASE_EXTRA_KEYS = ("base_score", "contrib", "reward_error", "reward_timeout")
+#: fields every scoring function may ask for by parameter name
+SCORE_FIELDS = (
+    "data_source",
+    "solution_str",
+    "ground_truth",
+    "extra_info",
+    "step",
+    "prev_step_dict",
+    "cur_step_dict",
+)
+
+
+class RewardInputError(TypeError):
+    """A scoring function requires a parameter that no field provides (a setup error, never a fallback)."""
+
+
+@dataclass(frozen=True)
+class Scorer:
+    """A scoring function plus how it wants its input decoded and which extra keys it always returns."""
+
+    fn: ScoreFn
+    decode: DecodeConfig = DecodeConfig()
+    extra_keys: tuple[str, ...] = ()
+
+
+@dataclass
+class SampleScore:
+    """The manager's answer for one sample."""
+
+    reward: float
+    extra: dict[str, Any]
+
+
+class ScoringCore:
+    """Scores samples: routing, decoding, the guarded call, contribution, stable extra keys."""
+
+    def __init__(
+        self,
+        tokenizer: Any,
+        config: ManagerConfig,
+        route: Callable[[str], Scorer],
+        known_scorers: tuple[Scorer, ...] = (),
+    ):
+        self.tokenizer = tokenizer
+        self.config = config
+        self.route = route
+        self.failures = FailureLog()
+        self._keys: dict[str, None] = dict.fromkeys(BASE_EXTRA_KEYS)
+        for key in config.extra_keys:
+            self._keys[key] = None
+        for scorer in known_scorers:
+            for key in scorer.extra_keys:
+                self._keys[key] = None
+        self._keys_lock = threading.Lock()
+        self._semaphores: dict[int, asyncio.Semaphore] = {}
+        self._checked: set[int] = set()
+
+    @property
+    def extra_keys(self) -> list[str]:
+        """Every extra key this core has emitted or declared, in first-seen order."""
+        return list(self._keys)
+
+    # ------------------------------------------------------------------ decoding
+    def decode(self, sample: Sample, decode: DecodeConfig) -> str:
+        include_prompt = bool(decode.include_prompt)
+        skip = True if decode.skip_special_tokens is None else decode.skip_special_tokens
+        ids = sample.prompt_ids + sample.response_ids if include_prompt else sample.response_ids
+        return self.tokenizer.decode(ids, skip_special_tokens=skip)
+
+    def _decode_for(self, scorer: Scorer) -> DecodeConfig:
+        cfg = self.config.decode
+        return DecodeConfig(
+            include_prompt=cfg.include_prompt if cfg.include_prompt is not None else scorer.decode.include_prompt,
+            skip_special_tokens=cfg.skip_special_tokens
+            if cfg.skip_special_tokens is not None
+            else scorer.decode.skip_special_tokens,
+        )
+
+    # ------------------------------------------------------------------- scoring
+    def _fields(self, sample: Sample, text: str) -> dict[str, Any]:
+        return {
+            "data_source": sample.data_source,
+            "solution_str": text,
+            "ground_truth": sample.ground_truth,
+            "extra_info": sample.extra_info,
+            "step": sample.step,
+            "prev_step_dict": sample.prev_step_dict,
+            "cur_step_dict": sample.cur_step_dict,
+            **self.config.score_kwargs,
+        }
+
+    def _check_inputs(self, scorer: Scorer) -> None:
+        if id(scorer.fn) in self._checked:
+            return
+        available = {*SCORE_FIELDS, *self.config.score_kwargs}
+        missing = scorer.fn.missing(dict.fromkeys(available))
+        if missing:
+            raise RewardInputError(
+                f"scoring function {scorer.fn.name} requires parameter(s) {missing} that no field provides; "
+                f"available fields: {sorted(available)} (add constants with reward.reward_kwargs.score_kwargs)"
+            )
+        self._checked.add(id(scorer.fn))
+
+    def _semaphore(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        sem = self._semaphores.get(id(loop))
+        if sem is None:
+            sem = asyncio.Semaphore(self.config.max_concurrency)
+            self._semaphores[id(loop)] = sem
+        return sem
+
+    async def _call(self, scorer: Scorer, sample: Sample) -> ScoreResult:
+        decode = self._decode_for(scorer)
+        fn = scorer.fn
+        if fn.is_async:
+
+            async def call_async() -> Any:
+                text = await asyncio.to_thread(self.decode, sample, decode)
+                return await fn.fn(**fn.select_kwargs(self._fields(sample, text)))
+
+            raw = await run_with_limit(call_async, is_async=True, timeout_s=self.config.timeout_s)
+        else:
+
+            def call_sync() -> Any:
+                text = self.decode(sample, decode)
+                return fn.fn(**fn.select_kwargs(self._fields(sample, text)))
+
+            raw = await run_with_limit(call_sync, is_async=False, timeout_s=self.config.timeout_s)
+        return normalise_result(raw)
+
+    async def score(self, sample: Sample) -> SampleScore:
+        """Score one sample; failures become the fallback score with flags unless ``on_error=raise``."""
+        scorer = self.route(sample.data_source)
+        self._check_inputs(scorer)
+        error = timeout = 0
+        async with self._semaphore():
+            try:
+                result = await self._call(scorer, sample)
+            except (asyncio.TimeoutError, TimeoutError) as exc:
+                if self.config.on_error == "raise":
+                    raise TimeoutError(
+                        f"scoring function {scorer.fn.name} exceeded timeout_s={self.config.timeout_s} "
+                        f"for sample {sample.sample_id}"
+                    ) from exc
+                timeout = 1
+                self.failures.report(f"timeout after {self.config.timeout_s}s in {scorer.fn.name}", sample.sample_id,
+                                     None)
+                result = ScoreResult(self.config.fallback_reward)
+            except RewardInputError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a bad sample must not crash the step
+                if self.config.on_error == "raise":
+                    raise
+                error = 1
+                what = "invalid score" if isinstance(exc, ScoreResultError) else f"{type(exc).__name__}"
+                self.failures.report(f"{what} in {scorer.fn.name}", sample.sample_id, exc)
+                result = ScoreResult(self.config.fallback_reward)
+
+        contrib_cfg = self.config.contribution
+        contrib = compute_contribution(contrib_cfg.type, sample.prev_step_dict, sample.cur_step_dict)
+        total = result.score + contrib_cfg.beta * contrib
+        extra = {
+            "base_score": result.score,
+            "contrib": contrib,
+            "reward_error": error,
+            "reward_timeout": timeout,
+        }
+        for key, value in result.components.items():
+            if key not in extra:
+                extra[key] = value
+        return SampleScore(reward=float(total), extra=self._stabilise(extra))
+
+    def _stabilise(self, extra: Mapping[str, Any]) -> dict[str, Any]:
+        """Give every sample the same keys: declared and previously seen ones are filled with 0.0."""
+        new = [k for k in extra if k not in self._keys]
+        if new:
+            with self._keys_lock:
+                for k in new:
+                    self._keys.setdefault(k, None)
+        return {k: extra.get(k, 0.0) for k in self._keys}

@@ -1,0 +1,168 @@
+"""One rollout as the scoring function sees it, read from a verl ``DataProto`` row.
+
+Two tensor layouts reach a reward manager in verl 0.9:
+
+* the trainer batch (legacy ``__call__`` and the colocated reward path): prompts left-padded to a common
+  width, responses right-padded, ``attention_mask`` over ``[prompts | responses]``;
+* the agent loop's streaming call (``run_single``): one trajectory per call, with ``prompt_len`` and
+  ``response_len`` given as non-tensor fields; when a trajectory has several outputs they are padded on
+  the right, so those lengths are the only reliable bounds.
+
+Multi-turn responses interleave model and tool tokens; ``attention_mask`` covers both, so the decoded
+response is the whole trajectory text after the prompt (tool outputs included), as verl's own managers do.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..contribution import parse_step_dict
+
+STEP_DICT_KEYS = ("prev_step_dict", "cur_step_dict")
+
+
+@dataclass
+class Sample:
+    """Everything the manager knows of one rollout before decoding."""
+
+    prompt_ids: list[int]
+    response_ids: list[int]
+    data_source: str
+    ground_truth: Any
+    extra_info: dict[str, Any]
+    step: int
+    prev_step_dict: Any
+    cur_step_dict: Any
+    sample_id: Any = None
+    row: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def response_length(self) -> int:
+        return len(self.response_ids)
+
+
+def _scalar(value: Any) -> Any:
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        return value.item()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _as_dict(value: Any) -> dict[str, Any]:
+    value = _scalar(value)
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, str) and value.strip().startswith("{"):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return {}
+        return parsed if isinstance(parsed, dict) else {}
+    return {}
+
+
+def find_step_dict(name: str, row: Mapping[str, Any], tool_extra: Mapping[str, Any], extra_info: Mapping[str, Any]):
+    """``prev_step_dict``/``cur_step_dict`` from the top level, ``tool_extra_fields`` or ``extra_info``."""
+    for source in (row, tool_extra, extra_info):
+        if name in source:
+            value = _scalar(source[name])
+            if value is not None:
+                return parse_step_dict(value)
+    return {}
+
+
+def _int_or_none(value: Any) -> int | None:
+    value = _scalar(value)
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def resolve_step(row: Mapping[str, Any], meta_info: Mapping[str, Any], extra_info: Mapping[str, Any]) -> int:
+    """The global training step: ``global_steps`` column (V1), batch meta_info, else extra_info, else 0."""
+    for value in (
+        row.get("global_steps"),
+        meta_info.get("global_steps"),
+        meta_info.get("global_step"),
+        extra_info.get("global_step"),
+        extra_info.get("step"),
+    ):
+        step = _int_or_none(value)
+        if step is not None and step >= 0:
+            return step
+    return 0
+
+
+def _ground_truth(row: Mapping[str, Any]) -> Any:
+    rm = _as_dict(row.get("reward_model"))
+    if "ground_truth" in rm:
+        return rm["ground_truth"]
+    return _scalar(row.get("ground_truth"))
+
+
+def sample_from_row(
+    prompts: Any,
+    responses: Any,
+    attention_mask: Any,
+    row: Mapping[str, Any],
+    meta_info: Mapping[str, Any] | None = None,
+) -> Sample:
+    """Build a :class:`Sample` from one row's tensors (1-D) and its non-tensor fields."""
+    meta_info = meta_info or {}
+    row = {k: _scalar(v) for k, v in row.items()}
+    prompt_width = int(prompts.shape[-1])
+    prompt_len = _int_or_none(row.get("prompt_len"))
+    response_len = _int_or_none(row.get("response_len"))
+    if prompt_len is not None and response_len is not None:
+        # streaming layout: each part starts at index 0 and may be right-padded
+        prompt_ids = prompts[:prompt_len].tolist()
+        response_ids = responses[:response_len].tolist()
+    else:
+        prompt_mask = attention_mask[:prompt_width].bool()
+        prompt_ids = prompts[prompt_mask].tolist()
+        valid = int(attention_mask[prompt_width:].sum())
+        response_ids = responses[:valid].tolist()
+
+    tool_extra = _as_dict(row.get("tool_extra_fields"))
+    extra_info = _as_dict(row.get("extra_info"))
+    # same view of extra_info as verl's naive manager gives a verl-style scoring function
+    extra_info.update(tool_extra)
+    extra_info["num_turns"] = row.get("__num_turns__")
+    extra_info["rollout_reward_scores"] = row.get("reward_scores", {})
+
+    data_source = row.get("data_source")
+    sample_id = row.get("uid", row.get("index", extra_info.get("index")))
+    return Sample(
+        prompt_ids=prompt_ids,
+        response_ids=response_ids,
+        data_source="" if data_source is None else str(data_source),
+        ground_truth=_ground_truth(row),
+        extra_info=extra_info,
+        step=resolve_step(row, meta_info, extra_info),
+        prev_step_dict=find_step_dict("prev_step_dict", row, tool_extra, extra_info),
+        cur_step_dict=find_step_dict("cur_step_dict", row, tool_extra, extra_info),
+        sample_id=sample_id,
+        row=row,
+    )
+
+
+def samples_from_batch(data: Any) -> list[Sample]:
+    """Every row of a verl ``DataProto`` as a :class:`Sample`."""
+    batch = data.batch
+    prompts, responses, mask = batch["prompts"], batch["responses"], batch["attention_mask"]
+    ntb = data.non_tensor_batch
+    meta = dict(data.meta_info or {})
+    out = []
+    for i in range(len(data)):
+        row = {k: v[i] for k, v in ntb.items()}
+        out.append(sample_from_row(prompts[i], responses[i], mask[i], row, meta))
+    return out

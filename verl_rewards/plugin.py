@@ -1,0 +1,134 @@
+"""verl plugin entry point (``verl.plugins`` group): loaded on every ``import verl``, in every process.
+
+It stays cheap: nothing heavy is imported here. Instead it arms post-import hooks, so that
+
+* when verl's reward-loop registry is imported, the ``contribution`` manager registers itself;
+* when ``verl.trainer.ppo.metric_utils`` is imported, the legacy-trainer ``reward_extra/*`` hook wraps
+  ``compute_data_metrics``;
+* when ``verl.trainer.ppo.v1`` is imported, the ``*_reward_extra`` V1 trainer modes are registered.
+
+verl swallows plugin import errors at debug level, so every failure here is logged as an error with its
+traceback and kept in :data:`STATUS` for ``verl-rewards doctor``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.util
+import logging
+import sys
+import threading
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+logger = logging.getLogger("verl_rewards")
+
+#: hook name -> "ok" | "pending" | "error: ..."
+STATUS: dict[str, str] = {}
+_HOOKS: dict[str, list[tuple[str, Callable[[ModuleType], Any]]]] = {}
+_LOCK = threading.RLock()
+
+
+def _run(name: str, fn: Callable[[ModuleType], Any], module: ModuleType) -> None:
+    try:
+        fn(module)
+        STATUS[name] = "ok"
+    except Exception as exc:  # noqa: BLE001 - reported loudly, never breaks `import verl`
+        STATUS[name] = f"error: {type(exc).__name__}: {exc}"
+        logger.error("verl-rewards: hook %s failed; this part of the plugin is inactive", name, exc_info=True)
+
+
+class _PostImportFinder(importlib.abc.MetaPathFinder):
+    """Runs registered callbacks right after a watched module finishes executing."""
+
+    def __init__(self) -> None:
+        self._busy: set[str] = set()
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname not in _HOOKS or fullname in self._busy:
+            return None
+        self._busy.add(fullname)
+        try:
+            spec = importlib.util.find_spec(fullname)
+        finally:
+            self._busy.discard(fullname)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        loader = spec.loader
+        original_exec = loader.exec_module
+
+        def exec_module(module: ModuleType) -> None:
+            original_exec(module)
+            for name, fn in list(_HOOKS.get(fullname, [])):
+                _run(name, fn, module)
+
+        spec.loader = _LoaderProxy(loader, exec_module)
+        return spec
+
+
+class _LoaderProxy(importlib.abc.Loader):
+    def __init__(self, loader: Any, exec_module: Callable[[ModuleType], None]):
+        self._loader = loader
+        self.exec_module = exec_module  # type: ignore[method-assign]
+
+    def create_module(self, spec: Any) -> Any:
+        return self._loader.create_module(spec)
+
+    def __getattr__(self, item: str) -> Any:
+        return getattr(self._loader, item)
+
+
+_FINDER = _PostImportFinder()
+
+
+def when_imported(module_name: str, name: str, fn: Callable[[ModuleType], Any]) -> None:
+    """Call ``fn(module)`` once ``module_name`` is imported (now, if it already is)."""
+    with _LOCK:
+        STATUS.setdefault(name, "pending")
+        module = sys.modules.get(module_name)
+        if module is not None and getattr(module, "__spec__", None) is not None and not _initialising(module):
+            _run(name, fn, module)
+            return
+        _HOOKS.setdefault(module_name, []).append((name, fn))
+        if _FINDER not in sys.meta_path:
+            sys.meta_path.insert(0, _FINDER)
+
+
+def _initialising(module: ModuleType) -> bool:
+    spec = getattr(module, "__spec__", None)
+    return bool(getattr(spec, "_initializing", False))
+
+
+def _register_manager(_: ModuleType) -> None:
+    importlib.import_module("verl_rewards.manager.reward_manager")
+
+
+def _hook_metrics(module: ModuleType) -> None:
+    from .metrics import install_compute_data_metrics_hook
+
+    install_compute_data_metrics_hook(module)
+
+
+def _register_trainers(module: ModuleType) -> None:
+    from .metrics import register_v1_trainers
+
+    register_v1_trainers(module)
+
+
+def install() -> None:
+    """Arm every hook (idempotent)."""
+    if STATUS.get("installed") == "ok":
+        return
+    when_imported("verl.experimental.reward_loop.reward_manager", "manager", _register_manager)
+    when_imported("verl.trainer.ppo.metric_utils", "metrics_legacy_trainer", _hook_metrics)
+    when_imported("verl.trainer.ppo.v1", "metrics_v1_trainer", _register_trainers)
+    STATUS["installed"] = "ok"
+
+
+try:
+    install()
+except Exception:  # noqa: BLE001 - verl would hide this at debug level
+    STATUS["installed"] = "error"
+    logger.error("verl-rewards: plugin failed to install; the contribution manager is unavailable", exc_info=True)
