@@ -35,6 +35,10 @@ SCORE_FIELDS = (
 )
 
 
+def _as_list(ids: Any) -> list[int]:
+    return ids.tolist() if hasattr(ids, "tolist") else list(ids)
+
+
 class RewardInputError(TypeError):
     """A scoring function requires a parameter that no field provides (a setup error, never a fallback)."""
 
@@ -89,7 +93,9 @@ class ScoringCore:
     def decode(self, sample: Sample, decode: DecodeConfig) -> str:
         include_prompt = bool(decode.include_prompt)
         skip = True if decode.skip_special_tokens is None else decode.skip_special_tokens
-        ids = sample.prompt_ids + sample.response_ids if include_prompt else sample.response_ids
+        ids = _as_list(sample.response_ids)
+        if include_prompt:
+            ids = _as_list(sample.prompt_ids) + ids
         return self.tokenizer.decode(ids, skip_special_tokens=skip)
 
     def _decode_for(self, scorer: Scorer) -> DecodeConfig:

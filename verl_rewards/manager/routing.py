@@ -24,19 +24,26 @@ from .scoring import ScoreFn
 
 @dataclass(frozen=True)
 class BuiltinRoute:
-    """A built-in reward family: a data-source test and a factory ``make_scorer(config) -> Scorer``."""
+    """A built-in reward family: its module exports ``matches(data_source)`` and ``make_scorer(config)``."""
 
     name: str
-    matches: Callable[[str], bool]
-    factory: str  # "module:function"
+    module: str
+    section: str  # its key in reward.reward_kwargs; when present the family is built (and validated) eagerly
+
+    def _module(self) -> Any:
+        return importlib.import_module(self.module)
+
+    def matches(self, data_source: str) -> bool:
+        return bool(self._module().matches(data_source))
 
     def build(self, config: ManagerConfig) -> Scorer:
-        module_name, func = self.factory.split(":")
-        return getattr(importlib.import_module(module_name), func)(config)
+        return self._module().make_scorer(config)
 
 
-#: the built-in families, tried in order; each factory receives the validated manager config.
-BUILTIN_ROUTES: list[BuiltinRoute] = []
+#: the built-in families, tried in order.
+BUILTIN_ROUTES: list[BuiltinRoute] = [
+    BuiltinRoute("toolrl", "verl_rewards.toolrl.verl_scorer", "toolrl"),
+]
 
 
 class Router:
@@ -48,10 +55,15 @@ class Router:
         self.default = Scorer(ScoreFn(default)) if default is not None else None
         self._built: dict[str, Scorer] = {}
         self._by_source: dict[str, Scorer] = {}
+        if custom is None:
+            for route in BUILTIN_ROUTES:
+                if route.section in config.sections:  # configured: validate now, not at the first sample
+                    self._built[route.name] = route.build(config)
 
     def known_scorers(self) -> tuple[Scorer, ...]:
+        """Scorers known before the first sample (their extra keys are emitted by every sample)."""
         out = [s for s in (self.custom,) if s is not None]
-        return tuple(out)
+        return tuple(out + list(self._built.values()))
 
     def __call__(self, data_source: str) -> Scorer:
         if self.custom is not None:

@@ -30,8 +30,8 @@ STEP_DICT_KEYS = ("prev_step_dict", "cur_step_dict")
 class Sample:
     """Everything the manager knows of one rollout before decoding."""
 
-    prompt_ids: list[int]
-    response_ids: list[int]
+    prompt_ids: Any  # 1-D tensor (or list) of the valid prompt tokens
+    response_ids: Any  # 1-D tensor (or list) of the valid response tokens
     data_source: str
     ground_truth: Any
     extra_info: dict[str, Any]
@@ -124,13 +124,13 @@ def sample_from_row(
     response_len = _int_or_none(row.get("response_len"))
     if prompt_len is not None and response_len is not None:
         # streaming layout: each part starts at index 0 and may be right-padded
-        prompt_ids = prompts[:prompt_len].tolist()
-        response_ids = responses[:response_len].tolist()
+        prompt_ids = prompts[:prompt_len]
+        response_ids = responses[:response_len]
     else:
-        prompt_mask = attention_mask[:prompt_width].bool()
-        prompt_ids = prompts[prompt_mask].tolist()
+        valid_prompt = int(attention_mask[:prompt_width].sum())
+        prompt_ids = prompts[prompt_width - valid_prompt :]
         valid = int(attention_mask[prompt_width:].sum())
-        response_ids = responses[:valid].tolist()
+        response_ids = responses[:valid]
 
     tool_extra = _as_dict(row.get("tool_extra_fields"))
     extra_info = _as_dict(row.get("extra_info"))

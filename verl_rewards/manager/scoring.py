@@ -17,13 +17,13 @@ the fallback score and the 0/1 flags ``reward_error`` / ``reward_timeout`` inste
 from __future__ import annotations
 
 import asyncio
-import collections
 import concurrent.futures
 import functools
 import inspect
 import logging
 import math
 import os
+import queue
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -156,40 +156,40 @@ def normalise_result(result: Any) -> ScoreResult:
 
 
 class _DaemonPool:
-    """A pool of at most ``max_workers`` daemon threads with a FIFO queue.
+    """Up to ``max_workers`` long-lived daemon threads fed by one queue.
 
     Unlike ``ThreadPoolExecutor``, its threads never block interpreter exit, so a scoring call that hangs
-    forever costs one thread, not the process. Submitting never blocks; a queued call whose caller gave up
-    (timeout) is skipped.
+    forever costs one thread, not the process. Submitting never blocks; threads are started only while
+    none is idle, and a queued call whose caller already gave up (timeout) is skipped.
     """
 
     def __init__(self, max_workers: int):
-        self._free = max_workers
-        self._queue: collections.deque[tuple[Callable[[], Any], concurrent.futures.Future]] = collections.deque()
+        self._max = max_workers
+        self._queue: queue.SimpleQueue[tuple[Callable[[], Any], concurrent.futures.Future]] = queue.SimpleQueue()
+        self._idle = threading.Semaphore(0)
+        self._threads = 0
         self._lock = threading.Lock()
 
     def submit(self, fn: Callable[[], Any]) -> concurrent.futures.Future:
         fut: concurrent.futures.Future = concurrent.futures.Future()
-        with self._lock:
-            if self._free == 0:
-                self._queue.append((fn, fut))
-                return fut
-            self._free -= 1
-        threading.Thread(target=self._work, args=(fn, fut), daemon=True, name="verl-rewards-score").start()
+        self._queue.put((fn, fut))
+        if not self._idle.acquire(blocking=False):
+            with self._lock:
+                if self._threads < self._max:
+                    self._threads += 1
+                    threading.Thread(target=self._work, daemon=True, name="verl-rewards-score").start()
         return fut
 
-    def _work(self, fn: Callable[[], Any], fut: concurrent.futures.Future) -> None:
+    def _work(self) -> None:
         while True:
+            fn, fut = self._queue.get()
             if fut.set_running_or_notify_cancel():
                 try:
                     fut.set_result(fn())
                 except BaseException as exc:  # noqa: BLE001 - delivered to the awaiting caller
                     fut.set_exception(exc)
-            with self._lock:
-                if not self._queue:
-                    self._free += 1
-                    return
-                fn, fut = self._queue.popleft()
+            del fn, fut
+            self._idle.release()
 
 
 _POOL: _DaemonPool | None = None
@@ -201,7 +201,7 @@ def thread_pool() -> _DaemonPool:
     global _POOL
     with _POOL_LOCK:
         if _POOL is None:
-            _POOL = _DaemonPool(max_workers=max(4, min(64, (os.cpu_count() or 2) * 8)))
+            _POOL = _DaemonPool(max_workers=min(32, (os.cpu_count() or 1) + 4))
         return _POOL
 
 

@@ -1,0 +1,166 @@
+"""Throughput of the ``contribution`` manager against verl's built-in ``naive`` manager, in one run.
+
+The same GRPO batch (default 1024 samples, responses of 1-2k Qwen tokens, left-padded prompts) and the same
+verl-style scoring function go through verl's real ``RewardLoopManager`` / ``RewardLoopWorker`` actors on a
+local Ray cluster, once per manager configuration. Prints samples/s for each and the ratios.
+
+    python benchmarks/bench_manager.py [--samples 1024] [--workers 2] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import tempfile
+import time
+
+WORDS = (
+    "the agent calls search_flights with origin SFO destination JFK and reads the result then it books the "
+    "cheapest economy seat for the passenger after confirming the payment method and the baggage allowance "
+    "<think> I should verify the reservation first </think> <answer> 42 </answer> tool_call json parameters"
+).split()
+
+
+def make_batch(tok, n: int, seed: int):
+    from verl_rewards.batching import padded_batch
+
+    rng = random.Random(seed)
+    prompts, responses, gts, prev, cur = [], [], [], [], []
+    for i in range(n):
+        a, b = rng.randint(2, 99), rng.randint(2, 99)
+        prompt = tok.apply_chat_template(
+            [{"role": "user", "content": f"What is {a} + {b}? Think, then answer."}],
+            add_generation_prompt=True,
+            tokenize=False,
+        )
+        prompts.append(tok.encode(prompt, add_special_tokens=False))
+        target = rng.randint(1000, 2000)
+        words: list[str] = ["<think>"]
+        ids: list[int] = []
+        while len(ids) < target:
+            words.extend(rng.choice(WORDS) for _ in range(200))
+            ids = tok.encode(" ".join(words), add_special_tokens=False)
+        guess = a + b if rng.random() < 0.5 else a + b + 1
+        ids = ids[: target - 16] + tok.encode(f" </think><answer>{guess}</answer>", add_special_tokens=False)
+        responses.append(ids + [tok.eos_token_id])
+        gts.append(str(a + b))
+        prev.append({"bb_hash": f"h{i}", "value_est": 0.25})
+        cur.append({"bb_hash": f"h{i + (i % 2)}", "value_est": 0.25 + 0.5 * (i % 3 == 0)})
+    return padded_batch(
+        prompts,
+        responses,
+        {
+            "data_source": ["bench"] * n,
+            "reward_model": [{"ground_truth": g} for g in gts],
+            "extra_info": [{"index": i} for i in range(n)],
+            "prev_step_dict": prev,
+            "cur_step_dict": cur,
+        },
+        pad_token_id=tok.pad_token_id,
+    )
+
+
+def start_manager(prefix: str, overrides: list[str], tok_dir: str, workers: int, warm):
+    """verl's RewardLoopManager, with actor names prefixed so that several managers coexist in one cluster."""
+    import ray
+    from verl.experimental.reward_loop.reward_loop import RewardLoopManager
+
+    from verl_rewards.demo import compose_config
+
+    class Manager(RewardLoopManager):
+        def _init_reward_loop_workers(self) -> None:
+            self.reward_loop_workers = [
+                self.reward_loop_workers_class.options(name=f"{prefix}_reward_loop_worker_{i}").remote(
+                    self.config, self.reward_router_address
+                )
+                for i in range(self.config.reward.num_workers)
+            ]
+
+    config = compose_config(
+        [
+            f"actor_rollout_ref.model.path={tok_dir}",
+            f"reward.num_workers={workers}",
+            "reward.custom_reward_function.path=pkg://verl_rewards.demo",
+            "reward.custom_reward_function.name=arith_reward",
+            *overrides,
+        ]
+    )
+    manager = Manager(config)
+    manager.compute_rm_score(warm)  # actor start-up, imports, tokenizer load
+    ray.get([w.__ray_ready__.remote() for w in manager.reward_loop_workers])
+    return manager
+
+
+def time_rounds(managers: dict, batch, repeats: int) -> dict[str, list[float]]:
+    """Interleave the managers round by round so that machine noise hits all of them alike."""
+    times: dict[str, list[float]] = {name: [] for name in managers}
+    for _ in range(repeats):
+        for name, manager in managers.items():
+            start = time.perf_counter()
+            manager.compute_rm_score(batch)
+            times[name].append(time.perf_counter() - start)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--samples", type=int, default=1024)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--tokenizer-dir", default=os.path.join(tempfile.gettempdir(), "verl_rewards_qwen_tokenizer"))
+    args = parser.parse_args()
+
+    import ray
+    import verl  # noqa: F401 - loads the plugin
+    from transformers import AutoTokenizer
+
+    from verl_rewards.local_tokenizer import build_qwen_tokenizer
+
+    tok_dir = build_qwen_tokenizer(args.tokenizer_dir)
+    tok = AutoTokenizer.from_pretrained(tok_dir)
+    t0 = time.perf_counter()
+    batch = make_batch(tok, args.samples, seed=0)
+    warm = make_batch(tok, 16, seed=1)
+    lengths = batch.batch["attention_mask"][:, batch.batch["prompts"].shape[1] :].sum(-1).float()
+    print(
+        f"batch: {len(batch)} samples, responses {int(lengths.min())}-{int(lengths.max())} tokens "
+        f"(mean {lengths.mean():.0f}), Qwen vocabulary ({len(tok)} tokens), built in {time.perf_counter() - t0:.1f} s"
+    )
+    print(f"verl RewardLoopManager, reward.num_workers={args.workers}, local Ray with 2 CPUs\n")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    configs = {
+        "naive (verl built-in)": ["reward.reward_manager.name=naive"],
+        **{
+            f"contribution, type={kind}": [
+                "reward.reward_manager.name=contribution",
+                f"+reward.reward_kwargs.contribution.type={kind}",
+            ]
+            for kind in ("none", "C0", "C1")
+        },
+    }
+    try:
+        managers = {
+            name: start_manager(f"m{i}", overrides, tok_dir, args.workers, warm)
+            for i, (name, overrides) in enumerate(configs.items())
+        }
+        times = time_rounds(managers, batch, args.repeats)
+    finally:
+        ray.shutdown()
+    rates = {}
+    for name, ts in times.items():
+        med = statistics.median(ts)
+        rates[name] = len(batch) / med
+        print(f"  {name:<26} {rates[name]:>8.1f} samples/s  (median of {len(ts)}: {med:.3f} s, best {min(ts):.3f} s)")
+    naive, off = rates["naive (verl built-in)"], rates["contribution, type=none"]
+    print("\nratios (higher is faster; medians):")
+    print(f"  contribution(none) / naive = {off / naive:.2f}x")
+    for kind in ("C0", "C1"):
+        rate = rates[f"contribution, type={kind}"]
+        cost = 100 * (off / rate - 1)
+        print(f"  contribution({kind})   / naive = {rate / naive:.2f}x   (time cost of {kind} vs none: {cost:+.1f}%)")
+
+
+if __name__ == "__main__":
+    main()

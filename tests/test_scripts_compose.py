@@ -1,0 +1,48 @@
+"""The shipped GRPO script's override list composes against verl 0.9.1's real config (main_ppo --cfg job)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def compose_script(script: str, env: dict[str, str], *extra: str) -> dict:
+    full_env = {k: v for k, v in os.environ.items() if k not in ("CONTRIBUTION", "CONTRIB_TYPE", "BETA")}
+    full_env.update(env)
+    full_env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + full_env.get("PATH", "")
+    proc = subprocess.run(
+        ["bash", str(REPO / script), *extra, "--cfg", "job"],
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=str(REPO),
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return yaml.safe_load(proc.stdout)
+
+
+@pytest.mark.parametrize(
+    ("env", "expected_type", "expected_beta"),
+    [
+        ({"CONTRIBUTION": "1", "CONTRIB_TYPE": "C1", "BETA": "0.1"}, "C1", 0.1),
+        ({"CONTRIBUTION": "0"}, "none", 0.05),
+    ],
+)
+def test_run_grpo_composes_and_honours_contribution_env(env, expected_type, expected_beta):
+    from verl_rewards.manager.config import ManagerConfig
+
+    cfg = compose_script("examples/grpo_trainer/run_grpo.sh", env, "trainer.total_epochs=3")
+    assert cfg["reward"]["reward_manager"]["name"] == "contribution"
+    assert cfg["trainer"]["v1"]["trainer_mode"] == "sync_reward_extra"
+    assert cfg["algorithm"]["adv_estimator"] == "grpo"
+    assert cfg["trainer"]["total_epochs"] == 3  # extra overrides pass through
+    settings = ManagerConfig.from_reward_kwargs(cfg["reward"]["reward_kwargs"], environ={})
+    assert (settings.contribution.type, settings.contribution.beta) == (expected_type, expected_beta)

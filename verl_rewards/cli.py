@@ -1,0 +1,104 @@
+"""The ``verl-rewards`` command: ``doctor`` (is the plugin active here?) and ``demo``."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import os
+import sys
+from collections.abc import Sequence
+
+
+def _version(dist: str) -> str:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def doctor() -> int:
+    """Print whether the manager and both metrics hooks are installed in this environment; 0 if all are."""
+    checks: list[tuple[str, bool, str]] = []
+    print("verl-rewards doctor")
+    for dist in ("verl-rewards", "verl", "torch", "ray", "transformers", "TransferQueue"):
+        print(f"  {dist:<14} {_version(dist)}")
+    eps = [ep for ep in importlib.metadata.entry_points(group="verl.plugins") if ep.value.startswith("verl_rewards")]
+    checks.append(("entry point verl.plugins", bool(eps), eps[0].value if eps else "missing: reinstall the package"))
+    policy = os.getenv("VERL_USE_EXTERNAL_PLUGINS", "auto")
+    allowed = policy == "auto" or (eps and eps[0].name in policy.split(","))
+    checks.append(("VERL_USE_EXTERNAL_PLUGINS", bool(allowed), policy))
+
+    import verl  # noqa: F401 - runs the entry points
+
+    loaded = "verl_rewards.plugin" in sys.modules
+    checks.append(("plugin loaded by `import verl`", loaded, "yes" if loaded else "no (see logs)"))
+    from . import plugin
+
+    plugin.install()
+    try:
+        from verl.experimental.reward_loop.reward_manager import get_reward_manager_cls
+
+        cls = get_reward_manager_cls("contribution")
+        checks.append(("reward manager 'contribution'", True, f"{cls.__module__}.{cls.__name__}"))
+    except Exception as exc:  # noqa: BLE001 - report, don't crash
+        checks.append(("reward manager 'contribution'", False, f"{type(exc).__name__}: {exc}"))
+    try:
+        from .metrics import compute_data_metrics_hooked
+
+        hooked = compute_data_metrics_hooked()
+        checks.append(("metrics hook, legacy trainer (use_v1=False)", hooked, "compute_data_metrics wrapped"))
+    except Exception as exc:  # noqa: BLE001
+        checks.append(("metrics hook, legacy trainer (use_v1=False)", False, f"{type(exc).__name__}: {exc}"))
+    try:
+        from verl.trainer.ppo.v1 import get_trainer_cls
+
+        from .metrics import V1_MODES, V1_SUFFIX
+
+        names = [m + V1_SUFFIX for m in V1_MODES]
+        for name in names:
+            get_trainer_cls(name)
+        checks.append(("metrics hook, V1 trainer", True, "trainer.v1.trainer_mode=" + " | ".join(names)))
+    except ImportError as exc:
+        checks.append(("metrics hook, V1 trainer", False, f"{exc} (install verl[verl-core] for the V1 trainer)"))
+    except Exception as exc:  # noqa: BLE001
+        checks.append(("metrics hook, V1 trainer", False, f"{type(exc).__name__}: {exc}"))
+    for name, status in sorted(plugin.STATUS.items()):
+        if status.startswith("error"):
+            checks.append((f"plugin hook {name}", False, status))
+    ok = all(passed for _, passed, _ in checks)
+    for name, passed, detail in checks:
+        print(f"  [{'ok' if passed else 'FAIL'}] {name}: {detail}")
+    print("all good" if ok else "problems found")
+    return 0 if ok else 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="verl-rewards", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("doctor", help="check that the manager and metrics hooks are active in this environment")
+    demo = sub.add_parser("demo", help="score a GRPO batch through verl's real reward loop on CPU")
+    demo.add_argument("--prompts", type=int, default=8, help="number of prompts (GRPO groups)")
+    demo.add_argument("--n", type=int, default=4, help="rollouts per prompt")
+    demo.add_argument("--contrib-type", default="C1", choices=["C0", "C1", "none"])
+    demo.add_argument("--beta", type=float, default=0.05)
+    demo.add_argument("--workers", type=int, default=2, help="reward.num_workers")
+    args = parser.parse_args(argv)
+    if args.command == "doctor":
+        return doctor()
+    if args.command == "demo":
+        from .demo import run_demo
+
+        run_demo(
+            n_prompts=args.prompts,
+            rollout_n=args.n,
+            contrib_type=args.contrib_type,
+            beta=args.beta,
+            num_workers=args.workers,
+        )
+        return 0
+    parser.error(f"unknown command {args.command}")
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

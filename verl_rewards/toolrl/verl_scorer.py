@@ -1,0 +1,40 @@
+"""ToolRL as a built-in scorer of the ``contribution`` manager (data sources containing ``"rlla"``).
+
+Options come from ``reward.reward_kwargs.toolrl.*`` (ToolRL's environment variables fill absent keys) and
+are validated once when the manager is built. Like ToolRL's own manager, the prompt and response are decoded
+together with special tokens kept, and the prediction is the text after the last assistant header.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..manager.config import DecodeConfig, ManagerConfig, ManagerConfigError
+from ..manager.core import Scorer
+from ..manager.routing import scorer_from_callable
+from .options import ToolRLOptions
+from .scoring import score_with_options
+
+EXTRA_KEYS = ("format", "correctness", "length")
+
+
+def matches(data_source: str) -> bool:
+    """ToolRL's rule: any data source containing ``"rlla"``."""
+    return "rlla" in data_source
+
+
+def make_scorer(config: ManagerConfig) -> Scorer:
+    """A :class:`Scorer` for ToolRL with the run's options."""
+    try:
+        options = ToolRLOptions.from_config(config.sections.get("toolrl"))
+    except (TypeError, ValueError) as exc:
+        raise ManagerConfigError(f"reward.reward_kwargs.toolrl: {exc}") from None
+
+    def toolrl_score(solution_str: str, ground_truth: Any, step: int = 0) -> dict[str, float]:
+        return score_with_options(solution_str, str(ground_truth), step, options)
+
+    return scorer_from_callable(
+        toolrl_score,
+        decode=DecodeConfig(include_prompt=True, skip_special_tokens=False),
+        extra_keys=EXTRA_KEYS,
+    )
