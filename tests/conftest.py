@@ -9,6 +9,10 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
+# no downloads, no telemetry: everything the tests need is built locally
+for _key, _value in {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "RAY_USAGE_STATS_ENABLED": "0"}.items():
+    os.environ.setdefault(_key, _value)
+
 
 @pytest.fixture(scope="session")
 def small_tokenizer_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
