@@ -46,3 +46,20 @@ def test_run_grpo_composes_and_honours_contribution_env(env, expected_type, expe
     assert cfg["trainer"]["total_epochs"] == 3  # extra overrides pass through
     settings = ManagerConfig.from_reward_kwargs(cfg["reward"]["reward_kwargs"], environ={})
     assert (settings.contribution.type, settings.contribution.beta) == (expected_type, expected_beta)
+
+
+def test_toolrl_recipe_composes_with_toolrl_options():
+    from verl_rewards.manager.config import ManagerConfig
+    from verl_rewards.toolrl import ToolRLOptions
+
+    cfg = compose_script(
+        "recipes/toolrl_grpo/run_toolrl_grpo.sh",
+        {"WITHLENGTH": "1", "CORRECTMAX1": "1", "DATA_DIR": "/data/rlla"},
+    )
+    assert cfg["data"]["train_files"] == "/data/rlla/train.parquet"
+    assert cfg["actor_rollout_ref"]["rollout"]["n"] == 4
+    kwargs = cfg["reward"]["reward_kwargs"]
+    settings = ManagerConfig.from_reward_kwargs(kwargs, environ={})
+    assert settings.contribution.type == "C0"
+    options = ToolRLOptions.from_config(kwargs["toolrl"], environ={})
+    assert options.with_length and options.correct_max1 and not options.coarse_reward

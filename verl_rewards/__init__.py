@@ -5,13 +5,16 @@ Importing this package is cheap and does not import verl. The verl plugin lives 
 """
 
 from .contribution import ContributionConfig, compute_contribution, contrib_binary, contrib_value_delta
+from .rewards.registry import BaseReward, reward
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "BaseReward",
     "ContributionConfig",
     "compute_contribution",
     "contrib_binary",
     "contrib_value_delta",
+    "reward",
     "__version__",
 ]

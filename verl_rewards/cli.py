@@ -1,4 +1,5 @@
-"""The ``verl-rewards`` command: ``doctor`` (is the plugin active here?) and ``demo``."""
+"""The ``verl-rewards`` command: ``doctor`` (is the plugin active here?), ``demo``, ``score`` (offline),
+``prepare`` (datasets to verl parquet)."""
 
 from __future__ import annotations
 
@@ -72,6 +73,46 @@ def doctor() -> int:
     return 0 if ok else 1
 
 
+def score_command(args: argparse.Namespace) -> int:
+    """``verl-rewards score``: print a per-component table, write a histogram (and optionally the scores)."""
+    from .rewards.offline import read_rollouts, score_samples, write_histogram, write_scored
+
+    kwargs: dict = {
+        "modules": list(args.module),
+        "timeout_s": args.timeout_s,
+        "executor": args.executor,
+        "contribution": {"type": args.contrib_type, "beta": args.beta},
+    }
+    if args.reward:
+        kwargs["reward_fn"] = args.reward
+    samples = read_rollouts(args.input)
+    result = score_samples(samples, kwargs)
+    print(f"{len(samples)} rollouts from {args.input}, reward={args.reward or 'by data_source'}")
+    print(result.table())
+    if args.hist:
+        write_histogram(result.rewards, args.hist, title=args.reward or "rewards")
+        print(f"histogram: {args.hist}")
+    if args.out:
+        write_scored(samples, result, args.out)
+        print(f"scores: {args.out}")
+    return 0
+
+
+def prepare_command(args: argparse.Namespace) -> int:
+    """``verl-rewards prepare <dataset>``: 0 when every row converted, 1 when some were bad, 2 on errors."""
+    if args.dataset == "toolrl":
+        from .toolrl.data import ToolRLDataError, prepare_toolrl
+
+        try:
+            report = prepare_toolrl(args.input, args.out, split=args.split, strict=args.strict)
+        except (ToolRLDataError, OSError, ValueError) as exc:
+            print(f"verl-rewards prepare toolrl: error: {exc}", file=sys.stderr)
+            return 2
+        return 0 if report.bad == 0 else 1
+    print(f"unknown dataset {args.dataset}", file=sys.stderr)
+    return 2
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="verl-rewards", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -82,7 +123,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     demo.add_argument("--contrib-type", default="C1", choices=["C0", "C1", "none"])
     demo.add_argument("--beta", type=float, default=0.05)
     demo.add_argument("--workers", type=int, default=2, help="reward.num_workers")
+    score = sub.add_parser("score", help="score a JSONL of rollouts offline with a registered reward")
+    score.add_argument("input", help="JSONL: verl's trainer.rollout_data_dir dump or the plain format (README)")
+    score.add_argument("--reward", help="registered reward name (default: built-in routing by data_source)")
+    score.add_argument("--module", action="append", default=[], help="module name or .py file to import (repeat)")
+    score.add_argument("--timeout-s", type=float, default=60.0)
+    score.add_argument("--executor", choices=["thread", "process"], default="thread")
+    score.add_argument("--contrib-type", choices=["C0", "C1", "none"], default="none")
+    score.add_argument("--beta", type=float, default=0.05)
+    score.add_argument("--hist", default="rewards.png", help="PNG histogram of the rewards ('' to skip)")
+    score.add_argument("--out", default="", help="write the rows with their scores as JSONL")
+    prepare = sub.add_parser("prepare", help="convert a dataset to verl parquet")
+    prep = prepare.add_subparsers(dest="dataset", required=True)
+    toolrl = prep.add_parser("toolrl", help="ToolRL rows (instruction/input/output) -> verl parquet")
+    toolrl.add_argument("--input", required=True, help=".json, .jsonl or .parquet (see README 'Data')")
+    toolrl.add_argument("--out", required=True, help="output directory (<out>/<split>.parquet)")
+    toolrl.add_argument("--split", default="train")
+    toolrl.add_argument("--strict", action="store_true", help="stop at the first malformed row")
     args = parser.parse_args(argv)
+    if args.command == "prepare":
+        return prepare_command(args)
+    if args.command == "score":
+        from .manager import ManagerConfigError, RewardInputError
+        from .rewards.offline import OfflineInputError
+
+        try:
+            return score_command(args)
+        except (ManagerConfigError, RewardInputError, OfflineInputError, LookupError, OSError) as exc:
+            print(f"verl-rewards score: error: {exc}", file=sys.stderr)
+            return 2
     if args.command == "doctor":
         return doctor()
     if args.command == "demo":

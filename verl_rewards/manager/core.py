@@ -18,7 +18,7 @@ from typing import Any
 from ..contribution import compute_contribution
 from .config import DecodeConfig, ManagerConfig
 from .sample import Sample
-from .scoring import FailureLog, ScoreFn, ScoreResult, ScoreResultError, normalise_result, run_with_limit
+from .scoring import FailureLog, ScoreFn, ScoreResult, ScoreResultError, normalise_result, thread_pool
 
 logger = logging.getLogger("verl_rewards")
 
@@ -43,13 +43,65 @@ class RewardInputError(TypeError):
     """A scoring function requires a parameter that no field provides (a setup error, never a fallback)."""
 
 
-@dataclass(frozen=True)
 class Scorer:
-    """A scoring function plus how it wants its input decoded and which extra keys it always returns."""
+    """A scoring function as the core runs it: how to decode, which extra keys it always returns, and
+    :meth:`run`, one guarded call for one sample (the core adds the time limit and the fallback)."""
 
-    fn: ScoreFn
+    name: str = "scorer"
     decode: DecodeConfig = DecodeConfig()
     extra_keys: tuple[str, ...] = ()
+
+    def check_inputs(self, core: ScoringCore) -> None:
+        """Raise :class:`RewardInputError` when a required parameter has no source (checked once)."""
+
+    async def run(self, sample: Sample, core: ScoringCore) -> ScoreResult:
+        raise NotImplementedError
+
+
+class FunctionScorer(Scorer):
+    """A plain scoring function (verl or ToolRL style) called with the :data:`SCORE_FIELDS` it accepts."""
+
+    def __init__(self, fn: ScoreFn, decode: DecodeConfig | None = None, extra_keys: tuple[str, ...] = ()):
+        self.fn = fn
+        self.name = fn.name
+        self.decode = decode or DecodeConfig()
+        self.extra_keys = tuple(extra_keys)
+
+    def check_inputs(self, core: ScoringCore) -> None:
+        available = {*SCORE_FIELDS, *core.config.score_kwargs}
+        missing = self.fn.missing(dict.fromkeys(available))
+        if missing:
+            raise RewardInputError(
+                f"scoring function {self.name} requires parameter(s) {missing} that no field provides; "
+                f"available fields: {sorted(available)} (add constants with reward.reward_kwargs.score_kwargs)"
+            )
+
+    def _fields(self, sample: Sample, text: str, core: ScoringCore) -> dict[str, Any]:
+        return {
+            "data_source": sample.data_source,
+            "solution_str": text,
+            "ground_truth": sample.ground_truth,
+            "extra_info": sample.extra_info,
+            "step": sample.step,
+            "prev_step_dict": sample.prev_step_dict,
+            "cur_step_dict": sample.cur_step_dict,
+            **core.config.score_kwargs,
+        }
+
+    async def run(self, sample: Sample, core: ScoringCore) -> ScoreResult:
+        decode = core.decode_for(self)
+        fn = self.fn
+        if fn.is_async:
+            text = await asyncio.to_thread(core.decode, sample, decode)
+            raw = await fn.fn(**fn.select_kwargs(self._fields(sample, text, core)))
+        else:
+
+            def call_sync() -> Any:
+                text = core.decode(sample, decode)
+                return fn.fn(**fn.select_kwargs(self._fields(sample, text, core)))
+
+            raw = await asyncio.wrap_future(thread_pool().submit(call_sync))
+        return normalise_result(raw)
 
 
 @dataclass
@@ -67,7 +119,7 @@ class ScoringCore:
         self,
         tokenizer: Any,
         config: ManagerConfig,
-        route: Callable[[str], Scorer],
+        route: Callable[[Sample], Scorer],
         known_scorers: tuple[Scorer, ...] = (),
     ):
         self.tokenizer = tokenizer
@@ -92,13 +144,15 @@ class ScoringCore:
     # ------------------------------------------------------------------ decoding
     def decode(self, sample: Sample, decode: DecodeConfig) -> str:
         include_prompt = bool(decode.include_prompt)
+        if sample.response_text is not None:
+            return (sample.prompt_text or "") + sample.response_text if include_prompt else sample.response_text
         skip = True if decode.skip_special_tokens is None else decode.skip_special_tokens
         ids = _as_list(sample.response_ids)
         if include_prompt:
             ids = _as_list(sample.prompt_ids) + ids
         return self.tokenizer.decode(ids, skip_special_tokens=skip)
 
-    def _decode_for(self, scorer: Scorer) -> DecodeConfig:
+    def decode_for(self, scorer: Scorer) -> DecodeConfig:
         cfg = self.config.decode
         return DecodeConfig(
             include_prompt=cfg.include_prompt if cfg.include_prompt is not None else scorer.decode.include_prompt,
@@ -108,29 +162,10 @@ class ScoringCore:
         )
 
     # ------------------------------------------------------------------- scoring
-    def _fields(self, sample: Sample, text: str) -> dict[str, Any]:
-        return {
-            "data_source": sample.data_source,
-            "solution_str": text,
-            "ground_truth": sample.ground_truth,
-            "extra_info": sample.extra_info,
-            "step": sample.step,
-            "prev_step_dict": sample.prev_step_dict,
-            "cur_step_dict": sample.cur_step_dict,
-            **self.config.score_kwargs,
-        }
-
     def _check_inputs(self, scorer: Scorer) -> None:
-        if id(scorer.fn) in self._checked:
-            return
-        available = {*SCORE_FIELDS, *self.config.score_kwargs}
-        missing = scorer.fn.missing(dict.fromkeys(available))
-        if missing:
-            raise RewardInputError(
-                f"scoring function {scorer.fn.name} requires parameter(s) {missing} that no field provides; "
-                f"available fields: {sorted(available)} (add constants with reward.reward_kwargs.score_kwargs)"
-            )
-        self._checked.add(id(scorer.fn))
+        if id(scorer) not in self._checked:
+            scorer.check_inputs(self)
+            self._checked.add(id(scorer))
 
     def _semaphore(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()
@@ -140,41 +175,22 @@ class ScoringCore:
             self._semaphores[id(loop)] = sem
         return sem
 
-    async def _call(self, scorer: Scorer, sample: Sample) -> ScoreResult:
-        decode = self._decode_for(scorer)
-        fn = scorer.fn
-        if fn.is_async:
-
-            async def call_async() -> Any:
-                text = await asyncio.to_thread(self.decode, sample, decode)
-                return await fn.fn(**fn.select_kwargs(self._fields(sample, text)))
-
-            raw = await run_with_limit(call_async, is_async=True, timeout_s=self.config.timeout_s)
-        else:
-
-            def call_sync() -> Any:
-                text = self.decode(sample, decode)
-                return fn.fn(**fn.select_kwargs(self._fields(sample, text)))
-
-            raw = await run_with_limit(call_sync, is_async=False, timeout_s=self.config.timeout_s)
-        return normalise_result(raw)
-
     async def score(self, sample: Sample) -> SampleScore:
         """Score one sample; failures become the fallback score with flags unless ``on_error=raise``."""
-        scorer = self.route(sample.data_source)
+        scorer = self.route(sample)
         self._check_inputs(scorer)
         error = timeout = 0
         async with self._semaphore():
             try:
-                result = await self._call(scorer, sample)
+                result = await asyncio.wait_for(scorer.run(sample, self), timeout=self.config.timeout_s)
             except (asyncio.TimeoutError, TimeoutError) as exc:
                 if self.config.on_error == "raise":
                     raise TimeoutError(
-                        f"scoring function {scorer.fn.name} exceeded timeout_s={self.config.timeout_s} "
+                        f"scoring function {scorer.name} exceeded timeout_s={self.config.timeout_s} "
                         f"for sample {sample.sample_id}"
                     ) from exc
                 timeout = 1
-                self.failures.report(f"timeout after {self.config.timeout_s}s in {scorer.fn.name}", sample.sample_id,
+                self.failures.report(f"timeout after {self.config.timeout_s}s in {scorer.name}", sample.sample_id,
                                      None)
                 result = ScoreResult(self.config.fallback_reward)
             except RewardInputError:
@@ -184,7 +200,7 @@ class ScoringCore:
                     raise
                 error = 1
                 what = "invalid score" if isinstance(exc, ScoreResultError) else f"{type(exc).__name__}"
-                self.failures.report(f"{what} in {scorer.fn.name}", sample.sample_id, exc)
+                self.failures.report(f"{what} in {scorer.name}", sample.sample_id, exc)
                 result = ScoreResult(self.config.fallback_reward)
 
         contrib_cfg = self.config.contribution

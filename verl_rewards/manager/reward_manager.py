@@ -44,6 +44,16 @@ def place_on_last_token(responses: torch.Tensor, valid_lengths: torch.Tensor, sc
     return out
 
 
+def _local_path(path: Any) -> str | None:
+    """verl's ``custom_reward_function.path`` as something our module loader can import (files only)."""
+    if not path:
+        return None
+    path = str(path)
+    if path.startswith("pkg://"):
+        return path
+    return path[len("file://") :] if path.startswith("file://") else path
+
+
 def _verl_default_score() -> Callable[..., Any]:
     from verl.utils.reward_score import default_compute_score
 
@@ -79,13 +89,17 @@ class ContributionRewardManager(RewardManagerBase):
             custom_path = (reward_section.get("custom_reward_function") or {}).get("path")
             custom = compute_score if custom_path else None
             default = compute_score if (compute_score is not None and not custom_path) else None
+            custom_path = _local_path(custom_path)
             self._warn_if_metrics_hook_missing(config)
         else:  # legacy construction: kwargs are the manager's reward_kwargs, compute_score is the user's
             kwargs = dict(reward_kwargs)
             custom = compute_score
             default = None
+            custom_path = None
         self.settings = ManagerConfig.from_reward_kwargs(kwargs)
-        self.router = Router(self.settings, custom=custom, default=default or _verl_default_score())
+        self.router = Router(
+            self.settings, custom=custom, default=default or _verl_default_score(), custom_path=custom_path
+        )
         self.core = ScoringCore(tokenizer, self.settings, self.router, self.router.known_scorers())
         logger.info(
             "verl-rewards: contribution manager ready (type=%s, beta=%s, timeout_s=%s, on_error=%s)",

@@ -1,25 +1,35 @@
-"""Which scoring function scores a sample: the user's, or a built-in chosen by ``data_source``.
+"""Which scoring function scores a sample.
 
-Order of precedence:
+Order of precedence, first match wins:
 
-1. a custom function configured in verl (``reward.custom_reward_function.path``; legacy API: the
-   ``compute_score`` argument) scores every sample;
-2. otherwise a built-in reward family whose data sources match (ToolRL for any source containing
-   ``"rlla"``, tau2 for ``tau2/<domain>``), once those families are installed in this package;
-3. otherwise verl's ``default_compute_score`` (gsm8k, math, ...), which raises for unknown sources — that
-   error is reported as a scoring failure with the sample id.
+1. the row's own ``reward_fn`` field (a column or an ``extra_info`` key) naming a registered reward;
+2. ``reward.reward_kwargs.reward_fn_by_source[data_source]``;
+3. ``reward.reward_kwargs.reward_fn`` (the default registered reward);
+4. a custom function configured in verl (``reward.custom_reward_function.path``; legacy API: the
+   ``compute_score`` argument) — a plain function, or a ``@reward`` function / ``BaseReward`` class;
+5. a built-in reward family whose data sources match (ToolRL for sources containing ``"rlla"``);
+6. verl's ``default_compute_score`` (gsm8k, math, ...), which raises for unknown sources — reported as a
+   scoring failure with the sample id.
+
+Registered rewards come from ``reward.reward_kwargs.modules`` (module names or file paths), the file of
+``reward.custom_reward_function.path``, and the built-in rewards. Every name the config mentions is checked
+when the manager is built.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .config import DecodeConfig, ManagerConfig
-from .core import Scorer
+from .config import DecodeConfig, ManagerConfig, ManagerConfigError
+from .core import FunctionScorer, RewardInputError, Scorer
+from .sample import Sample
 from .scoring import ScoreFn
+
+EXECUTORS = ("thread", "process")
 
 
 @dataclass(frozen=True)
@@ -46,26 +56,120 @@ BUILTIN_ROUTES: list[BuiltinRoute] = [
 ]
 
 
-class Router:
-    """Maps a data source to a :class:`Scorer`, building each built-in family once."""
+def _layer_spec(fn: Any) -> Any:
+    """The registry spec behind a ``@reward`` function or ``BaseReward`` class, else None."""
+    from ..rewards.registry import BaseReward, RewardFunction, get_reward
 
-    def __init__(self, config: ManagerConfig, custom: Callable[..., Any] | None, default: Callable[..., Any] | None):
+    if isinstance(fn, RewardFunction):
+        return fn.spec
+    if inspect.isclass(fn) and issubclass(fn, BaseReward) and fn.__dict__.get("name"):
+        return get_reward(fn.name)
+    return None
+
+
+class Router:
+    """Maps a sample to a :class:`Scorer`, building each scorer once."""
+
+    def __init__(
+        self,
+        config: ManagerConfig,
+        custom: Callable[..., Any] | None,
+        default: Callable[..., Any] | None,
+        custom_path: str | None = None,
+    ):
         self.config = config
-        self.custom = Scorer(ScoreFn(custom)) if custom is not None else None
-        self.default = Scorer(ScoreFn(default)) if default is not None else None
+        sections = config.sections
+        self._layer: dict[str, Scorer] = {}
+        self._runner: Any = None
+        self.executor = str(sections.get("executor") or "thread")
+        if self.executor not in EXECUTORS:
+            raise ManagerConfigError(f"reward.reward_kwargs.executor must be one of {EXECUTORS}, got {self.executor!r}")
+        self.modules = self._load_modules(sections.get("modules"), custom_path)
+        self.custom: Scorer | None = None
+        if custom is not None:
+            raw = ScoreFn(custom)
+            spec = _layer_spec(raw.fn)
+            self.custom = self._layer_scorer(spec.name) if spec is not None else FunctionScorer(raw)
+        self.default = FunctionScorer(ScoreFn(default)) if default is not None else None
+        self.reward_fn = sections.get("reward_fn")
+        by_source = sections.get("reward_fn_by_source") or {}
+        if not isinstance(by_source, Mapping):
+            raise ManagerConfigError("reward.reward_kwargs.reward_fn_by_source must be a mapping {data_source: name}")
+        self.by_source = {str(k): str(v) for k, v in by_source.items()}
+        for name in [self.reward_fn, *self.by_source.values()]:
+            if name:
+                self._layer_scorer(str(name))  # unknown names fail now, not at the first sample
         self._built: dict[str, Scorer] = {}
         self._by_source: dict[str, Scorer] = {}
-        if custom is None:
+        if self.custom is None and not self.reward_fn:
             for route in BUILTIN_ROUTES:
-                if route.section in config.sections:  # configured: validate now, not at the first sample
+                if route.section in sections:  # configured: validate now, not at the first sample
                     self._built[route.name] = route.build(config)
+
+    # ----------------------------------------------------------------------------------- setup
+    @staticmethod
+    def _load_modules(modules: Any, custom_path: str | None) -> list[str]:
+        from ..rewards import ensure_builtins
+        from ..rewards.loading import RewardModuleError, load_modules
+
+        ensure_builtins()
+        specs: list[str] = []
+        if isinstance(modules, str):
+            specs = [m for m in modules.split(",") if m.strip()]
+        elif modules:
+            specs = [str(m) for m in modules]
+        if custom_path:
+            specs.append(str(custom_path))
+        try:
+            load_modules(specs)
+        except RewardModuleError as exc:
+            raise ManagerConfigError(f"reward.reward_kwargs.modules: {exc}") from exc
+        return specs
+
+    def _layer_scorer(self, name: str) -> Scorer:
+        from ..rewards.registry import RewardRegistryError, get_reward
+        from ..rewards.scorer import LayerScorer
+
+        key = name.lower()
+        scorer = self._layer.get(key)
+        if scorer is None:
+            try:
+                spec = get_reward(name)
+            except RewardRegistryError as exc:
+                raise ManagerConfigError(str(exc)) from None
+            try:
+                scorer = LayerScorer(spec, executor=self.executor, runner=self._process_runner)
+            except ValueError as exc:
+                raise ManagerConfigError(str(exc)) from None
+            self._layer[key] = scorer
+        return scorer
+
+    def _process_runner(self) -> Any:
+        if self._runner is None:
+            from ..rewards.process import ProcessRunner
+            from ..rewards.scorer import default_process_workers
+
+            self._runner = ProcessRunner(max_workers=default_process_workers(), modules=self.modules)
+        return self._runner
 
     def known_scorers(self) -> tuple[Scorer, ...]:
         """Scorers known before the first sample (their extra keys are emitted by every sample)."""
         out = [s for s in (self.custom,) if s is not None]
-        return tuple(out + list(self._built.values()))
+        return tuple(out + list(self._layer.values()) + list(self._built.values()))
 
-    def __call__(self, data_source: str) -> Scorer:
+    # --------------------------------------------------------------------------------- routing
+    def __call__(self, sample: Sample) -> Scorer:
+        row_choice = sample.row.get("reward_fn") or sample.extra_info.get("reward_fn")
+        if row_choice:
+            try:
+                return self._layer_scorer(str(row_choice))
+            except ManagerConfigError as exc:
+                raise RewardInputError(f"sample {sample.sample_id}: reward_fn field: {exc}") from None
+        data_source = sample.data_source
+        if data_source in self.by_source:
+            return self._layer_scorer(self.by_source[data_source])
+        if self.reward_fn:
+            return self._layer_scorer(str(self.reward_fn))
         if self.custom is not None:
             return self.custom
         scorer = self._by_source.get(data_source)
@@ -87,8 +191,11 @@ class Router:
 
 
 def scorer_from_callable(
-    fn: Callable[..., Any], *, decode: DecodeConfig | None = None, extra_keys: tuple[str, ...] = (),
+    fn: Callable[..., Any],
+    *,
+    decode: DecodeConfig | None = None,
+    extra_keys: tuple[str, ...] = (),
     fixed_kwargs: Mapping[str, Any] | None = None,
 ) -> Scorer:
     """Wrap a plain function as a :class:`Scorer` (used by the built-in families)."""
-    return Scorer(ScoreFn(fn, fixed_kwargs=fixed_kwargs), decode or DecodeConfig(), tuple(extra_keys))
+    return FunctionScorer(ScoreFn(fn, fixed_kwargs=fixed_kwargs), decode or DecodeConfig(), tuple(extra_keys))

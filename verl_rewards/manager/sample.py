@@ -40,10 +40,33 @@ class Sample:
     cur_step_dict: Any
     sample_id: Any = None
     row: dict[str, Any] = field(default_factory=dict)
+    #: already decoded text (offline scoring); when set, no token ids are decoded
+    response_text: str | None = None
+    prompt_text: str | None = None
 
     @property
     def response_length(self) -> int:
         return len(self.response_ids)
+
+    @classmethod
+    def from_text(cls, row: Mapping[str, Any], response: str, prompt: str = "") -> Sample:
+        """A sample whose text is already decoded (offline scoring of saved rollouts)."""
+        row = dict(row)
+        extra_info = _as_dict(row.get("extra_info"))
+        return cls(
+            prompt_ids=[],
+            response_ids=[],
+            data_source=str(row.get("data_source") or ""),
+            ground_truth=_ground_truth(row),
+            extra_info=extra_info,
+            step=resolve_step(row, {}, extra_info),
+            prev_step_dict=find_step_dict("prev_step_dict", row, {}, extra_info),
+            cur_step_dict=find_step_dict("cur_step_dict", row, {}, extra_info),
+            sample_id=row.get("uid", row.get("index", extra_info.get("index"))),
+            row=row,
+            response_text=response,
+            prompt_text=prompt,
+        )
 
 
 def _scalar(value: Any) -> Any:
@@ -91,6 +114,7 @@ def resolve_step(row: Mapping[str, Any], meta_info: Mapping[str, Any], extra_inf
     """The global training step: ``global_steps`` column (V1), batch meta_info, else extra_info, else 0."""
     for value in (
         row.get("global_steps"),
+        row.get("step"),
         meta_info.get("global_steps"),
         meta_info.get("global_step"),
         extra_info.get("global_step"),

@@ -16,7 +16,6 @@ the fallback score and the 0/1 flags ``reward_error`` / ``reward_timeout`` inste
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import functools
 import inspect
@@ -133,8 +132,11 @@ def sanitize_extra(value: Any) -> Any:
     return str(value)[:_MAX_TEXT_EXTRA]
 
 
-def normalise_result(result: Any) -> ScoreResult:
-    """Turn whatever a scoring function returned into a :class:`ScoreResult` (or raise ScoreResultError)."""
+def normalise_result(result: Any, number_key: str | None = "acc") -> ScoreResult:
+    """Turn whatever a scoring function returned into a :class:`ScoreResult` (or raise ScoreResultError).
+
+    A plain number is also reported under ``number_key`` (``acc``, as verl's naive manager does), unless None.
+    """
     if isinstance(result, Mapping):
         if "score" in result:
             key = "score"
@@ -151,8 +153,10 @@ def normalise_result(result: Any) -> ScoreResult:
         score = _finite(result[0])
         components = {k: sanitize_extra(v) for k, v in zip(TOOLRL_TUPLE_KEYS, result[1:], strict=False)}
         return ScoreResult(score, components)
+    if result is None or isinstance(result, str):
+        raise ScoreResultError(f"a reward must return a number or a dict, got {type(result).__name__}")
     score = _finite(result)
-    return ScoreResult(score, {"acc": score})
+    return ScoreResult(score, {number_key: score} if number_key else {})
 
 
 class _DaemonPool:
@@ -225,11 +229,3 @@ class FailureLog:
                 n,
                 exc_info=exc if exc is not None and not isinstance(exc, TimeoutError) else None,
             )
-
-
-async def run_with_limit(call: Callable[[], Any], *, is_async: bool, timeout_s: float) -> Any:
-    """Run ``call`` (sync in the daemon pool, async on this loop) and give up after ``timeout_s``."""
-    if is_async:
-        return await asyncio.wait_for(call(), timeout=timeout_s)
-    fut = thread_pool().submit(call)
-    return await asyncio.wait_for(asyncio.wrap_future(fut), timeout=timeout_s)

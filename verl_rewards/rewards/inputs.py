@@ -1,0 +1,131 @@
+"""The fields a reward can ask for by parameter name.
+
+Predefined fields:
+
+============== ==========================================================================================
+``final_response`` the decoded response of the rollout (special tokens skipped)
+``solution_str``   the same text (verl's name for it)
+``trajectory``     the rollout's messages: ``tool_extra_fields["messages"]`` when the agent loop recorded them,
+                   else the prompt messages plus the response as one assistant message
+``id``             the trajectory id (``tool_extra_fields["trajectory_id"]``, else ``uid``/``session_id``/index)
+``env``            a pooled environment (rewards declared with ``env_cls`` + ``pool_size``)
+``prompt``         the decoded prompt text; ``messages``: the prompt as a chat list (``raw_prompt``)
+``data_source``, ``ground_truth``, ``step``, ``prev_step_dict``, ``cur_step_dict``, ``extra_info``
+============== ==========================================================================================
+
+Any other parameter is looked up in the task row: first its top-level columns, then ``extra_info`` keys,
+then ``reward_model`` keys (so a parquet column or an ``extra_info`` key ``max_length`` reaches a reward
+parameter ``max_length``). A required parameter with no source is a :class:`RewardInputError` on the first
+sample, naming the parameter and the fields that exist.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..manager.core import RewardInputError
+from ..manager.sample import Sample
+
+PREDEFINED = (
+    "final_response",
+    "solution_str",
+    "trajectory",
+    "id",
+    "env",
+    "prompt",
+    "messages",
+    "data_source",
+    "ground_truth",
+    "step",
+    "prev_step_dict",
+    "cur_step_dict",
+    "extra_info",
+)
+_HIDDEN_COLUMNS = frozenset({"tool_extra_fields", "__num_turns__", "prompt_len", "response_len", "raw_prompt"})
+
+
+def _as_messages(value: Any) -> list[dict[str, Any]] | None:
+    if hasattr(value, "tolist") and not isinstance(value, list | dict):
+        value = value.tolist()
+    if isinstance(value, list) and all(isinstance(m, Mapping) for m in value):
+        return [dict(m) for m in value]
+    return None
+
+
+def trajectory_id(sample: Sample) -> str:
+    """A stable id of the rollout: the agent loop's trajectory id, else uid + session (or index)."""
+    tool_extra = sample.row.get("tool_extra_fields")
+    if isinstance(tool_extra, Mapping) and tool_extra.get("trajectory_id") is not None:
+        return str(tool_extra["trajectory_id"])
+    uid = sample.row.get("uid")
+    session = sample.row.get("session_id", sample.row.get("index", sample.extra_info.get("index")))
+    if uid is not None:
+        return f"{uid}/{session}" if session is not None else str(uid)
+    return str(sample.sample_id)
+
+
+def row_fields(sample: Sample) -> dict[str, Any]:
+    """Task-row fields other than the predefined ones, in lookup order (columns, extra_info, reward_model)."""
+    out: dict[str, Any] = {}
+    reward_model = sample.row.get("reward_model")
+    if isinstance(reward_model, Mapping):
+        out.update({k: v for k, v in reward_model.items()})
+    out.update(sample.extra_info)
+    out.update({k: v for k, v in sample.row.items() if k not in _HIDDEN_COLUMNS})
+    return out
+
+
+def available_names(sample: Sample | None = None) -> list[str]:
+    names = set(PREDEFINED)
+    if sample is not None:
+        names |= set(row_fields(sample))
+    return sorted(names)
+
+
+def build_inputs(
+    params: tuple[str, ...],
+    required: tuple[str, ...],
+    sample: Sample,
+    response_text: str,
+    decode_prompt: Callable[[], str],
+    reward_name: str,
+) -> dict[str, Any]:
+    """Keyword arguments for a reward with parameters ``params`` (``env`` is added by the caller)."""
+    tool_extra = sample.row.get("tool_extra_fields")
+    tool_extra = tool_extra if isinstance(tool_extra, Mapping) else {}
+    row = None
+    kwargs: dict[str, Any] = {}
+    missing = []
+    for name in params:
+        if name == "env":
+            continue
+        if name in ("final_response", "solution_str"):
+            kwargs[name] = response_text
+        elif name == "trajectory":
+            recorded = _as_messages(tool_extra.get("messages"))
+            if recorded is None:
+                prompt = _as_messages(sample.row.get("raw_prompt")) or []
+                recorded = prompt + [{"role": "assistant", "content": response_text}]
+            kwargs[name] = recorded
+        elif name == "id":
+            kwargs[name] = trajectory_id(sample)
+        elif name == "prompt":
+            kwargs[name] = decode_prompt()
+        elif name == "messages":
+            kwargs[name] = _as_messages(sample.row.get("raw_prompt")) or []
+        elif name in ("data_source", "ground_truth", "step", "prev_step_dict", "cur_step_dict", "extra_info"):
+            kwargs[name] = getattr(sample, name)
+        else:
+            if row is None:
+                row = row_fields(sample)
+            if name in row:
+                kwargs[name] = row[name]
+            elif name in required:
+                missing.append(name)
+    if missing:
+        raise RewardInputError(
+            f"reward {reward_name!r} requires parameter(s) {missing} that no field provides; "
+            f"available fields: {available_names(sample)}"
+        )
+    return kwargs

@@ -1,0 +1,148 @@
+"""Offline scoring of saved rollouts (``verl-rewards score``) with any registered reward.
+
+Input is JSONL in one of two formats (auto-detected per line):
+
+* **verl** — what ``trainer.rollout_data_dir`` writes: ``{"input", "output", "gts", "score", "step", ...}``;
+  ``output`` is the response, ``input`` the prompt, ``gts`` the ground truth;
+* **plain** — ``{"response" (or "final_response"), "ground_truth", "data_source", "prompt", "extra_info",
+  "step", "prev_step_dict", "cur_step_dict", ...}``; any other key is a task field rewards can ask for.
+
+The rows go through the same scoring core as training (inputs by name, timeout, fallback, contribution),
+so a reward behaves offline exactly as it will in ``main_ppo``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..manager.config import ManagerConfig
+from ..manager.core import ScoringCore
+from ..manager.routing import Router
+from ..manager.sample import Sample
+
+MAX_LINE_BYTES = 16 * 1024 * 1024
+
+
+class OfflineInputError(ValueError):
+    """A line of the input file is not a rollout."""
+
+
+def row_to_sample(row: Mapping[str, Any], line_no: int) -> Sample:
+    """A :class:`Sample` from one JSONL object (verl dump or plain format)."""
+    if not isinstance(row, Mapping):
+        raise OfflineInputError(f"line {line_no}: expected a JSON object, got {type(row).__name__}")
+    data = dict(row)
+    if "output" in data and "input" in data:  # verl's rollout dump
+        response, prompt = data.get("output"), data.get("input")
+        data.setdefault("ground_truth", data.get("gts"))
+    else:
+        response = data.get("response", data.get("final_response"))
+        prompt = data.get("prompt", "")
+    if not isinstance(response, str):
+        raise OfflineInputError(f"line {line_no}: no response text (keys 'output', 'response' or 'final_response')")
+    if not isinstance(prompt, str):
+        data.setdefault("raw_prompt", prompt)
+        prompt = ""
+    data.setdefault("index", line_no)
+    return Sample.from_text(data, response=response, prompt=prompt)
+
+
+def read_rollouts(path: str) -> list[Sample]:
+    """Every rollout of a JSONL file; a malformed line is an error naming its line number."""
+    samples = []
+    with open(path, encoding="utf-8") as handle:
+        for line_no, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            if len(line) > MAX_LINE_BYTES:
+                raise OfflineInputError(f"line {line_no}: longer than {MAX_LINE_BYTES} bytes")
+            try:
+                row = json.loads(line)
+            except ValueError as exc:
+                raise OfflineInputError(f"line {line_no}: invalid JSON ({exc})") from None
+            samples.append(row_to_sample(row, line_no))
+    if not samples:
+        raise OfflineInputError(f"{path}: no rollouts")
+    return samples
+
+
+@dataclass
+class OfflineResult:
+    """Scores of an offline run: per-sample rewards and extras, plus a per-component summary."""
+
+    rewards: list[float]
+    extras: list[dict[str, Any]]
+    keys: list[str] = field(default_factory=list)
+
+    def summary(self) -> list[tuple[str, int, float, float, float]]:
+        """Rows ``(component, n, mean, min, max)`` over numeric values, the total reward first."""
+        rows = [("reward", *_stats(self.rewards))]
+        for key in self.keys:
+            values = [e.get(key) for e in self.extras]
+            nums = [float(v) for v in values if isinstance(v, int | float) and math.isfinite(float(v))]
+            if nums:
+                rows.append((key, *_stats(nums)))
+        return rows
+
+    def table(self) -> str:
+        lines = [f"{'component':<24} {'n':>6} {'mean':>10} {'min':>10} {'max':>10}"]
+        for name, n, mean, lo, hi in self.summary():
+            lines.append(f"{name:<24} {n:>6} {mean:>10.4f} {lo:>10.4f} {hi:>10.4f}")
+        n = len(self.rewards)
+        errors = sum(int(e.get("reward_error", 0) or 0) for e in self.extras)
+        timeouts = sum(int(e.get("reward_timeout", 0) or 0) for e in self.extras)
+        lines.append(f"error rate {errors / n:.2%} ({errors}/{n}), timeout rate {timeouts / n:.2%} ({timeouts}/{n})")
+        return "\n".join(lines)
+
+
+def _stats(values: list[float]) -> tuple[int, float, float, float]:
+    return len(values), sum(values) / len(values), min(values), max(values)
+
+
+def score_samples(samples: Iterable[Sample], reward_kwargs: Mapping[str, Any]) -> OfflineResult:
+    """Score samples with the manager's core configured by ``reward_kwargs`` (``reward_fn`` selects the reward)."""
+    config = ManagerConfig.from_reward_kwargs(reward_kwargs)
+    router = Router(config, custom=None, default=None)
+    core = ScoringCore(None, config, router, router.known_scorers())
+    samples = list(samples)
+
+    async def run_all() -> list:
+        return await asyncio.gather(*(core.score(s) for s in samples))
+
+    results = asyncio.run(run_all())
+    keys = core.extra_keys
+    return OfflineResult(
+        rewards=[r.reward for r in results],
+        extras=[{k: r.extra.get(k, 0.0) for k in keys} for r in results],
+        keys=keys,
+    )
+
+
+def write_histogram(rewards: list[float], path: str, title: str = "rewards") -> None:
+    """A PNG histogram of the rewards (matplotlib, headless)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4), dpi=100)
+    ax.hist(rewards, bins=min(50, max(5, len(set(rewards)))), color="#3b6ea8", edgecolor="white")
+    ax.set_xlabel("reward")
+    ax.set_ylabel("samples")
+    ax.set_title(f"{title} (n={len(rewards)}, mean={sum(rewards) / len(rewards):.3f})")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def write_scored(samples: list[Sample], result: OfflineResult, path: str) -> None:
+    """The input rows with ``reward`` and every extra key added, as JSONL."""
+    with open(path, "w", encoding="utf-8") as handle:
+        for sample, reward, extra in zip(samples, result.rewards, result.extras, strict=True):
+            row = {**sample.row, "reward": reward, **extra}
+            handle.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
