@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import compose_verl_config
 
 from verl_rewards.batching import padded_batch, streaming_item
+
+from conftest import compose_verl_config
 
 SCORE_FNS = str(Path(__file__).with_name("score_fns.py"))
 

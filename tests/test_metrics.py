@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from conftest import compose_verl_config
 
 from verl_rewards.metrics import reward_extra_metrics
+
+from conftest import compose_verl_config
 
 
 def test_numeric_bool_and_non_numeric_values():

@@ -8,9 +8,10 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import compose_verl_config
 
 from verl_rewards.batching import padded_batch
+
+from conftest import compose_verl_config
 
 LAYER = str(Path(__file__).with_name("reward_fns_layer.py"))
 
@@ -46,9 +47,9 @@ def _batch(tok, responses, sources=None, **fields):
 
 
 def test_decorator_and_class_register_by_case_insensitive_name():
-    import reward_fns_layer  # noqa: F401 - registers on import
-
     from verl_rewards.rewards import get_reward
+
+    import reward_fns_layer  # noqa: F401 - registers on import
 
     assert get_reward("T_LEN").name == "t_len"
     assert get_reward("t_class").is_async
@@ -57,10 +58,10 @@ def test_decorator_and_class_register_by_case_insensitive_name():
 
 
 def test_duplicate_name_is_a_clear_error():
-    import reward_fns_layer  # noqa: F401 - registers t_len
-
     from verl_rewards import reward
     from verl_rewards.rewards import RewardRegistryError
+
+    import reward_fns_layer  # noqa: F401 - registers t_len
 
     with pytest.raises(RewardRegistryError, match="already registered"):
 

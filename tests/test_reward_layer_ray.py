@@ -7,9 +7,10 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import compose_verl_config
 
 from verl_rewards.batching import padded_batch
+
+from conftest import compose_verl_config
 
 pytestmark = pytest.mark.ray
 LAYER = str(Path(__file__).with_name("reward_fns_layer.py"))

@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import compose_verl_config
 
 from verl_rewards.batching import padded_batch
+
+from conftest import compose_verl_config
 
 GT = (
     "<think> I should use the appropriate tool with proper parameters to respond to the user's need. </think>\n"

@@ -7,7 +7,8 @@ Order of precedence, first match wins:
 3. ``reward.reward_kwargs.reward_fn`` (the default registered reward);
 4. a custom function configured in verl (``reward.custom_reward_function.path``; legacy API: the
    ``compute_score`` argument) — a plain function, or a ``@reward`` function / ``BaseReward`` class;
-5. a built-in reward family whose data sources match (ToolRL for sources containing ``"rlla"``);
+5. a built-in reward family whose data sources match (ToolRL for sources containing ``"rlla"``, tau2 for
+   ``tau2/<domain>``);
 6. verl's ``default_compute_score`` (gsm8k, math, ...), which raises for unknown sources — reported as a
    scoring failure with the sample id.
 
@@ -53,6 +54,7 @@ class BuiltinRoute:
 #: the built-in families, tried in order.
 BUILTIN_ROUTES: list[BuiltinRoute] = [
     BuiltinRoute("toolrl", "verl_rewards.toolrl.verl_scorer", "toolrl"),
+    BuiltinRoute("tau2", "verl_rewards.tau2.verl_scorer", "tau2"),
 ]
 
 

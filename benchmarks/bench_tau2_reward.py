@@ -1,0 +1,199 @@
+"""Throughput of the per-sample tau2 DB reward: our evaluator versus a naive replay-and-hash baseline.
+
+A GRPO step scores every task ``--group`` times (8-16 in practice). For each task of each domain this builds
+``--group`` realistic trajectories from the task's gold actions (half of them correct, half wrong: the last
+successful write dropped, or a state-changing write added) and scores them:
+
+* **ours**: ``evaluate_trajectory(domain, task, messages, reward_basis=["DB"])`` on a freshly loaded domain (so
+  the per-task gold cache starts cold), i.e. copy-on-write DB overlays, a cached gold state and
+  ``DBState.same_as`` instead of full hashes;
+* **baseline**: deep-copy the normalised DB dict, replay the trajectory's mutating calls with the same tools on a
+  plain-dict state, do the same for the gold actions on a second copy, then ``json.dumps`` + sha256 both; no
+  cache. It runs on the first ``--baseline-samples`` samples only (it is slow) and must agree with ours. It
+  ignores ``initial_state`` and the user DB, which airline and retail do not have (on mock it is only indicative).
+
+Prints samples/s for both and their ratio. Domains whose module or data are missing are skipped with a message.
+Usage: ``python benchmarks/bench_tau2_reward.py [--domains airline,retail] [--data-dir DIR]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import hashlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from verl_rewards.tau2.domain import Domain, resolve_data_dir  # noqa: E402
+from verl_rewards.tau2.errors import Tau2Error  # noqa: E402
+from verl_rewards.tau2.evaluator import evaluate_trajectory  # noqa: E402
+from verl_rewards.tau2.scripted import gold_calls, scripted_trajectory  # noqa: E402
+from verl_rewards.tau2.trajectory import pair_tool_calls, parse_messages  # noqa: E402
+
+
+# ------------------------------------------------------------------------------------------ baseline
+class PlainState:
+    """The DBState read/write interface over one plain dict, mutated in place (no overlay, no sharing)."""
+
+    def __init__(self, data: dict[str, Any]):
+        self.data = data
+
+    def collection_names(self) -> list[str]:
+        return list(self.data)
+
+    def get(self, collection: str, key: Any, default: Any = None) -> Any:
+        coll = self.data[collection]
+        if isinstance(coll, list):
+            return coll[key] if isinstance(key, int) and 0 <= key < len(coll) else default
+        return coll.get(key, default)
+
+    def contains(self, collection: str, key: Any) -> bool:
+        sentinel = object()
+        return self.get(collection, key, sentinel) is not sentinel
+
+    def keys(self, collection: str):
+        coll = self.data[collection]
+        return iter(range(len(coll))) if isinstance(coll, list) else iter(list(coll))
+
+    def items(self, collection: str):
+        for k in self.keys(collection):
+            yield k, self.get(collection, k)
+
+    def values(self, collection: str):
+        for _, v in self.items(collection):
+            yield v
+
+    def size(self, collection: str) -> int:
+        return len(self.data[collection])
+
+    def write(self, collection: str, key: Any) -> Any:
+        if not self.contains(collection, key):
+            raise KeyError(key)
+        return self.get(collection, key)
+
+    def insert(self, collection: str, key: Any, record: Any) -> None:
+        self.data[collection][key] = record
+
+    def append(self, collection: str, record: Any) -> int:
+        self.data[collection].append(record)
+        return len(self.data[collection]) - 1
+
+
+def _naive_call(toolkit: Any, name: str, arguments: dict[str, Any]) -> None:
+    try:
+        toolkit.call(name, copy.deepcopy(arguments))
+    except Exception:  # noqa: BLE001 - tool errors are observations, the state stays as the tool left it
+        pass
+
+
+def naive_db_reward(domain: Domain, task_id: str, messages: list[dict[str, Any]]) -> float:
+    """The baseline: full copies, full replays, full hashes, nothing cached."""
+    tools_cls = domain.module.AgentTools
+    specs = tools_cls.tool_specs()
+    # agent side
+    predicted = tools_cls(PlainState(copy.deepcopy(domain.base_db.data)))
+    for call, _ in pair_tool_calls(parse_messages(messages)).pairs:
+        if call.valid and call.name in specs and specs[call.name].mutates_state:
+            _naive_call(predicted, call.name, call.arguments or {})
+    # gold side
+    gold = tools_cls(PlainState(copy.deepcopy(domain.base_db.data)))
+    for name, arguments, _ in gold_calls(domain, task_id):
+        if name in specs:
+            _naive_call(gold, name, arguments)
+
+    def full_hash(state: PlainState) -> str:
+        return hashlib.sha256(json.dumps(state.data, sort_keys=True, default=str).encode()).hexdigest()
+
+    return 1.0 if full_hash(predicted.db) == full_hash(gold.db) else 0.0
+
+
+# ------------------------------------------------------------------------------------------ samples
+def _wrong_calls(domain: Domain, task_id: str, fallback: list[Any]) -> list[Any]:
+    calls = gold_calls(domain, task_id)
+    env = domain.make_env()
+    _, errors = domain.gold_env(task_id)
+    failed = {e["action_id"] for e in errors}
+    actions = domain.task(task_id).evaluation_criteria.actions or ()
+    writes = [i for i, a in enumerate(actions) if a.action_id not in failed and env.is_mutating_tool(a.name)]
+    if writes:
+        return calls[: writes[-1]] + calls[writes[-1] + 1 :]
+    if not fallback:
+        for tid in domain.tasks:
+            for name, args, req in gold_calls(domain, tid):
+                probe = domain.make_env()
+                if probe.is_mutating_tool(name) and not probe.step(name, args).startswith("Error"):
+                    fallback.append((name, args, req))
+                    break
+            if fallback:
+                break
+    return calls + fallback[:1]
+
+
+def build_samples(domain: Domain, group: int, max_tasks: int | None) -> list[tuple[str, list[dict[str, Any]], bool]]:
+    """``group`` trajectories per task (alternating correct / wrong), task by task as a GRPO step sees them."""
+    samples = []
+    fallback: list[Any] = []
+    for task_id in list(domain.tasks)[:max_tasks]:
+        correct = scripted_trajectory(domain, task_id, gold_calls(domain, task_id))
+        wrong = scripted_trajectory(domain, task_id, _wrong_calls(domain, task_id, fallback))
+        for i in range(group):
+            samples.append((task_id, correct if i % 2 == 0 else wrong, i % 2 == 0))
+    return samples
+
+
+# ------------------------------------------------------------------------------------------ run
+def bench_domain(name: str, data_dir: str | None, group: int, baseline_samples: int, max_tasks: int | None) -> None:
+    try:
+        folder = resolve_data_dir(name, data_dir, {"db": "db.json"})
+        Domain(name, folder)  # validates module and data; loading time is not part of the benchmark
+    except (Tau2Error, FileNotFoundError) as exc:
+        print(f"{name:8s} SKIPPED: {exc}")
+        return
+    builder = Domain(name, folder)
+    samples = build_samples(builder, group, max_tasks)
+
+    fresh = Domain(name, folder)  # cold gold cache
+    t0 = time.perf_counter()
+    ours = [evaluate_trajectory(fresh, tid, msgs, reward_basis=["DB"]).reward for tid, msgs, _ in samples]
+    ours_s = time.perf_counter() - t0
+
+    subset = samples[:baseline_samples]
+    t0 = time.perf_counter()
+    naive = [naive_db_reward(fresh, tid, msgs) for tid, msgs, _ in subset]
+    naive_s = time.perf_counter() - t0
+
+    agree = sum(a == b for a, b in zip(ours, naive, strict=False))
+    correct_ok = sum((r == 1.0) == good for r, (_, _, good) in zip(ours, samples, strict=True))
+    ours_rate = len(samples) / ours_s
+    naive_rate = len(subset) / naive_s if subset else float("nan")
+    print(
+        f"{name:8s} tasks={len(samples) // group:4d} samples={len(samples):5d}  ours {ours_rate:9.1f} samples/s"
+        f"  | baseline {naive_rate:7.2f} samples/s on {len(subset)}"
+        f"  | speed-up {ours_rate / naive_rate:7.1f}x"
+        f"  | baseline agrees {agree}/{len(subset)}  | correct/wrong as built {correct_ok}/{len(samples)}"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--domains", default="airline,retail")
+    parser.add_argument("--data-dir", default=os.environ.get("TAU2_DATA_DIR") or str(REPO.parent / "shared/data/tau2"))
+    parser.add_argument("--group", type=int, default=8, help="trajectories per task (GRPO group size)")
+    parser.add_argument("--baseline-samples", type=int, default=16, help="samples scored by the slow baseline")
+    parser.add_argument("--max-tasks", type=int, default=None, help="limit the tasks per domain")
+    args = parser.parse_args(argv)
+    print(f"tau2 DB reward throughput (group={args.group}, data={args.data_dir})")
+    for name in [d.strip() for d in args.domains.split(",") if d.strip()]:
+        bench_domain(name, args.data_dir, args.group, args.baseline_samples, args.max_tasks)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,100 @@
+"""Helpers shared by the tau2 tests: locating the data, synthetic mock domains, message builders."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+_SKIP = (
+    "tau2 data not found: set TAU2_DATA_DIR to the folder holding <domain>/db.json "
+    "(or place it at <repo>/../shared/data/tau2)"
+)
+
+
+def tau2_data_dir() -> Path | None:
+    """TAU2_DATA_DIR, else <repo>/../shared/data/tau2, else None."""
+    env = os.environ.get("TAU2_DATA_DIR")
+    if env and Path(env).is_dir():
+        return Path(env)
+    shared = REPO.parent / "shared" / "data" / "tau2"
+    return shared if shared.is_dir() else None
+
+
+def require_data(domain: str = "mock") -> Path:
+    """The data folder, or skip the test with a clear message."""
+    root = tau2_data_dir()
+    if root is None or not (root / domain).is_dir():
+        pytest.skip(_SKIP + f" [domain {domain}]")
+    return root
+
+
+def require_domain(name: str):
+    """The loaded domain, or skip when its data or its module is missing."""
+    root = require_data(name)
+    if importlib.util.find_spec(f"verl_rewards.tau2.domains.{name}") is None:
+        pytest.skip(f"domain module verl_rewards/tau2/domains/{name}.py is not there yet")
+    from verl_rewards.tau2 import load_domain
+
+    return load_domain(name, root)
+
+
+def mock_task(task_id: str, criteria: dict[str, Any] | None, **extra: Any) -> dict[str, Any]:
+    """A synthetic mock task JSON object."""
+    task: dict[str, Any] = {"id": task_id, "user_scenario": {"instructions": "test"}, "evaluation_criteria": criteria}
+    task.update(extra)
+    return task
+
+
+def mock_dir(tmp_path: Path, tasks: list[dict[str, Any]], splits: dict[str, list[str]] | None = None) -> Path:
+    """A data folder with the real mock DBs and policy but the given tasks (copied into ``tmp_path``)."""
+    src = require_data("mock") / "mock"
+    dst = tmp_path / "tau2" / "mock"
+    dst.mkdir(parents=True)
+    for name in ("db.json", "user_db.json", "policy.md"):
+        shutil.copy(src / name, dst / name)
+    (dst / "tasks.json").write_text(json.dumps(tasks))
+    (dst / "split_tasks.json").write_text(json.dumps(splits or {"base": [t["id"] for t in tasks]}))
+    return dst.parent
+
+
+def synthetic_mock(tmp_path: Path, tasks: list[dict[str, Any]]):
+    """Load a mock domain whose tasks are ``tasks``."""
+    from verl_rewards.tau2 import load_domain
+
+    return load_domain("mock", mock_dir(tmp_path, tasks))
+
+
+# ------------------------------------------------------------------------------------------ messages
+def call(name: str, args: Any, cid: str = "c1", role: str = "assistant", *, flat: bool = False) -> dict[str, Any]:
+    """A message with one tool call (OpenAI style, or tau2's flat style with ``flat=True``)."""
+    if flat:
+        tc = {"id": cid, "name": name, "arguments": args}
+    else:
+        tc = {
+            "id": cid,
+            "type": "function",
+            "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)},
+        }
+    return {"role": role, "content": None, "tool_calls": [tc]}
+
+
+def tool(cid: str = "c1", content: str = "ok") -> dict[str, Any]:
+    """A tool message answering call ``cid``."""
+    return {"role": "tool", "tool_call_id": cid, "content": content}
+
+
+def say(text: str, role: str = "assistant") -> dict[str, Any]:
+    """A text message."""
+    return {"role": role, "content": text}
+
+
+def exchange(name: str, args: Any, cid: str = "c1", role: str = "assistant") -> list[dict[str, Any]]:
+    """A tool call and its (placeholder) answer."""
+    return [call(name, args, cid, role), tool(cid)]

@@ -1,0 +1,295 @@
+"""ProcessRunner: sync rewards in spawned worker processes, with timeouts, crash isolation and clean shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from verl_rewards.rewards.process import ProcessRunner, RemoteRewardError
+
+FNS = str(Path(__file__).with_name("reward_fns_process.py"))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _wait_gone(pid: int, within_s: float = 5.0) -> bool:
+    end = time.monotonic() + within_s
+    while time.monotonic() < end:
+        if not _alive(pid):
+            return True
+        time.sleep(0.02)
+    return not _alive(pid)
+
+
+def _wait_file(path: Path, within_s: float = 10.0) -> str:
+    end = time.monotonic() + within_s
+    while time.monotonic() < end:
+        if path.exists() and path.read_text():
+            return path.read_text()
+        time.sleep(0.02)
+    raise AssertionError(f"{path} was not written")
+
+
+def run(runner: ProcessRunner, name: str, timeout_s: float | None = 20.0, **kwargs):
+    return asyncio.run(runner.run(name, kwargs, timeout_s))
+
+
+@pytest.fixture(scope="module")
+def runner():
+    r = ProcessRunner(max_workers=2, modules=[FNS, "verl_rewards.rewards.builtin"])
+    yield r
+    r.close()
+
+
+def test_no_process_before_first_run():
+    r = ProcessRunner(max_workers=4, modules=[FNS])
+    assert r.worker_pids == []
+    r.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        run(r, "proc_test_trivial", final_response="x")
+    assert r.worker_pids == []
+
+
+def test_result_and_worker_reuse(runner):
+    first = run(runner, "proc_test_cpu", n=10)
+    assert first["reward"] == 285.0  # 0 + 1 + 4 + ... + 81
+    assert first["pid"] != os.getpid()
+    second = run(runner, "proc_test_cpu", n=4)
+    assert second["reward"] == 14.0
+    assert second["pid"] == first["pid"]  # the idle worker is kept and reused
+    assert run(runner, "PROC_TEST_TRIVIAL", final_response="abc") == 1.0  # names are case-insensitive
+
+
+def test_builtin_reward_by_module_name(runner):
+    out = run(runner, "qa_f1", final_response="New York City", ground_truth=["new york"])
+    assert out == pytest.approx({"reward": 0.8, "f1": 0.8, "em": 0.0, "precision": 2 / 3, "recall": 1.0})
+
+
+def test_builtins_are_loaded_on_demand_and_unknown_names_fail():
+    with ProcessRunner(max_workers=1, modules=[FNS]) as r:
+        assert run(r, "proc_test_trivial", final_response="x") == 1.0  # a worker that needs no built-ins
+        out = run(r, "qa_em", timeout_s=60.0, final_response="The answer.", ground_truth=["an answer", "x"])
+        assert out["reward"] == 1.0
+        with pytest.raises(RemoteRewardError, match="no reward named 'proc_test_no_such_reward'") as info:
+            run(r, "proc_test_no_such_reward")
+        assert info.value.exc_type == "RewardRegistryError"
+
+
+def test_signal_using_reward_runs_in_the_child_main_thread(runner):
+    out = run(runner, "proc_test_signal", seconds=0.05)
+    assert out == {"reward": 1.0, "main_thread": 1.0}
+
+
+def test_exception_becomes_remote_error_with_traceback(runner):
+    with pytest.raises(RemoteRewardError) as info:
+        run(runner, "proc_test_raises", value=42)
+    err = info.value
+    assert err.exc_type == "ScoringError"
+    assert err.reward_name == "proc_test_raises"
+    assert "ScoringError: bad value 42" in str(err)
+    assert "_inner_check" in err.remote_traceback and "Traceback (most recent call last)" in err.remote_traceback
+    assert err.remote_traceback in str(err)
+    assert _alive(err.pid)  # an exception does not cost the worker
+    assert run(runner, "proc_test_cpu", n=3)["pid"] in runner.worker_pids
+
+
+def test_timeout_kills_the_hung_worker_and_next_call_succeeds(runner, tmp_path):
+    pid_file = tmp_path / "pid"
+    t0 = time.monotonic()
+    with pytest.raises(TimeoutError, match="proc_test_hang"):
+        run(runner, "proc_test_hang", timeout_s=1.0, pid_file=str(pid_file))
+    elapsed = time.monotonic() - t0
+    assert 0.9 <= elapsed < 1.0 + 1.5
+    hung = int(_wait_file(pid_file))
+    assert _wait_gone(hung), "the hung worker is still alive"
+    assert hung not in runner.worker_pids
+    out = run(runner, "proc_test_cpu", n=5)
+    assert out["reward"] == 30.0 and out["pid"] != hung
+
+
+def test_worker_deaf_to_sigterm_is_sigkilled(runner, tmp_path):
+    pid_file = tmp_path / "pid"
+    with pytest.raises(TimeoutError):
+        run(runner, "proc_test_hang", timeout_s=0.5, pid_file=str(pid_file), ignore_sigterm=True)
+    hung = int(_wait_file(pid_file))
+    assert _wait_gone(hung, within_s=5.0)
+    assert run(runner, "proc_test_trivial", final_response="") == 1.0
+
+
+def test_dying_worker_gives_remote_error_and_is_replaced(runner):
+    with pytest.raises(RemoteRewardError, match="exit code 3") as info:
+        run(runner, "proc_test_exit", code=3)
+    assert info.value.exc_type == "WorkerDied"
+    assert _wait_gone(info.value.pid)
+    out = run(runner, "proc_test_cpu", n=2)
+    assert out["reward"] == 1.0 and out["pid"] != info.value.pid
+
+
+def test_unpicklable_result_and_arguments(runner):
+    with pytest.raises(RemoteRewardError, match="cannot be pickled back") as info:
+        run(runner, "proc_test_unpicklable")
+    assert "lock" in str(info.value).lower()
+    assert _alive(info.value.pid)
+    with pytest.raises(RemoteRewardError, match="cannot send the arguments"):
+        run(runner, "proc_test_echo", final_response=threading.Lock())
+
+
+def test_async_rewards_and_bad_arguments_are_rejected_in_the_child(runner):
+    with pytest.raises(RemoteRewardError, match="is async") as info:
+        run(runner, "proc_test_async", final_response="x")
+    assert info.value.exc_type == "TypeError"
+    with pytest.raises(RemoteRewardError, match="missing 1 required") as info:
+        run(runner, "proc_test_trivial")
+    assert info.value.exc_type == "TypeError"
+
+
+def test_concurrent_calls_run_in_two_processes(runner):
+    async def both(name: str, **kwargs):
+        return await asyncio.gather(runner.run(name, kwargs, 20.0), runner.run(name, kwargs, 20.0))
+
+    asyncio.run(both("proc_test_echo", sleep_s=0.2))  # two ready workers
+    a, b = asyncio.run(both("proc_test_cpu", n=10, busy_s=1.0))
+    assert a["pid"] != b["pid"]
+    assert {a["pid"], b["pid"]} <= set(runner.worker_pids)
+    assert a["start"] < b["end"] and b["start"] < a["end"]  # the two jobs overlapped in time
+
+
+def test_calls_from_two_event_loops_in_threads(runner):
+    results: list = []
+
+    def call(text: str) -> None:
+        results.append(run(runner, "proc_test_echo", final_response=text, sleep_s=0.1))
+
+    threads = [threading.Thread(target=call, args=(t,)) for t in ("ab", "abcd")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert sorted(r["reward"] for r in results) == [2.0, 4.0]
+
+
+def test_single_worker_fifo_queue_and_queue_wait_counts_toward_timeout():
+    with ProcessRunner(max_workers=1, modules=[FNS]) as single:
+
+        async def scenario():
+            first = asyncio.create_task(single.run("proc_test_echo", {"sleep_s": 0.8}, 20.0))
+            await asyncio.sleep(0)
+            starved = asyncio.create_task(single.run("proc_test_echo", {}, 0.3))
+            later = [
+                asyncio.create_task(single.run("proc_test_echo", {"final_response": "x" * i}, 20.0)) for i in (1, 2, 3)
+            ]
+            t0 = time.monotonic()
+            with pytest.raises(TimeoutError, match="waiting for a free process worker"):
+                await starved
+            waited = time.monotonic() - t0
+            return await first, waited, await asyncio.gather(*later)
+
+        first, waited, later = asyncio.run(scenario())
+        assert waited < 0.3 + 1.0
+        pids = {first["pid"]} | {r["pid"] for r in later}
+        assert len(pids) == 1  # a timeout while queued does not kill the busy worker
+        starts = [r["start"] for r in later]
+        assert [r["reward"] for r in later] == [1.0, 2.0, 3.0]
+        assert first["end"] <= starts[0] <= starts[1] <= starts[2]  # served in arrival order
+
+        async def cancel_then_call():
+            task = asyncio.create_task(single.run("proc_test_echo", {"sleep_s": 0.5}, 20.0))
+            await asyncio.sleep(0.1)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            return await single.run("proc_test_echo", {"final_response": "ok"}, 20.0)
+
+        assert asyncio.run(cancel_then_call())["reward"] == 2.0  # the slot came back after the running job
+    assert _wait_gone(first["pid"], within_s=0.1)
+
+
+def test_module_import_failure_is_reported_once_and_not_retried(tmp_path):
+    bad = tmp_path / "broken_rewards.py"
+    bad.write_text("raise ImportError('no such dependency: fancylib')\n")
+    with ProcessRunner(max_workers=1, modules=[str(bad)]) as r:
+        with pytest.raises(RemoteRewardError, match="fancylib") as info:
+            run(r, "proc_test_trivial", final_response="x")
+        assert "failed to start" in str(info.value)
+        t0 = time.monotonic()
+        with pytest.raises(RemoteRewardError, match="fancylib"):
+            run(r, "proc_test_trivial", final_response="x")
+        assert time.monotonic() - t0 < 0.5  # no new process for a known-broken module list
+        assert r.worker_pids == []
+
+
+def test_close_stops_busy_and_idle_workers(tmp_path):
+    pid_file = tmp_path / "pid"
+    r = ProcessRunner(max_workers=2, modules=[FNS])
+
+    async def scenario():
+        warm = await asyncio.gather(*(r.run("proc_test_echo", {"sleep_s": 0.2}, 20.0) for _ in range(2)))
+        idle_pid = warm[0]["pid"]
+        hung = asyncio.create_task(r.run("proc_test_hang", {"pid_file": str(pid_file)}, 60.0))
+        while not (pid_file.exists() and pid_file.read_text()):
+            await asyncio.sleep(0.02)
+        pids = r.worker_pids
+        r.close()
+        with pytest.raises(RuntimeError, match="closed"):
+            await hung
+        return idle_pid, pids
+
+    idle_pid, pids = asyncio.run(scenario())
+    assert len(pids) == 2 and idle_pid in pids
+    assert int(pid_file.read_text()) in pids
+    for pid in pids:
+        assert not _alive(pid)
+    assert r.worker_pids == []
+    with pytest.raises(RuntimeError, match="closed"):
+        run(r, "proc_test_cpu", n=1)
+    r.close()  # idempotent
+
+
+def test_timeout_while_the_worker_starts_keeps_the_worker_for_the_next_call(tmp_path):
+    slow = tmp_path / "slow_import.py"
+    slow.write_text("import time\ntime.sleep(1.0)\n")
+    with ProcessRunner(max_workers=1, modules=[FNS, str(slow)]) as r:
+        with pytest.raises(TimeoutError, match="while its process worker was starting"):
+            run(r, "proc_test_trivial", timeout_s=0.2, final_response="x")
+        started = r.worker_pids
+        assert len(started) == 1  # still starting, not killed
+        out = run(r, "proc_test_cpu", timeout_s=10.0, n=3)
+        assert out["reward"] == 5.0 and [out["pid"]] == started
+
+
+def test_no_slot_is_lost_under_timeouts_cancellations_and_crashes():
+    with ProcessRunner(max_workers=2, modules=[FNS]) as r:
+
+        async def scenario():
+            tasks = []
+            for i in range(24):
+                if i % 6 == 5:
+                    coro = r.run("proc_test_exit", {"code": 1}, 5.0)
+                else:
+                    coro = r.run("proc_test_echo", {"sleep_s": 0.01 * (i % 4)}, 0.05 + 0.05 * (i % 3))
+                tasks.append(asyncio.create_task(coro))
+                if i % 5 == 0:
+                    await asyncio.sleep(0.01)
+                    tasks[-1].cancel()
+            outcomes = await asyncio.gather(*tasks, return_exceptions=True)
+            kinds = {type(o).__name__ for o in outcomes}
+            assert kinds <= {"dict", "TimeoutError", "CancelledError", "RemoteRewardError"}
+            # every slot came back: two calls run at the same time again
+            a, b = await asyncio.gather(*(r.run("proc_test_echo", {"sleep_s": 0.2}, 20.0) for _ in range(2)))
+            return a, b
+
+        a, b = asyncio.run(scenario())
+        assert a["pid"] != b["pid"]
+        assert r._free_slots + len(r._idle) == 2 and not r._waiters
+        assert len(r.worker_pids) <= 2

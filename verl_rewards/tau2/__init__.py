@@ -1,0 +1,30 @@
+"""tau2-bench environments and rewards for RL on tool-using agents.
+
+Public API:
+
+* :func:`load_domain` ``(name, data_dir=None)`` → :class:`Domain` (cached per name and data folder). Data come from
+  ``data_dir`` or the ``TAU2_DATA_DIR`` environment variable (a folder holding ``<domain>/db.json`` ...).
+* ``domain.make_env(task_id=None)`` → a fresh :class:`Environment` with the task's initial state;
+  ``env.step(tool_name, arguments, requestor="assistant")`` → observation string; ``env.get_data_hash()``,
+  ``env.get_user_data_hash()``; ``env.actions`` is the action log.
+* ``domain.tasks`` ({id: Task}), ``domain.split(name)``, ``domain.policy``, ``domain.tool_specs()``.
+* :func:`evaluate_trajectory` — tau2's evaluator (DB, ENV_ASSERTION, ACTION, COMMUNICATE, NL_ASSERTION).
+* :func:`tau_bench_reward` — tau-bench's DB-hash + required-outputs reward.
+
+The trajectory format is described in :mod:`verl_rewards.tau2.trajectory`.
+"""
+
+from .domain import Domain, load_domain
+from .environment import Environment
+from .evaluator import EvaluationResult, evaluate_trajectory
+from .tau_bench import TauBenchResult, tau_bench_reward
+
+__all__ = [
+    "Domain",
+    "Environment",
+    "EvaluationResult",
+    "TauBenchResult",
+    "evaluate_trajectory",
+    "load_domain",
+    "tau_bench_reward",
+]

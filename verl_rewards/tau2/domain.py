@@ -1,0 +1,375 @@
+"""Loading a tau2 domain: data files, tasks, splits, policy, toolkits, fresh environments and cached gold states.
+
+A domain module (``verl_rewards/tau2/domains/<name>.py``) provides ``NAME``, ``FILES`` (data file names: ``db``,
+``policy``, ``tasks``, ``split`` and, with a user DB, ``user_db``), ``TERMINATE_TOOLS``, ``normalize_db(raw)``,
+``AgentTools`` and ``USER_TOOLKIT`` (None, or the user :class:`Toolkit` class; then also ``normalize_user_db``).
+
+The data directory is the ``data_dir`` argument, else the ``TAU2_DATA_DIR`` environment variable. It holds one
+folder per domain (``<dir>/mock/db.json``); a directory that directly holds the domain's files is accepted too.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import inspect
+import logging
+import os
+import pkgutil
+import re
+import threading
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from .environment import Environment
+from .errors import DataNotFoundError, TaskDataError, UnknownDomainError
+from .state import BaseDB, DBState
+from .tasks import Task, _read_json, load_splits, load_tasks
+from .toolkit import Toolkit
+
+logger = logging.getLogger(__name__)
+
+DATA_DIR_ENV = "TAU2_DATA_DIR"
+_NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+_NOT_DOMAINS = {"common"}
+_REQUIRED = ("FILES", "TERMINATE_TOOLS", "normalize_db", "AgentTools")
+
+_cache: dict[tuple[str, str], Domain] = {}
+_cache_lock = threading.Lock()
+
+
+def deep_merge(base: Any, patch: Any) -> Any:
+    """addict-style update without mutating either input: dicts merge recursively, anything else is replaced.
+
+    Only the dicts on the patched paths are copied, so merging into a large DB is cheap.
+    """
+    if not isinstance(base, dict) or not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    out = dict(base)
+    for key, value in patch.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def available_domains() -> list[str]:
+    """Names of the domain modules present in ``verl_rewards.tau2.domains``."""
+    from . import domains
+
+    return sorted(m.name for m in pkgutil.iter_modules(domains.__path__) if m.name not in _NOT_DOMAINS)
+
+
+def _import_domain(name: str) -> ModuleType:
+    if not isinstance(name, str) or not _NAME_RE.match(name) or name in _NOT_DOMAINS:
+        raise UnknownDomainError(f"unknown tau2 domain {name!r}; available: {available_domains()}")
+    try:
+        module = importlib.import_module(f"{__package__}.domains.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name == f"{__package__}.domains.{name}":
+            raise UnknownDomainError(f"unknown tau2 domain {name!r}; available: {available_domains()}") from exc
+        raise
+    missing = [attr for attr in _REQUIRED if not hasattr(module, attr)]
+    if missing:
+        raise UnknownDomainError(f"domain module {name!r} lacks {missing}")
+    return module
+
+
+def resolve_data_dir(name: str, data_dir: str | os.PathLike[str] | None, files: dict[str, str]) -> Path:
+    """The folder holding ``name``'s data files (see module doc)."""
+    root = data_dir if data_dir is not None else os.environ.get(DATA_DIR_ENV)
+    if not root:
+        raise DataNotFoundError(
+            f"no tau2 data directory for domain {name!r}: pass data_dir= or set {DATA_DIR_ENV} "
+            "to the folder that holds <domain>/db.json"
+        )
+    root_path = Path(root).expanduser()
+    candidate = root_path / name
+    if candidate.is_dir():
+        return candidate.resolve()
+    if (root_path / files["db"]).is_file():
+        return root_path.resolve()
+    raise DataNotFoundError(f"tau2 data for domain {name!r} not found: neither {candidate} nor {root_path} holds it")
+
+
+def _read_db(path: Path) -> Any:
+    if path.suffix == ".toml":
+        import tomllib  # Python 3.11+; only telecom-style TOML databases need it
+
+        if not path.is_file():
+            raise DataNotFoundError(f"tau2 data file not found: {path}")
+        with path.open("rb") as fp:
+            return tomllib.load(fp)
+    return _read_json(path)
+
+
+def _json_type(annotation: Any) -> str | None:
+    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", str(annotation))
+    text = str(text).replace("typing.", "").split("|")[0].strip().lower()
+    for prefix, kind in (
+        ("str", "string"),
+        ("int", "integer"),
+        ("float", "number"),
+        ("bool", "boolean"),
+        ("list", "array"),
+        ("dict", "object"),
+    ):
+        if text.startswith(prefix):
+            return kind
+    return None
+
+
+def _spec_dict(spec: Any) -> dict[str, Any]:
+    props: dict[str, Any] = {}
+    required: list[str] = []
+    for pname, param in list(inspect.signature(spec.func).parameters.items())[1:]:
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        prop: dict[str, Any] = {}
+        kind = _json_type(param.annotation) if param.annotation is not inspect.Parameter.empty else None
+        if kind:
+            prop["type"] = kind
+        props[pname] = prop
+        if param.default is inspect.Parameter.empty:
+            required.append(pname)
+    return {
+        "name": spec.name,
+        "kind": spec.kind,
+        "mutates_state": spec.mutates_state,
+        "description": spec.description,
+        "parameters": {"type": "object", "properties": props, "required": required},
+    }
+
+
+class Domain:
+    """A loaded domain. Shared and read-only after loading: environments never mutate it.
+
+    Attributes: ``name``, ``data_dir``, ``policy`` (text), ``tasks`` (``{id: Task}``), ``splits``
+    (``{name: [ids]}``), ``terminate_tools``, ``module``.
+    """
+
+    def __init__(self, name: str, data_dir: str | os.PathLike[str] | None = None):
+        module = _import_domain(name)
+        self.name = name
+        self.module = module
+        files: dict[str, str] = module.FILES
+        self.data_dir = resolve_data_dir(name, data_dir, files)
+        self.terminate_tools: frozenset[str] = frozenset(module.TERMINATE_TOOLS)
+        self.user_toolkit_class: type[Toolkit] | None = getattr(module, "USER_TOOLKIT", None)
+
+        self.base_db = BaseDB(module.normalize_db(_read_db(self.data_dir / files["db"])))
+        self.user_base_db: BaseDB | None = None
+        if self.user_toolkit_class is not None:
+            self.user_base_db = BaseDB(module.normalize_user_db(_read_db(self.data_dir / files["user_db"])))
+
+        policy_path = self.data_dir / files["policy"]
+        self.policy = policy_path.read_text(encoding="utf-8") if policy_path.is_file() else ""
+        self.tasks: dict[str, Task] = load_tasks(self.data_dir / files["tasks"])
+        split_name = files.get("split")
+        split_path = self.data_dir / split_name if split_name else None
+        if split_path is not None and split_path.is_file():
+            self.splits = load_splits(split_path, self.tasks.keys())
+        else:
+            self.splits = {"base": list(self.tasks)}
+
+        self._lock = threading.RLock()
+        self._init_bases: dict[str, tuple[BaseDB, BaseDB | None, bool]] = {}
+        self._gold: dict[tuple[str, bool], tuple[Environment, list[dict[str, Any]]]] = {}
+        self._gold_hashes: dict[tuple[str, bool], str] = {}
+
+    def __reduce__(self) -> tuple[Any, tuple[str, str]]:
+        """Pickle by reference: unpickling reloads (or reuses) the domain from the same data folder."""
+        return load_domain, (self.name, str(self.data_dir))
+
+    def __repr__(self) -> str:
+        return f"Domain({self.name!r}, data_dir={str(self.data_dir)!r}, tasks={len(self.tasks)})"
+
+    # ----------------------------------------------------------------- lookup
+    def task(self, task_id: Any) -> Task:
+        """The task of that id (ints are accepted for the numeric airline/retail ids)."""
+        key = str(task_id) if isinstance(task_id, int) and not isinstance(task_id, bool) else task_id
+        try:
+            return self.tasks[key]
+        except (KeyError, TypeError):
+            raise KeyError(f"unknown task id {task_id!r} in domain {self.name!r}") from None
+
+    def split(self, name: str) -> list[str]:
+        """Task ids of a split (``train``, ``test``, ``base``; mock has only ``base``)."""
+        if name not in self.splits:
+            raise KeyError(f"unknown split {name!r} for domain {self.name!r}; available: {sorted(self.splits)}")
+        return list(self.splits[name])
+
+    def tool_specs(self) -> list[dict[str, Any]]:
+        """The agent tools: name, kind (read/write/generic), mutates_state, description, parameters schema."""
+        return [_spec_dict(s) for s in self.module.AgentTools.tool_specs().values()]
+
+    def tool_kinds(self) -> dict[str, str]:
+        """``{tool name: kind}`` for the agent and user tools (cached)."""
+        kinds = self.__dict__.get("_tool_kinds")
+        if kinds is None:
+            kinds = {n: s.kind for n, s in self.module.AgentTools.tool_specs().items()}
+            if self.user_toolkit_class is not None:
+                for n, s in self.user_toolkit_class.tool_specs().items():
+                    kinds.setdefault(n, s.kind)
+            self._tool_kinds = kinds
+        return kinds
+
+    def gold_hash(self, task_id: Any, *, skip_terminate: bool = False) -> str:
+        """tau2 hash of the gold agent DB of a task (computed once per task, then cached)."""
+        env, _ = self.gold_env(task_id, skip_terminate=skip_terminate)
+        key = (env.task_id or "", bool(skip_terminate))
+        with self._lock:
+            hit = self._gold_hashes.get(key)
+        if hit is None:
+            hit = env.get_data_hash()
+            with self._lock:
+                self._gold_hashes[key] = hit
+        return hit
+
+    def user_tool_specs(self) -> list[dict[str, Any]]:
+        """The user tools (empty for domains without a user toolkit)."""
+        if self.user_toolkit_class is None:
+            return []
+        return [_spec_dict(s) for s in self.user_toolkit_class.tool_specs().values()]
+
+    # ------------------------------------------------------------ environments
+    def _bases_for(self, task: Task | None) -> tuple[BaseDB, BaseDB | None, bool]:
+        """Base DBs after the task's ``initialization_data`` (cached), and whether user aliases agent."""
+        data = None if task is None or task.initial_state is None else task.initial_state.initialization_data
+        if data is None or (data.agent_data is None and data.user_data is None):
+            return self.base_db, self.user_base_db, False
+        assert task is not None
+        with self._lock:
+            hit = self._init_bases.get(task.id)
+            if hit is not None:
+                return hit
+            # Each slot is (plain data, normaliser). tau2 quirk: after patching one side, the other side's
+            # toolkit is pointed at the patched DB object, so both hashes then come from the same DB.
+            agent: tuple[dict[str, Any], Any] = (self.base_db.data, self.module.normalize_db)
+            user = None
+            if self.user_base_db is not None:
+                user = (self.user_base_db.data, self.module.normalize_user_db)
+            try:
+                if data.agent_data is not None:
+                    # deep copy: a normaliser may work in place, and the shared base must stay intact
+                    agent = (agent[1](copy.deepcopy(deep_merge(agent[0], data.agent_data))), agent[1])
+                    if user is not None:
+                        user = agent
+                if data.user_data is not None:
+                    if user is None:
+                        raise ValueError("the domain has no user database")
+                    user = (user[1](copy.deepcopy(deep_merge(user[0], data.user_data))), user[1])
+                    agent = user
+            except TaskDataError:
+                raise
+            except Exception as exc:
+                where = "initial_state.initialization_data"
+                raise TaskDataError(task.id, where, f"{type(exc).__name__}: {exc}") from exc
+            agent_base = BaseDB(agent[0])
+            aliased = user is agent
+            user_base = None if user is None else (agent_base if aliased else BaseDB(user[0]))
+            hit = (agent_base, user_base, aliased)
+            self._init_bases[task.id] = hit
+            return hit
+
+    def make_env(self, task_id: Any = None) -> Environment:
+        """A fresh environment; with a task id, that task's initial state is applied.
+
+        The initial state is: ``initialization_data`` deep-merged into the DBs, then ``initialization_actions``
+        (any toolkit method), then the mutating tool calls of ``message_history`` replayed (strictly: a recorded
+        output that our tools do not reproduce is a task-data error). The action log starts empty.
+        """
+        task = None if task_id is None else self.task(task_id)
+        agent_base, user_base, aliased = self._bases_for(task)
+        agent_db = DBState(agent_base)
+        user_db = None if user_base is None else (agent_db if aliased else DBState(user_base))
+        env = Environment(self, agent_db, user_db)
+        if task is None:
+            return env
+        env.task_id = task.id
+        state = task.initial_state
+        if state is not None and state.initialization_actions:
+            for i, call in enumerate(state.initialization_actions):
+                try:
+                    env.run_env_function(call.env_type, call.func_name, call.arguments)
+                except Exception as exc:
+                    raise TaskDataError(
+                        task.id, f"initial_state.initialization_actions[{i}]", f"{type(exc).__name__}: {exc}"
+                    ) from exc
+        if task.history:
+            try:
+                env.replay(task.history, strict=True)
+            except Exception as exc:
+                raise TaskDataError(task.id, "initial_state.message_history", str(exc)) from exc
+        env.actions.clear()
+        env.done = False
+        return env
+
+    def gold_env(self, task_id: Any, *, skip_terminate: bool = False) -> tuple[Environment, list[dict[str, Any]]]:
+        """The task's gold end state (cached per task) and the errors its replay swallowed.
+
+        Every gold action is applied in order to a fresh env with the task's initial state; tool errors are
+        recorded and ignored (tau2). ``skip_terminate`` leaves out terminate tools (tau-bench's replay).
+        The returned environment is shared and read-only: never step it.
+        """
+        task = self.task(task_id)
+        key = (task.id, bool(skip_terminate))
+        with self._lock:
+            hit = self._gold.get(key)
+        if hit is not None:
+            return hit
+        env = self.make_env(task.id)
+        errors: list[dict[str, Any]] = []
+        criteria = task.evaluation_criteria
+        for action in (criteria.actions or ()) if criteria is not None else ():
+            if skip_terminate and action.name in self.terminate_tools:
+                continue
+            mutating = env.has_tool(action.name) and env.is_mutating_tool(action.name)
+            observation, error = env._execute(action.name, action.arguments, action.requestor)
+            if error:
+                log = logger.warning if mutating else logger.debug
+                log(
+                    "gold replay of task %r: action %r (%s) failed: %s",
+                    task.id,
+                    action.action_id,
+                    action.name,
+                    observation,
+                )
+                errors.append(
+                    {
+                        "action_id": action.action_id,
+                        "name": action.name,
+                        "requestor": action.requestor,
+                        "mutating": mutating,
+                        "error": observation,
+                    }
+                )
+        env._read_only = True
+        hit = (env, errors)
+        with self._lock:
+            self._gold.setdefault(key, hit)
+            return self._gold[key]
+
+
+def load_domain(name: str, data_dir: str | os.PathLike[str] | None = None) -> Domain:
+    """Load (once per ``(name, data folder)``, then cached) a tau2 domain. See the module doc for ``data_dir``."""
+    module = _import_domain(name)
+    folder = resolve_data_dir(name, data_dir, module.FILES)
+    key = (name, str(folder))
+    with _cache_lock:
+        hit = _cache.get(key)
+        if hit is None:
+            hit = Domain(name, folder)
+            _cache[key] = hit
+        return hit
+
+
+def as_domain(domain: Domain | str) -> Domain:
+    """A :class:`Domain` from a domain object or a name (loaded from the default data directory)."""
+    if isinstance(domain, Domain):
+        return domain
+    if isinstance(domain, str):
+        return load_domain(domain)
+    raise TypeError(f"domain must be a Domain or a domain name, got {type(domain).__name__}")

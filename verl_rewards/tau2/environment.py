@@ -1,0 +1,227 @@
+"""A tau2 environment: one episode's agent DB (and user DB), the tools that act on them, and an action log.
+
+:meth:`Environment.step` is the only entry point for model-chosen calls. It never raises: an unknown tool, a
+helper that is not a tool, arguments that are not a JSON object, wrong parameter names or a tool refusing the
+call all come back as the observation ``"Error: <message>"`` with the state unchanged (tools validate before
+they mutate). Every call, failed or not, is appended to :attr:`Environment.actions`.
+
+Hashes (:meth:`get_data_hash`) are tau2's: sha256 of the sorted-key JSON of the whole DB. They cost O(DB size),
+so reward code compares states with :meth:`same_db_as` instead, which costs O(records touched).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from .errors import ReplayMismatchError
+from .state import DBState
+from .toolkit import ToolError, Toolkit, serialise_result
+from .trajectory import MAX_NAME_CHARS, Message, check_tool_name, pair_tool_calls, parse_arguments
+
+if TYPE_CHECKING:
+    from .domain import Domain
+
+_MISMATCH_SHOWN = 500
+
+
+def _not_found(name: Any) -> ToolError:
+    shown = name[:MAX_NAME_CHARS] if isinstance(name, str) else repr(name)[:MAX_NAME_CHARS]
+    return ToolError(f"Tool '{shown}' not found.")
+
+
+def _parse_output(text: Any) -> Any:
+    if not isinstance(text, str):
+        return text
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return text
+
+
+class Environment:
+    """One episode of a domain. Build it with :meth:`Domain.make_env`, not directly."""
+
+    def __init__(self, domain: Domain, agent_db: DBState, user_db: DBState | None):
+        self.domain = domain
+        self.tools: Toolkit = domain.module.AgentTools(agent_db)
+        user_cls = domain.user_toolkit_class
+        self.user_tools: Toolkit | None = None
+        if user_cls is not None and user_db is not None:
+            self.user_tools = user_cls(user_db)
+        self.terminate_tools: frozenset[str] = domain.terminate_tools
+        self.actions: list[dict[str, Any]] = []
+        self.done = False
+        self.task_id: str | None = None
+        self._read_only = False
+
+    # ------------------------------------------------------------------ state
+    @property
+    def agent_db(self) -> DBState:
+        """The agent-side DB state."""
+        return self.tools.db
+
+    @property
+    def user_db(self) -> DBState | None:
+        """The user-side DB state (None for domains without one; may alias the agent DB, see tau2's set_state)."""
+        return None if self.user_tools is None else self.user_tools.db
+
+    def get_data_hash(self) -> str:
+        """tau2 ``get_db_hash``: sha256 of the canonical JSON of the agent DB."""
+        return self.agent_db.full_hash()
+
+    def get_user_data_hash(self) -> str | None:
+        """tau2 ``get_user_db_hash``: hash of the user DB, or None when the domain has none."""
+        db = self.user_db
+        return None if db is None else db.full_hash()
+
+    def same_db_as(self, other: Environment) -> tuple[bool, bool]:
+        """``(agent DBs equal, user DBs equal)``, equal to comparing the two hashes but O(touched records)."""
+        agent = self.agent_db.same_as(other.agent_db)
+        a, b = self.user_db, other.user_db
+        if a is None or b is None:
+            user = a is None and b is None
+        else:
+            user = a.same_as(b)
+        return agent, user
+
+    # ------------------------------------------------------------------ tools
+    def has_tool(self, name: str) -> bool:
+        """True if ``name`` is a tool of the agent or the user toolkit."""
+        if not isinstance(name, str):
+            return False
+        return self.tools.has_tool(name) or (self.user_tools is not None and self.user_tools.has_tool(name))
+
+    def is_mutating_tool(self, name: str) -> bool:
+        """tau2's ``is_mutating_tool``: the kind of the tool of that name (agent toolkit first)."""
+        for kit in (self.tools, self.user_tools):
+            if kit is not None and kit.has_tool(name):
+                return kit.tool_specs()[name].mutates_state
+        return True
+
+    def _route(self, name: Any, requestor: str) -> Toolkit:
+        if requestor == "user":
+            if self.user_tools is None:
+                raise ToolError("User tools not available")
+            kit = self.user_tools
+        elif requestor == "assistant":
+            kit = self.tools
+        else:
+            raise ToolError(f"Invalid requestor: {str(requestor)[:40]}")
+        if not isinstance(name, str) or not kit.has_tool(name):
+            raise _not_found(name)
+        return kit
+
+    def _execute(self, name: Any, arguments: dict[str, Any], requestor: str) -> tuple[str, bool]:
+        """Run one tool call; returns ``(observation, error)`` and logs it. Never raises."""
+        if self._read_only:
+            raise RuntimeError("this environment is a cached gold state and must not be stepped")
+        try:
+            kit = self._route(name, requestor)
+            result = kit.call(name, copy.deepcopy(arguments))
+            observation, error = serialise_result(result), False
+        except Exception as exc:  # noqa: BLE001 - every tool failure becomes an observation
+            observation, error = f"Error: {exc}", True
+        self._log(name, arguments, requestor, observation, error)
+        if isinstance(name, str) and name in self.terminate_tools:
+            self.done = True
+        return observation, error
+
+    def _log(self, name: Any, arguments: Any, requestor: str, observation: str, error: bool) -> None:
+        self.actions.append(
+            {
+                "name": name if isinstance(name, str) else repr(name)[:MAX_NAME_CHARS],
+                "arguments": arguments,
+                "requestor": requestor,
+                "observation": observation,
+                "error": error,
+            }
+        )
+
+    def step(self, tool_name: str, arguments: Any = None, requestor: str = "assistant") -> str:
+        """Execute one model-chosen tool call and return its observation (never raises).
+
+        ``arguments`` may be a dict or a JSON string (see :mod:`verl_rewards.tau2.trajectory` for the rules).
+        ``requestor="user"`` routes to the user toolkit (mock). A call of a terminate tool sets :attr:`done`.
+        """
+        bad = check_tool_name(tool_name)
+        if bad is not None:
+            observation = f"Error: {_not_found(tool_name)}"
+            self._log(tool_name, None, requestor, observation, True)
+            return observation
+        args, why = parse_arguments(arguments)
+        if args is None:
+            observation = f"Error: {why}"
+            self._log(tool_name, None, requestor, observation, True)
+            if tool_name in self.terminate_tools:
+                self.done = True
+            return observation
+        return self._execute(tool_name, args, requestor)[0]
+
+    def run_env_function(self, env_type: str, func_name: str, arguments: dict[str, Any]) -> Any:
+        """Call any public toolkit method (tool or helper such as ``assert_*``) and return its raw result.
+
+        Used for task initialisation actions and env assertions; exceptions propagate (tau2 does the same).
+        """
+        if env_type == "user":
+            kit = self.user_tools
+        elif env_type == "assistant":
+            kit = self.tools
+        else:
+            raise ValueError(f"Invalid environment type: {env_type}")
+        if kit is None:
+            raise ValueError(f"Function {func_name} not found in {env_type} tools (no {env_type} toolkit)")
+        return kit.call(func_name, copy.deepcopy(arguments))
+
+    # ----------------------------------------------------------------- replay
+    def replay(self, messages: Iterable[Message], *, strict: bool = False) -> dict[str, Any]:
+        """Re-execute the mutating tool calls of parsed ``messages`` (tau2's ``set_state`` message replay).
+
+        Calls are paired with their tool messages by id. Invalid calls (unparseable arguments), calls of tools
+        the domain does not have, and non-mutating tools are skipped; unanswered calls are not executed. Each
+        re-executed call's output is compared with the recorded tool message (both JSON-parsed when possible);
+        a difference raises :class:`ReplayMismatchError` when ``strict`` and is reported otherwise.
+        Returns a report: counts and the mismatches, invalid, unanswered and orphan entries.
+        """
+        pairing = pair_tool_calls(messages)
+        report: dict[str, Any] = {
+            "executed": 0,
+            "skipped_read_only": 0,
+            "skipped_unknown": 0,
+            "skipped_invalid": 0,
+            "errors": 0,
+            "mismatches": [],
+            "unanswered_calls": [c.name for c in pairing.unanswered],
+            "orphan_tool_messages": [m.index for m in pairing.orphan_tool_messages],
+        }
+        for call, answer in pairing.pairs:
+            if not call.valid or call.arguments is None:
+                report["skipped_invalid"] += 1
+                continue
+            if not self.has_tool(call.name):
+                report["skipped_unknown"] += 1
+                continue
+            if not self.is_mutating_tool(call.name):
+                report["skipped_read_only"] += 1
+                continue
+            observation, error = self._execute(call.name, call.arguments, call.requestor)
+            report["executed"] += 1
+            report["errors"] += int(error)
+            got, expected = _parse_output(observation), _parse_output(answer.content)
+            if got != expected:
+                if strict:
+                    raise ReplayMismatchError(
+                        f"replayed {call.name} (id {call.id!r}) returned {observation[:_MISMATCH_SHOWN]!r}, "
+                        f"recorded {str(answer.content)[:_MISMATCH_SHOWN]!r}"
+                    )
+                report["mismatches"].append(
+                    {
+                        "name": call.name,
+                        "id": call.id,
+                        "got": observation[:_MISMATCH_SHOWN],
+                        "recorded": str(answer.content)[:_MISMATCH_SHOWN],
+                    }
+                )
+        return report

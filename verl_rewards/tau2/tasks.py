@@ -1,0 +1,328 @@
+"""tau2 tasks: typed, validated views of ``tasks.json`` and ``split_tasks.json``.
+
+A task says how an episode starts (``initial_state``) and how it is scored (``evaluation_criteria``). Loading
+validates every field the package uses and reports the first problem as a :class:`TaskValidationError` naming
+the task id and the field path (``evaluation_criteria.actions[2].arguments``), so a broken data file fails at
+load time instead of in the middle of a training step. Unknown keys (airline's ``annotations``) are ignored,
+as tau2's pydantic models ignore them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import DataNotFoundError, TaskValidationError, TrajectoryError
+from .trajectory import Message, parse_messages
+
+DB = "DB"
+ENV_ASSERTION = "ENV_ASSERTION"
+NL_ASSERTION = "NL_ASSERTION"
+ACTION = "ACTION"
+COMMUNICATE = "COMMUNICATE"
+REWARD_TYPES = (DB, ENV_ASSERTION, NL_ASSERTION, ACTION, COMMUNICATE)
+DEFAULT_REWARD_BASIS = (DB, COMMUNICATE)
+REQUESTORS = ("assistant", "user")
+
+
+@dataclass(frozen=True)
+class Action:
+    """A gold tool call: what the agent (or user, ``requestor``) is expected to call."""
+
+    action_id: str
+    name: str
+    arguments: dict[str, Any]
+    requestor: str = "assistant"
+    info: str | None = None
+    compare_args: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class EnvFunctionCall:
+    """A call of any toolkit method (tool or helper) on the agent (``assistant``) or ``user`` side."""
+
+    env_type: str
+    func_name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class EnvAssertion(EnvFunctionCall):
+    """An env function call that must return a bool equal to ``assert_value``."""
+
+    assert_value: bool = True
+    message: str | None = None
+
+
+@dataclass(frozen=True)
+class InitializationData:
+    """Deep-merge patches applied to the agent and user DBs before the episode (addict semantics)."""
+
+    agent_data: dict[str, Any] | None = None
+    user_data: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class InitialState:
+    """How an episode starts: DB patches, then helper calls, then a replayed message history."""
+
+    initialization_data: InitializationData | None = None
+    initialization_actions: tuple[EnvFunctionCall, ...] | None = None
+    message_history: tuple[Message, ...] | None = None
+
+
+@dataclass(frozen=True)
+class EvaluationCriteria:
+    """What the tau2 evaluator checks; ``reward_basis`` picks the components that enter the product."""
+
+    actions: tuple[Action, ...] | None = None
+    env_assertions: tuple[EnvAssertion, ...] | None = None
+    communicate_info: tuple[str, ...] | None = None
+    nl_assertions: tuple[str, ...] | None = None
+    reward_basis: tuple[str, ...] = DEFAULT_REWARD_BASIS
+
+
+@dataclass(frozen=True)
+class Task:
+    """One tau2 task. ``raw`` keeps the original JSON object for prompts and debugging."""
+
+    id: str
+    user_scenario: dict[str, Any] | None = None
+    description: dict[str, Any] | None = None
+    ticket: str | None = None
+    initial_state: InitialState | None = None
+    evaluation_criteria: EvaluationCriteria | None = None
+    issues: tuple[Any, ...] | None = None
+    required_documents: tuple[str, ...] | None = None
+    user_tools: tuple[str, ...] | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def history(self) -> tuple[Message, ...]:
+        """The initial message history (empty when the task has none)."""
+        if self.initial_state is None or self.initial_state.message_history is None:
+            return ()
+        return self.initial_state.message_history
+
+
+# --------------------------------------------------------------------------------------------- validation
+class _V:
+    """Field-path aware validators for one task."""
+
+    def __init__(self, task_id: str | None):
+        self.task_id = task_id
+
+    def fail(self, path: str, msg: str) -> TaskValidationError:
+        return TaskValidationError(self.task_id, path, msg)
+
+    def obj(self, value: Any, path: str, *, optional: bool = True) -> dict[str, Any] | None:
+        if value is None:
+            if optional:
+                return None
+            raise self.fail(path, "is required")
+        if not isinstance(value, dict):
+            raise self.fail(path, f"expected an object, got {type(value).__name__}")
+        return value
+
+    def string(self, value: Any, path: str, *, optional: bool = True) -> str | None:
+        if value is None:
+            if optional:
+                return None
+            raise self.fail(path, "is required")
+        if not isinstance(value, str):
+            raise self.fail(path, f"expected a string, got {type(value).__name__}")
+        return value
+
+    def boolean(self, value: Any, path: str, default: bool) -> bool:
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise self.fail(path, f"expected a boolean, got {type(value).__name__}")
+        return value
+
+    def array(self, value: Any, path: str) -> list[Any] | None:
+        if value is None:
+            return None
+        if not isinstance(value, list):
+            raise self.fail(path, f"expected a list, got {type(value).__name__}")
+        return value
+
+    def strings(self, value: Any, path: str) -> tuple[str, ...] | None:
+        items = self.array(value, path)
+        if items is None:
+            return None
+        return tuple(self.string(v, f"{path}[{i}]", optional=False) for i, v in enumerate(items))  # type: ignore[misc]
+
+    def choice(self, value: Any, path: str, choices: tuple[str, ...], default: str | None = None) -> str:
+        if value is None:
+            if default is None:
+                raise self.fail(path, f"is required (one of {list(choices)})")
+            return default
+        if value not in choices:
+            raise self.fail(path, f"expected one of {list(choices)}, got {value!r}")
+        return value
+
+
+def _parse_action(v: _V, raw: Any, path: str) -> Action:
+    obj = v.obj(raw, path, optional=False)
+    assert obj is not None
+    compare = v.strings(obj.get("compare_args"), f"{path}.compare_args")
+    return Action(
+        action_id=v.string(obj.get("action_id"), f"{path}.action_id", optional=False),  # type: ignore[arg-type]
+        name=v.string(obj.get("name"), f"{path}.name", optional=False),  # type: ignore[arg-type]
+        arguments=v.obj(obj.get("arguments"), f"{path}.arguments", optional=False),  # type: ignore[arg-type]
+        requestor=v.choice(obj.get("requestor"), f"{path}.requestor", REQUESTORS, "assistant"),
+        info=v.string(obj.get("info"), f"{path}.info"),
+        compare_args=compare,
+    )
+
+
+def _parse_env_call(v: _V, raw: Any, path: str, *, assertion: bool) -> EnvFunctionCall:
+    obj = v.obj(raw, path, optional=False)
+    assert obj is not None
+    common = dict(
+        env_type=v.choice(obj.get("env_type"), f"{path}.env_type", REQUESTORS),
+        func_name=v.string(obj.get("func_name"), f"{path}.func_name", optional=False),
+        arguments=v.obj(obj.get("arguments"), f"{path}.arguments", optional=True) or {},
+    )
+    if not assertion:
+        return EnvFunctionCall(**common)  # type: ignore[arg-type]
+    return EnvAssertion(
+        **common,  # type: ignore[arg-type]
+        assert_value=v.boolean(obj.get("assert_value"), f"{path}.assert_value", True),
+        message=v.string(obj.get("message"), f"{path}.message"),
+    )
+
+
+def _parse_criteria(v: _V, raw: Any) -> EvaluationCriteria | None:
+    obj = v.obj(raw, "evaluation_criteria")
+    if obj is None:
+        return None
+    p = "evaluation_criteria"
+    actions = v.array(obj.get("actions"), f"{p}.actions")
+    asserts = v.array(obj.get("env_assertions"), f"{p}.env_assertions")
+    basis_raw = obj.get("reward_basis")
+    if basis_raw is None:
+        basis = DEFAULT_REWARD_BASIS
+    else:
+        items = v.array(basis_raw, f"{p}.reward_basis") or []
+        basis = tuple(v.choice(b, f"{p}.reward_basis[{i}]", REWARD_TYPES) for i, b in enumerate(items))
+    return EvaluationCriteria(
+        actions=None
+        if actions is None
+        else tuple(_parse_action(v, a, f"{p}.actions[{i}]") for i, a in enumerate(actions)),
+        env_assertions=None
+        if asserts is None
+        else tuple(
+            _parse_env_call(v, a, f"{p}.env_assertions[{i}]", assertion=True)  # type: ignore[misc]
+            for i, a in enumerate(asserts)
+        ),
+        communicate_info=v.strings(obj.get("communicate_info"), f"{p}.communicate_info"),
+        nl_assertions=v.strings(obj.get("nl_assertions"), f"{p}.nl_assertions"),
+        reward_basis=basis,
+    )
+
+
+def _parse_initial_state(v: _V, raw: Any) -> InitialState | None:
+    obj = v.obj(raw, "initial_state")
+    if obj is None:
+        return None
+    p = "initial_state"
+    init_data = None
+    idata = v.obj(obj.get("initialization_data"), f"{p}.initialization_data")
+    if idata is not None:
+        init_data = InitializationData(
+            agent_data=v.obj(idata.get("agent_data"), f"{p}.initialization_data.agent_data"),
+            user_data=v.obj(idata.get("user_data"), f"{p}.initialization_data.user_data"),
+        )
+    actions = v.array(obj.get("initialization_actions"), f"{p}.initialization_actions")
+    history_raw = v.array(obj.get("message_history"), f"{p}.message_history")
+    history = None
+    if history_raw is not None:
+        try:
+            history = tuple(parse_messages(history_raw))
+        except TrajectoryError as exc:
+            raise v.fail(f"{p}.message_history", str(exc)) from exc
+    return InitialState(
+        initialization_data=init_data,
+        initialization_actions=None
+        if actions is None
+        else tuple(
+            _parse_env_call(v, a, f"{p}.initialization_actions[{i}]", assertion=False) for i, a in enumerate(actions)
+        ),
+        message_history=history,
+    )
+
+
+def parse_task(raw: Any, index: int | None = None) -> Task:
+    """Validate one task JSON object into a :class:`Task` (raises :class:`TaskValidationError`)."""
+    where = f"#{index}" if index is not None else None
+    if not isinstance(raw, dict):
+        raise TaskValidationError(where, None, f"expected a task object, got {type(raw).__name__}")
+    tid = raw.get("id")
+    if not isinstance(tid, str) or not tid:
+        raise TaskValidationError(where, "id", f"expected a non-empty string, got {tid!r}")
+    v = _V(tid)
+    issues = v.array(raw.get("issues"), "issues")
+    return Task(
+        id=tid,
+        user_scenario=v.obj(raw.get("user_scenario"), "user_scenario"),
+        description=v.obj(raw.get("description"), "description"),
+        ticket=v.string(raw.get("ticket"), "ticket"),
+        initial_state=_parse_initial_state(v, raw.get("initial_state")),
+        evaluation_criteria=_parse_criteria(v, raw.get("evaluation_criteria")),
+        issues=None if issues is None else tuple(issues),
+        required_documents=v.strings(raw.get("required_documents"), "required_documents"),
+        user_tools=v.strings(raw.get("user_tools"), "user_tools"),
+        raw=raw,
+    )
+
+
+def parse_tasks(raw: Any) -> dict[str, Task]:
+    """Validate a ``tasks.json`` list into an ordered ``{id: Task}`` (duplicate ids are an error)."""
+    if not isinstance(raw, list):
+        raise TaskValidationError(None, None, f"tasks file must hold a JSON list, got {type(raw).__name__}")
+    tasks: dict[str, Task] = {}
+    for i, item in enumerate(raw):
+        task = parse_task(item, i)
+        if task.id in tasks:
+            raise TaskValidationError(task.id, "id", f"duplicate task id (entry #{i})")
+        tasks[task.id] = task
+    return tasks
+
+
+def parse_splits(raw: Any, task_ids: Any) -> dict[str, list[str]]:
+    """Validate a split file (``{split: [task ids]}``); every id must name a loaded task."""
+    if not isinstance(raw, dict):
+        raise TaskValidationError(None, "splits", f"split file must hold a JSON object, got {type(raw).__name__}")
+    known = set(task_ids)
+    out: dict[str, list[str]] = {}
+    for name, ids in raw.items():
+        if not isinstance(ids, list):
+            raise TaskValidationError(None, f"splits.{name}", "expected a list of task ids")
+        for i, tid in enumerate(ids):
+            if not isinstance(tid, str):
+                raise TaskValidationError(None, f"splits.{name}[{i}]", f"expected a task id string, got {tid!r}")
+            if tid not in known:
+                raise TaskValidationError(tid, f"splits.{name}[{i}]", "split names a task that is not in tasks.json")
+        out[name] = list(ids)
+    return out
+
+
+def _read_json(path: Path) -> Any:
+    if not path.is_file():
+        raise DataNotFoundError(f"tau2 data file not found: {path}")
+    with path.open("r", encoding="utf-8") as fp:
+        return json.load(fp)
+
+
+def load_tasks(path: str | Path) -> dict[str, Task]:
+    """Load and validate a ``tasks.json`` file."""
+    return parse_tasks(_read_json(Path(path)))
+
+
+def load_splits(path: str | Path, task_ids: Any) -> dict[str, list[str]]:
+    """Load and validate a split file against the loaded task ids."""
+    return parse_splits(_read_json(Path(path)), task_ids)

@@ -1,0 +1,181 @@
+"""tau2 and tau-bench as rewards of the ``contribution`` manager.
+
+Rows whose ``data_source`` is ``tau2/<domain>`` (or ``tau2``) are scored by the tau2 evaluator on our own
+domain environments; ``reward.reward_kwargs.tau2.reward=tau_bench`` switches to the tau-bench reward. The
+rewards are also registered by name (``tau2``, ``tau_bench``) for ``reward_fn`` / ``reward_fn_by_source``.
+
+What a row must carry:
+
+* the task id: ``extra_info.task_id`` (or ``reward_model.ground_truth.task_id``, or a string ground truth);
+* the domain: from ``data_source`` ``tau2/<domain>``, or ``extra_info.domain``;
+* the trajectory: the OpenAI-style messages recorded by the rollout (``tool_extra_fields["messages"]``, as our
+  tau2 tools record them); without them, the prompt plus the response as one assistant message;
+* the termination reason: ``tool_extra_fields["termination"]`` (``agent_stop`` when the agent called ``done``),
+  else ``extra_info.termination``, else ``default_termination`` (``agent_stop``).
+
+Options (``reward.reward_kwargs.tau2.*``): ``data_dir`` (else ``TAU2_DATA_DIR``), ``reward`` (``tau2`` |
+``tau_bench``), ``nl_policy`` (``skip``: NL assertions are left out of the product, the default since no
+judge runs inside a reward worker; ``require``: a task whose basis needs them is an error unless ``judge``
+names a callable ``module:function``), ``assertion_errors`` (``zero``: an env assertion that cannot be
+evaluated counts as unmet; ``raise``), ``default_termination``.
+
+Extras (every sample): ``db_match`` (agent and user DB equal to the gold replay, 0/1), and the components
+``tau2_db``, ``tau2_env_assertion``, ``tau2_action``, ``tau2_communicate``, ``tau2_nl_assertion`` (the
+component's value when it is in the task's reward basis, else 1.0: it does not gate the reward); tau-bench:
+``tb_r_actions``, ``tb_r_outputs``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..manager.config import ManagerConfig, ManagerConfigError
+from ..manager.core import Scorer
+from ..rewards.registry import RewardSpec, reward
+from ..rewards.scorer import LayerScorer
+from .domain import load_domain
+from .evaluator import NL_POLICIES, evaluate_trajectory
+from .tau_bench import tau_bench_reward
+
+COMPONENTS = ("DB", "ENV_ASSERTION", "ACTION", "COMMUNICATE", "NL_ASSERTION")
+TAU2_KEYS = ("db_match", *(f"tau2_{c.lower()}" for c in COMPONENTS))
+TAU_BENCH_KEYS = ("tb_r_actions", "tb_r_outputs")
+_OPTION_KEYS = {"data_dir", "reward", "nl_policy", "judge", "assertion_errors", "default_termination"}
+
+
+class Tau2InputError(ValueError):
+    """A row lacks what the tau2 reward needs (task id or domain)."""
+
+
+@dataclass(frozen=True)
+class Tau2Options:
+    """Validated ``reward.reward_kwargs.tau2`` settings."""
+
+    data_dir: str | None = None
+    reward: str = "tau2"
+    nl_policy: str = "skip"
+    judge: Callable[..., Any] | None = None
+    assertion_errors: str = "zero"
+    default_termination: str = "agent_stop"
+
+    @classmethod
+    def from_config(cls, section: Mapping[str, Any] | None) -> Tau2Options:
+        section = dict(section or {})
+        unknown = sorted(set(section) - _OPTION_KEYS)
+        if unknown:
+            raise ManagerConfigError(
+                f"unknown key(s) {unknown} in reward.reward_kwargs.tau2; valid: {sorted(_OPTION_KEYS)}"
+            )
+        kind = str(section.get("reward", "tau2"))
+        if kind not in ("tau2", "tau_bench"):
+            raise ManagerConfigError(f"reward.reward_kwargs.tau2.reward must be tau2 or tau_bench, got {kind!r}")
+        nl_policy = str(section.get("nl_policy", "skip"))
+        if nl_policy not in NL_POLICIES:
+            raise ManagerConfigError(f"reward.reward_kwargs.tau2.nl_policy must be one of {NL_POLICIES}")
+        errors = str(section.get("assertion_errors", "zero"))
+        if errors not in ("zero", "raise"):
+            raise ManagerConfigError("reward.reward_kwargs.tau2.assertion_errors must be zero or raise")
+        judge = section.get("judge")
+        if judge:
+            module_name, _, func = str(judge).partition(":")
+            try:
+                judge = getattr(importlib.import_module(module_name), func)
+            except (ImportError, AttributeError, ValueError) as exc:
+                raise ManagerConfigError(f"reward.reward_kwargs.tau2.judge {section['judge']!r}: {exc}") from None
+        return cls(
+            data_dir=section.get("data_dir"),
+            reward=kind,
+            nl_policy=nl_policy,
+            judge=judge or None,
+            assertion_errors=errors,
+            default_termination=str(section.get("default_termination", "agent_stop")),
+        )
+
+
+def domain_of(data_source: str, extra_info: Mapping[str, Any]) -> str:
+    if data_source.startswith("tau2/"):
+        return data_source.split("/", 1)[1]
+    if extra_info.get("domain"):
+        return str(extra_info["domain"])
+    raise Tau2InputError(f"cannot tell the tau2 domain of data_source {data_source!r} (use tau2/<domain>)")
+
+
+def task_id_of(ground_truth: Any, extra_info: Mapping[str, Any]) -> str:
+    if extra_info.get("task_id") is not None:
+        return str(extra_info["task_id"])
+    if isinstance(ground_truth, Mapping) and ground_truth.get("task_id") is not None:
+        return str(ground_truth["task_id"])
+    if isinstance(ground_truth, str) and ground_truth:
+        return ground_truth
+    raise Tau2InputError("no task id: set extra_info.task_id (verl-rewards prepare tau2 does)")
+
+
+def termination_of(extra_info: Mapping[str, Any], options: Tau2Options) -> str:
+    return str(extra_info.get("termination") or options.default_termination)
+
+
+def score_tau2(
+    trajectory: list[dict[str, Any]],
+    data_source: str,
+    ground_truth: Any,
+    extra_info: Mapping[str, Any],
+    options: Tau2Options,
+) -> dict[str, float]:
+    """The tau2 (or tau-bench) reward of one rollout, with its components."""
+    domain = load_domain(domain_of(data_source, extra_info), options.data_dir)
+    task_id = task_id_of(ground_truth, extra_info)
+    if options.reward == "tau_bench":
+        result = tau_bench_reward(domain, task_id, trajectory)
+        info = result.info or {}
+        return {
+            "reward": float(result.reward),
+            "tb_r_actions": float(info.get("r_actions", 0.0) or 0.0),
+            "tb_r_outputs": float(info.get("r_outputs", 1.0) if info.get("r_outputs") is not None else 1.0),
+        }
+    result = evaluate_trajectory(
+        domain,
+        task_id,
+        trajectory,
+        termination=termination_of(extra_info, options),
+        judge=options.judge,
+        nl_policy=options.nl_policy,
+        assertion_errors=options.assertion_errors,
+    )
+    out = {"reward": float(result.reward), "db_match": float(bool(result.db_match))}
+    for comp in COMPONENTS:
+        out[f"tau2_{comp.lower()}"] = float(result.breakdown.get(comp, 1.0))
+    return out
+
+
+def matches(data_source: str) -> bool:
+    return data_source == "tau2" or data_source.startswith("tau2/")
+
+
+def _spec(name: str, options: Tau2Options) -> RewardSpec:
+    def tau2_reward(trajectory: list, data_source: str, ground_truth: Any, extra_info: dict) -> dict:
+        tool_extra = extra_info  # the manager merges tool_extra_fields into extra_info
+        return score_tau2(trajectory, data_source, ground_truth, tool_extra, options)
+
+    keys = TAU_BENCH_KEYS if options.reward == "tau_bench" else TAU2_KEYS
+    return RewardSpec(name=name, func=tau2_reward, origin=f"{__file__}:{name}", extra_keys=keys)
+
+
+def make_scorer(config: ManagerConfig) -> Scorer:
+    """The scorer for ``tau2/<domain>`` rows, configured by ``reward.reward_kwargs.tau2``."""
+    options = Tau2Options.from_config(config.sections.get("tau2"))
+    return LayerScorer(_spec(options.reward, options), executor="thread")
+
+
+@reward(name="tau2", extra_keys=TAU2_KEYS)
+def tau2(trajectory: list, data_source: str, ground_truth: Any, extra_info: dict) -> dict:
+    """tau2 evaluator reward with default options (data from ``TAU2_DATA_DIR``)."""
+    return score_tau2(trajectory, data_source, ground_truth, extra_info, Tau2Options())
+
+
+@reward(name="tau_bench", extra_keys=TAU_BENCH_KEYS)
+def tau_bench(trajectory: list, data_source: str, ground_truth: Any, extra_info: dict) -> dict:
+    """tau-bench reward (final DB hash vs gold replay, required outputs) with default options."""
+    return score_tau2(trajectory, data_source, ground_truth, extra_info, Tau2Options(reward="tau_bench"))
