@@ -90,8 +90,12 @@ def build_inputs(
     response_text: str,
     decode_prompt: Callable[[], str],
     reward_name: str,
+    constants: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Keyword arguments for a reward with parameters ``params`` (``env`` is added by the caller)."""
+    """Keyword arguments for a reward with parameters ``params`` (``env`` is added by the caller).
+
+    ``constants`` (``reward.reward_kwargs.score_kwargs``) win over task-row fields, not over predefined ones.
+    """
     tool_extra = sample.row.get("tool_extra_fields")
     tool_extra = tool_extra if isinstance(tool_extra, Mapping) else {}
     row = None
@@ -118,7 +122,7 @@ def build_inputs(
             kwargs[name] = getattr(sample, name)
         else:
             if row is None:
-                row = row_fields(sample)
+                row = {**row_fields(sample), **(constants or {})}
             if name in row:
                 kwargs[name] = row[name]
             elif name in required:

@@ -50,7 +50,9 @@ class LayerScorer(Scorer):
             )
 
         spec = self.spec
-        kwargs = build_inputs(spec.params, spec.required, sample, text, decode_prompt, spec.name)
+        kwargs = build_inputs(
+            spec.params, spec.required, sample, text, decode_prompt, spec.name, core.config.score_kwargs
+        )
         key = kwargs.get("id") or None
         if self.pool is not None:
             from .inputs import trajectory_id
