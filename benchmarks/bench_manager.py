@@ -13,8 +13,12 @@ import argparse
 import os
 import random
 import statistics
+import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import start_manager  # noqa: E402
 
 WORDS = (
     "the agent calls search_flights with origin SFO destination JFK and reads the result then it books the "
@@ -60,37 +64,6 @@ def make_batch(tok, n: int, seed: int):
         },
         pad_token_id=tok.pad_token_id,
     )
-
-
-def start_manager(prefix: str, overrides: list[str], tok_dir: str, workers: int, warm):
-    """verl's RewardLoopManager, with actor names prefixed so that several managers coexist in one cluster."""
-    import ray
-    from verl.experimental.reward_loop.reward_loop import RewardLoopManager
-
-    from verl_rewards.demo import compose_config
-
-    class Manager(RewardLoopManager):
-        def _init_reward_loop_workers(self) -> None:
-            self.reward_loop_workers = [
-                self.reward_loop_workers_class.options(name=f"{prefix}_reward_loop_worker_{i}").remote(
-                    self.config, self.reward_router_address
-                )
-                for i in range(self.config.reward.num_workers)
-            ]
-
-    config = compose_config(
-        [
-            f"actor_rollout_ref.model.path={tok_dir}",
-            f"reward.num_workers={workers}",
-            "reward.custom_reward_function.path=pkg://verl_rewards.demo",
-            "reward.custom_reward_function.name=arith_reward",
-            *overrides,
-        ]
-    )
-    manager = Manager(config)
-    manager.compute_rm_score(warm)  # actor start-up, imports, tokenizer load
-    ray.get([w.__ray_ready__.remote() for w in manager.reward_loop_workers])
-    return manager
 
 
 def time_rounds(managers: dict, batch, repeats: int) -> dict[str, list[float]]:
@@ -141,8 +114,12 @@ def main() -> None:
         },
     }
     try:
+        fn = [
+            "reward.custom_reward_function.path=pkg://verl_rewards.demo",
+            "reward.custom_reward_function.name=arith_reward",
+        ]
         managers = {
-            name: start_manager(f"m{i}", overrides, tok_dir, args.workers, warm)
+            name: start_manager(f"m{i}", [*fn, *overrides], tok_dir, args.workers, warm)
             for i, (name, overrides) in enumerate(configs.items())
         }
         times = time_rounds(managers, batch, args.repeats)

@@ -19,6 +19,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REWARDS = os.path.join(HERE, "cpu_rewards.py")
+sys.path.insert(0, HERE)
+from common import start_manager, stop_manager  # noqa: E402
 
 
 def make_batch(tok, n: int, hang_index: int | None = None):
@@ -46,28 +48,6 @@ def make_batch(tok, n: int, hang_index: int | None = None):
     )
 
 
-def manager(prefix: str, overrides: list[str], tok_dir: str, workers: int, warm):
-    import ray
-    from verl.experimental.reward_loop.reward_loop import RewardLoopManager
-
-    from verl_rewards.demo import compose_config
-
-    class Manager(RewardLoopManager):
-        def _init_reward_loop_workers(self) -> None:
-            self.reward_loop_workers = [
-                self.reward_loop_workers_class.options(name=f"{prefix}_reward_loop_worker_{i}").remote(
-                    self.config, self.reward_router_address
-                )
-                for i in range(self.config.reward.num_workers)
-            ]
-
-    config = compose_config([f"actor_rollout_ref.model.path={tok_dir}", f"reward.num_workers={workers}", *overrides])
-    m = Manager(config)
-    m.compute_rm_score(warm)
-    ray.get([w.__ray_ready__.remote() for w in m.reward_loop_workers])
-    return m
-
-
 def timed(m, batch, repeats: int) -> float:
     times = []
     for _ in range(repeats):
@@ -75,13 +55,6 @@ def timed(m, batch, repeats: int) -> float:
         m.compute_rm_score(batch)
         times.append(time.perf_counter() - start)
     return statistics.median(times)
-
-
-def stop(m) -> None:
-    import ray
-
-    for w in m.reward_loop_workers:
-        ray.kill(w)
 
 
 def main() -> None:
@@ -112,11 +85,11 @@ def main() -> None:
             ("contribution, executor=thread", [*layer, "+reward.reward_kwargs.reward_fn=bench_cpu_thread"]),
             ("contribution, executor=process", [*layer, "+reward.reward_kwargs.reward_fn=bench_cpu"]),
         ]:
-            m = manager(f"b{len(rates)}", overrides, tok_dir, args.workers, warm)
+            m = start_manager(f"b{len(rates)}", overrides, tok_dir, args.workers, warm)
             try:
                 rates[name] = args.samples / timed(m, batch, args.repeats)
             finally:
-                stop(m)
+                stop_manager(m)
             print(f"  {name:<32} {rates[name]:>8.1f} samples/s")
         naive = rates["naive (verl built-in)"]
         print(f"\n  process / naive = {rates['contribution, executor=process'] / naive:.2f}x")
@@ -124,12 +97,12 @@ def main() -> None:
 
         print(f"\nhung reward: 1 of {args.samples} samples sleeps {args.hang_s:.0f} s")
         hung = make_batch(tok, args.samples, hang_index=args.samples // 2)
-        m = manager("h0", ["reward.reward_manager.name=naive", *naive_fn], tok_dir, args.workers, warm)
+        m = start_manager("h0", ["reward.reward_manager.name=naive", *naive_fn], tok_dir, args.workers, warm)
         try:
             naive_t = timed(m, hung, 1)
         finally:
-            stop(m)
-        m = manager(
+            stop_manager(m)
+        m = start_manager(
             "h1",
             [*layer, "+reward.reward_kwargs.reward_fn=bench_hang", f"+reward.reward_kwargs.timeout_s={args.timeout_s}",
              f"+reward.reward_kwargs.score_kwargs={{hang_s: {args.hang_s}}}"],
@@ -140,7 +113,7 @@ def main() -> None:
         try:
             ours_t = timed(m, hung, 1)
         finally:
-            stop(m)
+            stop_manager(m)
         print(f"  naive (no per-call limit)         step {naive_t:>6.2f} s")
         print(f"  contribution, timeout_s={args.timeout_s:<5}    step {ours_t:>6.2f} s  (bounded by the timeout)")
     finally:

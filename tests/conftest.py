@@ -44,14 +44,9 @@ def qwen_tokenizer(qwen_tokenizer_dir: str):
 
 def compose_verl_config(overrides: list[str]):
     """verl's real ``ppo_trainer`` config with ``overrides`` applied (Hydra compose, no GPU needed)."""
-    import verl
-    from hydra import compose, initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
+    from verl_rewards.verl_config import compose_config
 
-    config_dir = os.path.join(os.path.dirname(verl.__file__), "trainer", "config")
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=config_dir, version_base=None):
-        return compose(config_name="ppo_trainer", overrides=overrides)
+    return compose_config(overrides)
 
 
 @pytest.fixture(scope="session")

@@ -60,18 +60,6 @@ def _rollouts(n_prompts: int, rollout_n: int, seed: int) -> list[dict[str, Any]]
     return rows
 
 
-def compose_config(overrides: list[str]) -> Any:
-    """verl 0.9.1's ``ppo_trainer`` config with ``overrides`` (the same composition main_ppo does)."""
-    import verl
-    from hydra import compose, initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
-
-    config_dir = os.path.join(os.path.dirname(verl.__file__), "trainer", "config")
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=config_dir, version_base=None):
-        return compose(config_name="ppo_trainer", overrides=overrides)
-
-
 def run_demo(
     workdir: str | None = None,
     n_prompts: int = 8,
@@ -95,6 +83,7 @@ def run_demo(
 
     from .batching import padded_batch
     from .local_tokenizer import build_small_tokenizer
+    from .verl_config import compose_config
 
     workdir = workdir or tempfile.mkdtemp(prefix="verl_rewards_demo_")
     tok_dir = build_small_tokenizer(os.path.join(workdir, "tokenizer"))
