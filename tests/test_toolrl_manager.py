@@ -83,3 +83,20 @@ def test_bad_toolrl_option_fails_at_build(qwen_tokenizer_dir, qwen_tokenizer):
 
     with pytest.raises(ManagerConfigError, match="toolrl"):
         _manager(qwen_tokenizer_dir, qwen_tokenizer, ["+reward.reward_kwargs.toolrl.with_lenght=true"])
+
+
+def test_unknown_chat_template_is_an_error_at_build(small_tokenizer_dir, small_tokenizer):
+    import copy
+
+    from verl_rewards.manager import ManagerConfigError
+
+    tok = copy.deepcopy(small_tokenizer)
+    tok.chat_template = "{% for m in messages %}[{{ m.role }}] {{ m.content }}\n{% endfor %}"
+    with pytest.raises(ManagerConfigError, match="unknown chat template"):
+        _manager(small_tokenizer_dir, tok, ["+reward.reward_kwargs.toolrl.with_length=false"])
+    llama = copy.deepcopy(small_tokenizer)
+    llama.chat_template = "<|start_header_id|>{{ role }}<|end_header_id|>{{ content }}<|eot_id|>"
+    mgr = _manager(small_tokenizer_dir, llama, ["+reward.reward_kwargs.toolrl.with_length=false"])
+    text = "<|start_header_id|>assistant<|end_header_id|>" + GOOD + "<|eot_id|>"
+    score = mgr.router._built["toolrl"].fn.fn(solution_str=text, ground_truth=GT, step=0)
+    assert score["score"] == 4.0  # the Llama 3 markers were picked from the tokenizer's template

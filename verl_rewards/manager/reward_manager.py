@@ -98,7 +98,11 @@ class ContributionRewardManager(RewardManagerBase):
             custom_path = None
         self.settings = ManagerConfig.from_reward_kwargs(kwargs)
         self.router = Router(
-            self.settings, custom=custom, default=default or _verl_default_score(), custom_path=custom_path
+            self.settings,
+            custom=custom,
+            default=default or _verl_default_score(),
+            custom_path=custom_path,
+            tokenizer=tokenizer,
         )
         self.core = ScoringCore(tokenizer, self.settings, self.router, self.router.known_scorers())
         logger.info(

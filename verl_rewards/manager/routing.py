@@ -35,7 +35,7 @@ EXECUTORS = ("thread", "process")
 
 @dataclass(frozen=True)
 class BuiltinRoute:
-    """A built-in reward family: its module exports ``matches(data_source)`` and ``make_scorer(config)``."""
+    """A built-in reward family: its module exports ``matches(data_source)`` and ``make_scorer(config, tokenizer)``."""
 
     name: str
     module: str
@@ -47,8 +47,8 @@ class BuiltinRoute:
     def matches(self, data_source: str) -> bool:
         return bool(self._module().matches(data_source))
 
-    def build(self, config: ManagerConfig) -> Scorer:
-        return self._module().make_scorer(config)
+    def build(self, config: ManagerConfig, tokenizer: Any = None) -> Scorer:
+        return self._module().make_scorer(config, tokenizer)
 
 
 #: the built-in families, tried in order.
@@ -78,8 +78,10 @@ class Router:
         custom: Callable[..., Any] | None,
         default: Callable[..., Any] | None,
         custom_path: str | None = None,
+        tokenizer: Any = None,
     ):
         self.config = config
+        self.tokenizer = tokenizer
         sections = config.sections
         self._layer: dict[str, Scorer] = {}
         self._runner: Any = None
@@ -106,7 +108,7 @@ class Router:
         if self.custom is None and not self.reward_fn:
             for route in BUILTIN_ROUTES:
                 if route.section in sections:  # configured: validate now, not at the first sample
-                    self._built[route.name] = route.build(config)
+                    self._built[route.name] = route.build(config, tokenizer)
 
     # ----------------------------------------------------------------------------------- setup
     @staticmethod
@@ -181,7 +183,7 @@ class Router:
             if route.matches(data_source):
                 scorer = self._built.get(route.name)
                 if scorer is None:
-                    scorer = route.build(self.config)
+                    scorer = route.build(self.config, self.tokenizer)
                     self._built[route.name] = scorer
                 break
         else:

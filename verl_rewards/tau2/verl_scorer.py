@@ -163,7 +163,7 @@ def _spec(name: str, options: Tau2Options) -> RewardSpec:
     return RewardSpec(name=name, func=tau2_reward, origin=f"{__file__}:{name}", extra_keys=keys)
 
 
-def make_scorer(config: ManagerConfig) -> Scorer:
+def make_scorer(config: ManagerConfig, tokenizer: Any = None) -> Scorer:
     """The scorer for ``tau2/<domain>`` rows, configured by ``reward.reward_kwargs.tau2``."""
     options = Tau2Options.from_config(config.sections.get("tau2"))
     return LayerScorer(_spec(options.reward, options), executor="thread")

@@ -7,11 +7,13 @@ together with special tokens kept, and the prediction is the text after the last
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from ..manager.config import DecodeConfig, ManagerConfig, ManagerConfigError
 from ..manager.core import Scorer
 from ..manager.routing import scorer_from_callable
+from .extraction import detect_chat_template
 from .options import ToolRLOptions
 from .scoring import score_with_options
 
@@ -23,10 +25,16 @@ def matches(data_source: str) -> bool:
     return "rlla" in data_source
 
 
-def make_scorer(config: ManagerConfig) -> Scorer:
-    """A :class:`Scorer` for ToolRL with the run's options."""
+def make_scorer(config: ManagerConfig, tokenizer: Any = None) -> Scorer:
+    """A :class:`Scorer` for ToolRL with the run's options.
+
+    With ``chat_template="auto"`` the assistant markers come from the tokenizer's chat template (Qwen/ChatML or
+    Llama 3); a tokenizer whose template uses neither is an error when the manager is built.
+    """
     try:
         options = ToolRLOptions.from_config(config.sections.get("toolrl"))
+        if options.chat_template == "auto" and getattr(tokenizer, "chat_template", None) is not None:
+            options = dataclasses.replace(options, chat_template=detect_chat_template(tokenizer))
     except (TypeError, ValueError) as exc:
         raise ManagerConfigError(f"reward.reward_kwargs.toolrl: {exc}") from None
 
