@@ -1,0 +1,41 @@
+"""The verl plugin entry point: post-import hooks run once a watched module is imported, and a failing hook
+is logged as an error and reported by doctor's STATUS (verl itself would hide it at debug level)."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+import textwrap
+
+
+def test_failing_hook_is_logged_loudly_and_recorded(caplog):
+    from verl_rewards import plugin
+
+    def broken(module):
+        raise RuntimeError("hook exploded")
+
+    with caplog.at_level(logging.ERROR, logger="verl_rewards"):
+        plugin.when_imported("json", "test_broken_hook", broken)  # json is imported: runs now
+    assert plugin.STATUS["test_broken_hook"].startswith("error: RuntimeError: hook exploded")
+    assert any("test_broken_hook" in r.getMessage() and r.levelno == logging.ERROR for r in caplog.records)
+
+
+def test_hooks_run_after_the_watched_module_is_imported_in_a_fresh_process():
+    code = textwrap.dedent(
+        """
+        import sys
+        import verl  # runs the entry point
+        assert "verl.trainer.ppo.metric_utils" not in sys.modules
+        from verl_rewards import plugin
+        assert plugin.STATUS["metrics_legacy_trainer"] == "pending"
+        from verl.trainer.ppo import metric_utils
+        assert plugin.STATUS["metrics_legacy_trainer"] == "ok"
+        assert metric_utils.compute_data_metrics.__verl_rewards_hook__
+        from verl.experimental.reward_loop.reward_manager import get_reward_manager_cls
+        print(get_reward_manager_cls("contribution").__name__)
+        """
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.strip().endswith("ContributionRewardManager")
