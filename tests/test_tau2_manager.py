@@ -62,6 +62,7 @@ def test_gold_scores_one_wrong_and_unfinished_score_zero(small_tokenizer_dir, sm
         assert extra["base_score"][1] == 0.0 and extra["db_match"][1] == 0.0
     for key in ("tau2_db", "tau2_env_assertion", "tau2_action", "tau2_communicate", "tau2_nl_assertion"):
         assert len(extra[key]) == 3
+        assert extra[key][0] == 1.0 and extra[key][2] == 0.0  # gold passes every component; early stop none
 
 
 def test_tau_bench_variant_and_bad_options(small_tokenizer_dir, small_tokenizer):

@@ -109,6 +109,18 @@ def prepare_command(args: argparse.Namespace) -> int:
             print(f"verl-rewards prepare toolrl: error: {exc}", file=sys.stderr)
             return 2
         return 0 if report.bad == 0 else 1
+    if args.dataset == "tau2":
+        from .tau2.data import Tau2PrepareError, prepare_tau2
+
+        try:
+            report = prepare_tau2(args.data_dir, args.domain, args.out, args.split.split(","))
+        except (Tau2PrepareError, OSError) as exc:
+            print(f"verl-rewards prepare tau2: error: {exc}", file=sys.stderr)
+            return 2
+        for split, n in report.rows.items():
+            print(f"{split}: {n} rows -> {report.files[split]}")
+        print(f"tool config ({report.num_tools} tools): {report.tool_config}")
+        return 0
     print(f"unknown dataset {args.dataset}", file=sys.stderr)
     return 2
 
@@ -140,6 +152,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     toolrl.add_argument("--out", required=True, help="output directory (<out>/<split>.parquet)")
     toolrl.add_argument("--split", default="train")
     toolrl.add_argument("--strict", action="store_true", help="stop at the first malformed row")
+    tau2 = prep.add_parser("tau2", help="tau2 tasks -> verl parquet + tool config for the tool agent loop")
+    tau2.add_argument("--data-dir", default=None, help="tau2-bench data/tau2/domains (default: $TAU2_DATA_DIR)")
+    tau2.add_argument("--domain", required=True, help="airline, retail, mock, ...")
+    tau2.add_argument("--out", required=True, help="output directory (<out>/<split>.parquet, <out>/tool_config.yaml)")
+    tau2.add_argument("--split", default="train,test", help="comma-separated splits of split_tasks.json, or 'all'")
     args = parser.parse_args(argv)
     if args.command == "prepare":
         return prepare_command(args)

@@ -11,7 +11,9 @@ Public API:
 * :func:`evaluate_trajectory` — tau2's evaluator (DB, ENV_ASSERTION, ACTION, COMMUNICATE, NL_ASSERTION).
 * :func:`tau_bench_reward` — tau-bench's DB-hash + required-outputs reward.
 
-The trajectory format is described in :mod:`verl_rewards.tau2.trajectory`.
+The trajectory format is described in :mod:`verl_rewards.tau2.trajectory`. Training with verl's tool agent
+loop: :mod:`.data` (``verl-rewards prepare tau2``: parquet + tool config), :mod:`.verl_tools` (verl ``BaseTool``
+adapters; imports verl, so it is not imported here) and :mod:`.verl_scorer` (the rewards of the manager).
 """
 
 from .domain import Domain, load_domain

@@ -21,7 +21,8 @@ evaluated counts as unmet; ``raise``), ``default_termination``.
 
 Extras (every sample): ``db_match`` (agent and user DB equal to the gold replay, 0/1), and the components
 ``tau2_db``, ``tau2_env_assertion``, ``tau2_action``, ``tau2_communicate``, ``tau2_nl_assertion`` (the
-component's value when it is in the task's reward basis, else 1.0: it does not gate the reward); tau-bench:
+component's value when it is in the task's reward basis, else 1.0: it does not gate the reward; all 0.0 when
+the episode ended without an agent or user stop); tau-bench:
 ``tb_r_actions``, ``tb_r_outputs``.
 """
 
@@ -37,7 +38,7 @@ from ..manager.core import Scorer
 from ..rewards.registry import RewardSpec, reward
 from ..rewards.scorer import LayerScorer
 from .domain import load_domain
-from .evaluator import NL_POLICIES, evaluate_trajectory
+from .evaluator import NL_POLICIES, SCORED_TERMINATIONS, evaluate_trajectory
 from .tau_bench import tau_bench_reward
 
 COMPONENTS = ("DB", "ENV_ASSERTION", "ACTION", "COMMUNICATE", "NL_ASSERTION")
@@ -145,8 +146,9 @@ def score_tau2(
         assertion_errors=options.assertion_errors,
     )
     out = {"reward": float(result.reward), "db_match": float(bool(result.db_match))}
+    scored = result.termination in SCORED_TERMINATIONS  # an early stop scores 0 in every component
     for comp in COMPONENTS:
-        out[f"tau2_{comp.lower()}"] = float(result.breakdown.get(comp, 1.0))
+        out[f"tau2_{comp.lower()}"] = float(result.breakdown.get(comp, 1.0)) if scored else 0.0
     return out
 
 

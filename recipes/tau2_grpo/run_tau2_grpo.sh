@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# GRPO on tau2 airline or retail with verl's multi-turn tool agent loop and the contribution term on.
+#
+#   export TAU2_DATA_DIR=$HOME/tau2-bench/data/tau2/domains     # folder holding airline/ and retail/
+#   verl-rewards prepare tau2 --data-dir "$TAU2_DATA_DIR" --domain airline --out ~/data/tau2_airline
+#   DOMAIN=airline MODEL_PATH=Qwen/Qwen2.5-7B-Instruct bash recipes/tau2_grpo/run_tau2_grpo.sh [Hydra overrides]
+#
+# During rollout the policy calls the domain's tools (tool_config.yaml written by `prepare`) through verl's
+# tool_agent loop; each trajectory keeps one environment. The contribution manager scores every finished
+# trajectory with the tau2 reward (replaying the recorded messages on a fresh environment in the reward
+# worker) and adds beta * C-0 / C-1 computed from the per-turn step dicts the tools record.
+# A trajectory that never calls `done` (nor transfers to a human) ran out of turns or tokens: it is scored as
+# tau2's max_steps termination, i.e. 0 (set TAU2_DEFAULT_TERMINATION=agent_stop to score it anyway).
+# One domain per run: the two domains share tool names with different behaviour.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+
+DOMAIN=${DOMAIN:-airline}   # airline | retail
+case "$DOMAIN" in
+  airline | retail) ;;
+  *) echo "run_tau2_grpo.sh: DOMAIN must be airline or retail, got '$DOMAIN'" >&2; exit 2 ;;
+esac
+export TAU2_DATA_DIR=${TAU2_DATA_DIR:-$HOME/tau2-bench/data/tau2/domains}
+DATA_DIR=${DATA_DIR:-$HOME/data/tau2_$DOMAIN}
+export TRAIN_FILES=${TRAIN_FILES:-$DATA_DIR/train.parquet}
+export VAL_FILES=${VAL_FILES:-$DATA_DIR/test.parquet}
+TOOL_CONFIG=${TOOL_CONFIG:-$DATA_DIR/tool_config.yaml}
+export MODEL_PATH=${MODEL_PATH:-Qwen/Qwen2.5-7B-Instruct}
+export CONTRIBUTION=${CONTRIBUTION:-1}
+export CONTRIB_TYPE=${CONTRIB_TYPE:-C1}
+export BETA=${BETA:-0.1}
+export EXPERIMENT_NAME=${EXPERIMENT_NAME:-tau2-${DOMAIN}-grpo-${CONTRIB_TYPE}-beta${BETA}}
+TAU2_DEFAULT_TERMINATION=${TAU2_DEFAULT_TERMINATION:-max_steps}
+MAX_TURNS=${MAX_TURNS:-30}
+# small batches: airline has 30 training tasks, retail 74, and verl drops the last incomplete batch
+TRAIN_BATCH_SIZE=${TRAIN_BATCH_SIZE:-8}
+
+exec bash "$REPO/examples/grpo_trainer/run_grpo.sh" \
+  +reward.reward_kwargs.tau2.data_dir="$TAU2_DATA_DIR" \
+  +reward.reward_kwargs.tau2.default_termination="$TAU2_DEFAULT_TERMINATION" \
+  +reward.reward_kwargs.tau2.nl_policy=skip \
+  data.train_batch_size="$TRAIN_BATCH_SIZE" \
+  data.max_prompt_length=6144 \
+  data.max_response_length=8192 \
+  data.filter_overlong_prompts=True \
+  data.return_raw_chat=True \
+  actor_rollout_ref.rollout.n=8 \
+  actor_rollout_ref.actor.ppo_mini_batch_size="$TRAIN_BATCH_SIZE" \
+  actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 \
+  actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 \
+  actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=1 \
+  actor_rollout_ref.rollout.agent.default_agent_loop=tool_agent \
+  actor_rollout_ref.rollout.multi_turn.enable=True \
+  actor_rollout_ref.rollout.multi_turn.tool_config_path="$TOOL_CONFIG" \
+  actor_rollout_ref.rollout.multi_turn.format=hermes \
+  actor_rollout_ref.rollout.multi_turn.max_assistant_turns="$MAX_TURNS" \
+  actor_rollout_ref.rollout.multi_turn.max_user_turns="$MAX_TURNS" \
+  actor_rollout_ref.rollout.multi_turn.max_parallel_calls=1 \
+  actor_rollout_ref.rollout.multi_turn.max_tool_response_length=4096 \
+  actor_rollout_ref.rollout.multi_turn.tool_response_truncate_side=right \
+  trainer.project_name=verl_rewards_tau2 \
+  trainer.test_freq=10 \
+  trainer.total_epochs="${EPOCHS:-20}" \
+  "$@"

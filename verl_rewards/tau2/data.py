@@ -1,0 +1,369 @@
+"""``verl-rewards prepare tau2``: tau2 tasks as verl parquet rows, and the tool config YAML of a domain.
+
+One row per task (``<out>/<split>.parquet``)::
+
+    data_source   "tau2/<domain>"            (the contribution manager routes it to the tau2 reward)
+    agent_name    "tool_agent"               (verl's multi-turn ToolAgentLoop)
+    prompt        [system: solo-mode instructions + the domain policy,
+                   user: the ticket, or the task's user scenario written as a ticket]
+    ability       "tool_use"
+    reward_model  {"style": "rule", "ground_truth": {"task_id": id, "evaluation_criteria": JSON text}}
+    extra_info    {"index": row number in the file, "split", "task_id", "domain",
+                   "tools_kwargs": {<tool>: {"create_kwargs": {"domain", "task_id", "data_dir"}}}}
+
+The evaluation criteria are stored as JSON text: their argument dicts differ from task to task and a parquet
+struct would add every other task's keys as nulls. The reward reads the criteria from the domain data, not
+from the row; the copy is there for inspection.
+
+The tool config (``<out>/tool_config.yaml``) lists one :class:`~verl_rewards.tau2.verl_tools.Tau2Tool` per
+agent tool of the domain plus the ``done`` tool (:class:`~verl_rewards.tau2.verl_tools.Tau2DoneTool`), each
+with an OpenAI function schema generated from our tool registry: parameter types from the type hints
+(``Literal`` → ``enum``), descriptions from the docstrings' ``Args:`` sections.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import re
+import types
+import typing
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .domain import Domain, load_domain
+from .errors import DataNotFoundError, TaskValidationError, UnknownDomainError
+from .tasks import Task
+
+DONE_TOOL = "done"
+"""Name of the tool that ends an episode (tau2's solo-mode stop tool)."""
+DONE_DESCRIPTION = (
+    "Finish the episode. Call it once the ticket is fully handled (or when it cannot be handled), "
+    "alone in its own message: other tool calls sent together with it are not run."
+)
+TOOL_CLASS = "verl_rewards.tau2.verl_tools.Tau2Tool"
+DONE_TOOL_CLASS = "verl_rewards.tau2.verl_tools.Tau2DoneTool"
+AGENT_NAME = "tool_agent"
+ABILITY = "tool_use"
+TOOL_CONFIG_NAME = "tool_config.yaml"
+ALL_SPLIT = "all"
+
+SOLO_INSTRUCTIONS = """\
+You are a customer service agent working through a support ticket on your own. No customer is in this
+conversation: the ticket in the next message is everything the customer has told us, and nobody will answer
+questions. Follow the policy below strictly.
+
+How to work:
+- Use the tools to look up what you need and to make the changes the ticket asks for, one step at a time.
+- Check every change against the policy before you make it; refuse what the policy does not allow.
+- If the customer asked for information, state it plainly in your messages.
+- When the ticket is fully handled, or cannot be handled, call the `done` tool in a message of its own.
+  The episode ends there; nothing after it counts."""
+
+TICKET_HEADER = 'Support ticket (the notes below are written to the customer: "you" is the customer)'
+_SCENARIO_FIELDS = (
+    ("reason_for_call", "Reason for contact"),
+    ("known_info", "What the customer told us"),
+    ("unknown_info", "What the customer does not know"),
+    ("task_instructions", "Customer's preferences and instructions"),
+)
+_JSON_TYPES: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean", dict: "object"}
+_SECTION = re.compile(r"^(Args|Arguments|Parameters|Returns|Return|Raises|Yields|Examples?|Notes?):\s*$")
+_PARAM = re.compile(r"^(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
+
+
+class Tau2PrepareError(ValueError):
+    """The tau2 data cannot be converted (missing files, unknown domain or split, invalid tasks)."""
+
+
+# ------------------------------------------------------------------------------------------ OpenAI schemas
+def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """``(description, {parameter: description})`` from a Google-style docstring."""
+    lines = inspect.cleandoc(doc or "").splitlines()
+    summary: list[str] = []
+    params: dict[str, str] = {}
+    section: str | None = None
+    current: str | None = None
+    base_indent: int | None = None
+    for line in lines:
+        header = _SECTION.match(line.strip()) if not line.startswith(" ") else None
+        if header:
+            section = header.group(1)
+            current, base_indent = None, None
+            continue
+        if section is None:
+            summary.append(line)
+            continue
+        if section not in ("Args", "Arguments", "Parameters") or not line.strip():
+            continue
+        indent = len(line) - len(line.lstrip())
+        if base_indent is None:
+            base_indent = indent
+        match = _PARAM.match(line.strip()) if indent <= base_indent else None
+        if match:
+            current = match.group(1).lstrip("*")
+            params[current] = match.group(2).strip()
+        elif current is not None:
+            params[current] = (params[current] + " " + line.strip()).strip()
+    return " ".join(" ".join(summary).split()), params
+
+
+def _json_type(annotation: Any) -> tuple[str, list[Any] | None]:
+    """JSON schema ``type`` (and ``enum`` for ``Literal``) of a parameter annotation."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Literal:
+        values = list(typing.get_args(annotation))
+        kinds = {_json_type(type(v))[0] for v in values}
+        return (kinds.pop() if len(kinds) == 1 else "string"), values
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return _json_type(args[0]) if args else ("string", None)
+    if origin in (list, tuple, set, frozenset, Sequence, Iterable) or annotation in (list, tuple, set):
+        return "array", None
+    if origin is dict or annotation is dict:
+        return "object", None
+    return _JSON_TYPES.get(annotation, "string"), None
+
+
+def function_schema(name: str, func: Callable[..., Any], description: str | None = None) -> dict[str, Any]:
+    """OpenAI ``{"type": "function", "function": {...}}`` schema of a tool method (``self`` skipped)."""
+    summary, arg_docs = _parse_docstring(inspect.getdoc(func) or "")
+    try:
+        hints = typing.get_type_hints(func)
+    except Exception:  # noqa: BLE001 - unresolvable annotations fall back to strings
+        hints = {}
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for pname, param in inspect.signature(func).parameters.items():
+        if pname == "self" or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        kind, enum = _json_type(hints.get(pname, str))
+        prop: dict[str, Any] = {"type": kind}
+        text = arg_docs.get(pname)
+        if text:
+            prop["description"] = text
+        if enum is not None:
+            prop["enum"] = enum
+        properties[pname] = prop
+        if param.default is inspect.Parameter.empty:
+            required.append(pname)
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description or summary or name.replace("_", " "),
+            "parameters": {"type": "object", "properties": properties, "required": required},
+        },
+    }
+
+
+def done_schema() -> dict[str, Any]:
+    """Schema of the ``done`` tool (no parameters)."""
+    return {
+        "type": "function",
+        "function": {
+            "name": DONE_TOOL,
+            "description": DONE_DESCRIPTION,
+            "parameters": {"type": "object", "properties": {}, "required": []},
+        },
+    }
+
+
+def tool_schemas(domain: Domain) -> list[dict[str, Any]]:
+    """OpenAI schemas of the domain's agent tools (registry order) followed by ``done``."""
+    specs = domain.module.AgentTools.tool_specs()
+    if DONE_TOOL in specs:
+        raise Tau2PrepareError(f"domain {domain.name!r} already has a tool named {DONE_TOOL!r}")
+    return [function_schema(name, spec.func) for name, spec in specs.items()] + [done_schema()]
+
+
+def tool_config(domain: Domain, data_dir: str | None = None) -> dict[str, Any]:
+    """verl's tool config (``actor_rollout_ref.rollout.multi_turn.tool_config_path``) for ``domain``."""
+    tools = []
+    for schema in tool_schemas(domain):
+        name = schema["function"]["name"]
+        config: dict[str, Any] = {"type": "native", "domain": domain.name}
+        if data_dir:
+            config["data_dir"] = data_dir
+        cls = DONE_TOOL_CLASS if name == DONE_TOOL else TOOL_CLASS
+        tools.append({"class_name": cls, "config": config, "tool_schema": schema})
+    return {"tools": tools}
+
+
+def write_tool_config(domain: Domain, path: str | os.PathLike[str], data_dir: str | None = None) -> Path:
+    """Write :func:`tool_config` as YAML; returns the path."""
+    import yaml
+
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    text = yaml.safe_dump(tool_config(domain, data_dir), sort_keys=False, allow_unicode=True, width=120)
+    out.write_text(
+        f"# verl tool config for the tau2 '{domain.name}' domain, written by `verl-rewards prepare tau2`.\n"
+        "# Use: actor_rollout_ref.rollout.multi_turn.tool_config_path=<this file>\n" + text,
+        encoding="utf-8",
+    )
+    return out
+
+
+# -------------------------------------------------------------------------------------------------- prompts
+def solo_system_prompt(domain: Domain) -> str:
+    """System message: solo-mode instructions, then the domain policy."""
+    policy = domain.policy.strip()
+    return f"{SOLO_INSTRUCTIONS}\n\n<policy>\n{policy}\n</policy>" if policy else SOLO_INSTRUCTIONS
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value.strip() or None
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def ticket_text(task: Task) -> str:
+    """The user message: the task's ticket, else its user scenario written as a ticket."""
+    if task.ticket and task.ticket.strip():
+        return task.ticket.strip()
+    scenario = task.user_scenario or {}
+    instructions = scenario.get("instructions")
+    parts: list[str] = []
+    persona = _text(scenario.get("persona"))
+    if persona:
+        parts.append(f"Customer: {persona}")
+    if isinstance(instructions, dict):
+        for key, label in _SCENARIO_FIELDS:
+            text = _text(instructions.get(key))
+            if text:
+                parts.append(f"{label}:\n{text}")
+    else:
+        text = _text(instructions)
+        if text:
+            parts.append(text)
+    if not parts:
+        raise TaskValidationError(task.id, "user_scenario", "the task has neither a ticket nor a user scenario")
+    return TICKET_HEADER + "\n\n" + "\n\n".join(parts)
+
+
+# ---------------------------------------------------------------------------------------------------- rows
+def _criteria_json(task: Task) -> str:
+    return json.dumps(task.raw.get("evaluation_criteria"), ensure_ascii=False, sort_keys=True)
+
+
+def task_row(
+    domain: Domain, task: Task, index: int, split: str, data_dir: str | None, system_prompt: str | None = None
+) -> dict[str, Any]:
+    """One verl row for ``task`` (see the module doc)."""
+    create = {"domain": domain.name, "task_id": task.id, "data_dir": data_dir or ""}
+    names = [*domain.module.AgentTools.tool_specs(), DONE_TOOL]
+    return {
+        "data_source": f"tau2/{domain.name}",
+        "agent_name": AGENT_NAME,
+        "prompt": [
+            {"role": "system", "content": system_prompt or solo_system_prompt(domain)},
+            {"role": "user", "content": ticket_text(task)},
+        ],
+        "ability": ABILITY,
+        "reward_model": {
+            "style": "rule",
+            "ground_truth": {"task_id": task.id, "evaluation_criteria": _criteria_json(task)},
+        },
+        "extra_info": {
+            "index": index,
+            "split": split,
+            "task_id": task.id,
+            "domain": domain.name,
+            "tools_kwargs": {name: {"create_kwargs": dict(create)} for name in names},
+        },
+    }
+
+
+@dataclass
+class Tau2PrepareReport:
+    """What :func:`prepare_tau2` wrote: rows per split, the files, the tool config."""
+
+    domain: str
+    data_dir: str
+    rows: dict[str, int] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)
+    tool_config: str = ""
+    num_tools: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain-dict form (for JSON logs)."""
+        return {
+            "domain": self.domain,
+            "data_dir": self.data_dir,
+            "rows": dict(self.rows),
+            "files": dict(self.files),
+            "tool_config": self.tool_config,
+            "num_tools": self.num_tools,
+        }
+
+
+def _load(domain: str, data_dir: str | os.PathLike[str] | None) -> Domain:
+    try:
+        return load_domain(domain, data_dir)
+    except (DataNotFoundError, UnknownDomainError, TaskValidationError) as exc:
+        raise Tau2PrepareError(str(exc)) from exc
+
+
+def split_ids(domain: Domain, split: str) -> list[str]:
+    """Task ids of ``split`` (``all`` = every task of tasks.json, in file order)."""
+    if split == ALL_SPLIT:
+        return list(domain.tasks)
+    if split not in domain.splits:
+        raise Tau2PrepareError(
+            f"domain {domain.name!r} has no split {split!r}; available: {sorted(domain.splits)} or {ALL_SPLIT!r} "
+            f"(splits come from {domain.data_dir / domain.module.FILES.get('split', 'split_tasks.json')})"
+        )
+    return domain.split(split)
+
+
+def prepare_tau2(
+    data_dir: str | os.PathLike[str] | None,
+    domain: str,
+    out_dir: str | os.PathLike[str],
+    splits: Sequence[str] = ("train", "test"),
+    *,
+    progress: bool = True,
+) -> Tau2PrepareReport:
+    """Write ``<out_dir>/<split>.parquet`` for each split and ``<out_dir>/tool_config.yaml``.
+
+    ``data_dir`` is the folder holding ``<domain>/tasks.json`` (tau2-bench: ``data/tau2/domains``) or the domain
+    folder itself; None means ``TAU2_DATA_DIR``. Its absolute path goes into the rows (``create_kwargs``), where
+    the tools look last: the tool config's ``data_dir`` key (not written here) and ``TAU2_DATA_DIR`` win, so a
+    dataset built on one machine trains on another. Raises :class:`Tau2PrepareError` before writing anything
+    when a split is unknown.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from tqdm import tqdm
+
+    dom = _load(domain, data_dir)
+    splits = list(dict.fromkeys(s.strip() for s in splits if s and s.strip()))
+    if not splits:
+        raise Tau2PrepareError("no split given (use train, test, another split of split_tasks.json, or all)")
+    plan = {s: split_ids(dom, s) for s in splits}
+    root = str(dom.data_dir.parent if (dom.data_dir.parent / dom.name).is_dir() else dom.data_dir)
+    out = Path(out_dir).expanduser()
+    out.mkdir(parents=True, exist_ok=True)
+    report = Tau2PrepareReport(domain=dom.name, data_dir=root)
+    system = solo_system_prompt(dom)
+    for split, ids in plan.items():
+        rows = []
+        for i, tid in enumerate(tqdm(ids, desc=f"tau2/{dom.name} {split}", unit="task", disable=not progress)):
+            try:
+                rows.append(task_row(dom, dom.task(tid), i, split, root, system))
+            except TaskValidationError as exc:
+                raise Tau2PrepareError(str(exc)) from exc
+        path = out / f"{split}.parquet"
+        pq.write_table(pa.Table.from_pylist(rows), path)
+        report.rows[split] = len(rows)
+        report.files[split] = str(path)
+    config_path = write_tool_config(dom, out / TOOL_CONFIG_NAME)  # data_dir: TAU2_DATA_DIR, else the rows'
+    report.tool_config = str(config_path)
+    report.num_tools = len(tool_schemas(dom))
+    return report

@@ -1,0 +1,342 @@
+"""verl tools over our tau2 domain tools, for verl's multi-turn ``tool_agent`` loop (``ToolAgentLoop``).
+
+verl creates, executes and releases a tool instance *per call*, so nothing of an episode may live in the tool
+instance. The episode of one trajectory is a :class:`Tau2Session` (the live :class:`Environment`, started from
+the task's initial state, plus bookkeeping) kept in the process-local :data:`SESSIONS` store, keyed by the
+trajectory (``agent_data.request_id`` and the ``agent_data`` object). A session is dropped when its
+``agent_data`` is garbage-collected (the trajectory is over) and the store is bounded (least recently used
+sessions are evicted beyond ``max_sessions``).
+
+Only small picklable data go into ``agent_data.extra_fields``; verl hands that dict to the reward manager as
+``tool_extra_fields`` (and the ``contribution`` manager merges it into ``extra_info``):
+
+=================  ==========================================================================================
+``messages``       the trajectory: a reference to ``agent_data.messages`` (so the final assistant message is
+                   included), or, once the episode has ended, a frozen copy that stops at the end (below)
+``termination``    ``"agent_stop"`` after ``done``, ``"user_stop"`` after a successful call of the domain's
+                   terminate tool (``transfer_to_human_agents``: tau2's user simulator hangs up after a
+                   transfer), else None (the reward then uses ``reward.reward_kwargs.tau2.default_termination``)
+``prev_step_dict``  one dict per assistant turn that called our tools: ``{"turn", "bb_hash", "value_est"}``
+``cur_step_dict``   before / after the turn (``bb_hash``: the tau2 hash of the agent DB)
+``trajectory_id``  ``agent_data.request_id``
+``action_log``     the calls run on the environment: ``{"turn", "name", "arguments", "error"}``
+``db_hash``        the agent DB hash after the last call (the state the reward's replay must reach)
+=================  ==========================================================================================
+
+``value_est`` (for C-1) is the share of the task's *progress targets* matched so far: the gold actions of the
+assistant on write tools (or, for a task without gold writes, all its assistant gold actions), where a target
+is matched once a call that ran without error matches it under tau2's ACTION rule (same name; the compared
+arguments are ``compare_args`` or the call's own keys). It lies in [0, 1], starts at 0, never decreases, and
+stays 0 for tasks without gold actions. So C-1 sums to the final share, and C-0 counts the turns that changed
+the DB.
+
+Episode end (tau2 solo mode): a message that calls ``done`` ends the episode, and the other calls in that
+message are not run (tau2 drops them too). A successful terminate-tool call ends it after that call; later
+calls of the same message are not run. After the end every call is refused, and ``messages`` is frozen as:
+the messages before the ending assistant message, that message with only the calls that ran (given ids),
+and their tool answers. The reward replays exactly what ran, whatever the model generates afterwards.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from typing import Any
+from uuid import uuid4
+
+from verl.tools.base_tool import BaseTool
+from verl.tools.schemas import OpenAIFunctionToolSchema, ToolResponse
+
+from .data import DONE_TOOL, done_schema, function_schema
+from .domain import DATA_DIR_ENV, Domain, _import_domain, load_domain
+from .environment import Environment
+from .rewards.action import compare_action
+from .tasks import Action, Task
+from .trajectory import ToolCall
+
+logger = logging.getLogger(__name__)
+
+DONE_OBSERVATION = "Episode finished. Do not call any more tools."
+ENDED_OBSERVATION = "Error: the episode has already ended; this call was not run."
+NOT_RUN_WITH_DONE = (
+    f"Error: not run: this message also calls `{DONE_TOOL}`, which ends the episode; "
+    "calls sent together with it are not run."
+)
+DEFAULT_MAX_SESSIONS = 4096
+EXTRA_KEYS = (
+    "messages",
+    "termination",
+    "prev_step_dict",
+    "cur_step_dict",
+    "trajectory_id",
+    "action_log",
+    "db_hash",
+)
+
+
+def progress_targets(domain: Domain, task: Task) -> tuple[Action, ...]:
+    """The gold actions ``value_est`` counts: assistant write actions, else all assistant actions."""
+    criteria = task.evaluation_criteria
+    actions = [a for a in (criteria.actions or ()) if a.requestor == "assistant"] if criteria is not None else []
+    kinds = domain.tool_kinds()
+    writes = [a for a in actions if kinds.get(a.name) == "write"]
+    return tuple(writes or actions)
+
+
+def _calls_of(message: Any) -> list[dict[str, Any]]:
+    calls = message.get("tool_calls") if isinstance(message, Mapping) else None
+    return [c for c in calls or () if isinstance(c, Mapping)]
+
+
+def _call_name(call: Mapping[str, Any]) -> Any:
+    fn = call.get("function")
+    return fn.get("name") if isinstance(fn, Mapping) else call.get("name")
+
+
+class Tau2Session:
+    """The episode of one trajectory: a live environment, step records and the fields the reward reads."""
+
+    def __init__(self, domain: Domain, task_id: Any, extra: dict[str, Any], messages: list, trajectory_id: str):
+        self.domain = domain
+        self.task = domain.task(task_id)
+        self.env: Environment = domain.make_env(self.task.id)
+        self.targets = progress_targets(domain, self.task)
+        self._matched = [False] * len(self.targets)
+        self.db_hash = self.env.get_data_hash()
+        self.value_est = 0.0
+        self.ended: str | None = None
+        self.extra = extra
+        self._turn_key: int | None = None
+        self._turn = -1
+        self._stop_turn = False
+        self._ran: list[tuple[str, Any, str]] = []  # calls of the current turn that ran: (name, args, observation)
+        extra.update(
+            {
+                "messages": messages,
+                "termination": None,
+                "prev_step_dict": [],
+                "cur_step_dict": [],
+                "trajectory_id": trajectory_id,
+                "action_log": [],
+                "db_hash": self.db_hash,
+            }
+        )
+
+    # ------------------------------------------------------------------ steps
+    def _step(self) -> dict[str, Any]:
+        return {"turn": self._turn, "bb_hash": self.db_hash, "value_est": self.value_est}
+
+    def _start_turn(self, key: int, message: Any) -> None:
+        self._turn_key = key
+        self._turn += 1
+        self._ran = []
+        self._stop_turn = any(_call_name(c) == DONE_TOOL for c in _calls_of(message))
+        self.extra["prev_step_dict"].append(self._step())
+        self.extra["cur_step_dict"].append(self._step())
+
+    def _update_progress(self, name: str, arguments: Any) -> None:
+        if not isinstance(arguments, dict):
+            return
+        call = ToolCall(id="", name=name, arguments=arguments)
+        for i, target in enumerate(self.targets):
+            if not self._matched[i] and compare_action(target, call):
+                self._matched[i] = True
+        if self.targets:
+            self.value_est = sum(self._matched) / len(self.targets)
+
+    # ------------------------------------------------------------------- call
+    def call(self, name: str, arguments: Any, messages: list) -> str:
+        """Run one tool call of the current assistant turn (``messages[-1]``) and return the observation."""
+        if self.ended is not None:
+            return ENDED_OBSERVATION
+        key = len(messages)
+        if key != self._turn_key:
+            self._start_turn(key, messages[-1] if messages else None)
+        if name == DONE_TOOL:
+            self._ran.append((name, {}, DONE_OBSERVATION))
+            self._end("agent_stop", messages)
+            return DONE_OBSERVATION
+        if self._stop_turn:
+            return NOT_RUN_WITH_DONE
+        observation = self.env.step(name, arguments)
+        record = self.env.actions[-1]
+        error = bool(record["error"])
+        if self.env.has_tool(name) and self.env.is_mutating_tool(name):
+            self.db_hash = self.env.get_data_hash()  # failed writes may mutate too (tau2 quirks): always rehash
+        if not error:
+            self._update_progress(name, record["arguments"])
+        self._ran.append((name, record["arguments"] if record["arguments"] is not None else arguments, observation))
+        self.extra["cur_step_dict"][-1] = self._step()
+        self.extra["action_log"].append(
+            {"turn": self._turn, "name": record["name"], "arguments": record["arguments"], "error": error}
+        )
+        self.extra["db_hash"] = self.db_hash
+        if not error and name in self.env.terminate_tools:
+            self._end("user_stop", messages)
+        return observation
+
+    def _end(self, termination: str, messages: list) -> None:
+        """Mark the episode over and freeze ``messages`` at what actually ran (see the module doc)."""
+        self.ended = termination
+        self.extra["termination"] = termination
+        current = messages[-1] if messages else None
+        is_assistant = isinstance(current, Mapping) and current.get("role") == "assistant"
+        head = list(messages[:-1] if is_assistant else messages)
+        calls, answers = [], []
+        for i, (name, args, observation) in enumerate(self._ran):
+            cid = f"tau2_end_{self._turn}_{i}"
+            calls.append({"id": cid, "type": "function", "function": {"name": name, "arguments": args}})
+            answers.append({"role": "tool", "tool_call_id": cid, "content": observation})
+        content = current.get("content") if is_assistant else None
+        final = {"role": "assistant", "content": content if isinstance(content, str) else "", "tool_calls": calls}
+        self.extra["messages"] = [*head, final, *answers]
+
+
+class SessionStore:
+    """Process-local sessions keyed by trajectory; dropped with their ``agent_data``, bounded by LRU eviction."""
+
+    def __init__(self, max_sessions: int = DEFAULT_MAX_SESSIONS):
+        self.max_sessions = max_sessions
+        self._sessions: OrderedDict[tuple[str, int], Tau2Session] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(agent_data: Any) -> tuple[str, int]:
+        # the object id separates trajectories that share a request id (verl's full_determinism ids)
+        return str(getattr(agent_data, "request_id", "")), id(agent_data)
+
+    def get(self, agent_data: Any) -> Tau2Session | None:
+        """The session of this trajectory, if one is open."""
+        with self._lock:
+            return self._sessions.get(self.key(agent_data))
+
+    def open(self, agent_data: Any, factory: Callable[[], Tau2Session]) -> Tau2Session:
+        """The session of this trajectory, created with ``factory`` on its first tool call."""
+        key = self.key(agent_data)
+        with self._lock:
+            hit = self._sessions.get(key)
+            if hit is not None:
+                self._sessions.move_to_end(key)
+                return hit
+        session = factory()
+        with self._lock:
+            hit = self._sessions.setdefault(key, session)
+            while len(self._sessions) > self.max_sessions:
+                old, _ = self._sessions.popitem(last=False)
+                logger.warning("tau2 tools: evicted the session of trajectory %s (store full)", old[0])
+        if hit is session:
+            try:
+                weakref.finalize(agent_data, self.discard, key)
+            except TypeError:  # not weak-referenceable: LRU eviction bounds the store
+                pass
+        return hit
+
+    def discard(self, key: tuple[str, int]) -> None:
+        with self._lock:
+            self._sessions.pop(key, None)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._sessions)
+
+
+SESSIONS = SessionStore()
+
+
+class Tau2Tool(BaseTool):
+    """One agent tool of a tau2 domain (``config``: ``domain``, optional ``data_dir``; the name is the schema's).
+
+    Per-row ``create_kwargs`` (``tools_kwargs.<tool>.create_kwargs`` of the dataset) give ``task_id``, ``domain``
+    and ``data_dir``. The data folder is the tool config's ``data_dir``, else ``TAU2_DATA_DIR``, else the row's.
+    """
+
+    def __init__(self, config: dict, tool_schema: OpenAIFunctionToolSchema | None = None):
+        self.config = dict(config or {})
+        if tool_schema is None:
+            tool_schema = self._default_schema()
+        super().__init__(self.config, tool_schema)
+        self._check_name()
+        self._instances: dict[str, dict[str, Any]] = {}
+
+    def _default_schema(self) -> OpenAIFunctionToolSchema:
+        name, domain = self.config.get("name"), self.config.get("domain")
+        if not name or not domain:
+            raise ValueError("a tau2 tool without tool_schema needs config.name and config.domain")
+        spec = _import_domain(str(domain)).AgentTools.tool_specs().get(name)
+        if spec is None:
+            raise ValueError(f"tau2 domain {domain!r} has no tool {name!r}")
+        return OpenAIFunctionToolSchema.model_validate(function_schema(name, spec.func))
+
+    def _check_name(self) -> None:
+        domain = self.config.get("domain")
+        if domain and self.name not in _import_domain(str(domain)).AgentTools.tool_specs():
+            raise ValueError(f"tau2 domain {domain!r} has no tool {self.name!r} (check the tool config)")
+
+    async def create(self, instance_id: str | None = None, **kwargs: Any) -> tuple[str, ToolResponse]:
+        """Remember this call's ``create_kwargs``; the episode itself lives in :data:`SESSIONS`."""
+        instance_id = instance_id or uuid4().hex
+        self._instances[instance_id] = dict(kwargs.get("create_kwargs") or {})
+        return instance_id, ToolResponse()
+
+    def _create_kwargs(self, instance_id: str, agent_data: Any) -> dict[str, Any]:
+        found = self._instances.get(instance_id) or {}
+        if found.get("task_id") is not None:
+            return found
+        for entry in (getattr(agent_data, "tools_kwargs", None) or {}).values():  # any tool's kwargs will do
+            create = entry.get("create_kwargs") if isinstance(entry, Mapping) else None
+            if isinstance(create, Mapping) and create.get("task_id") is not None:
+                return dict(create)
+        return found
+
+    def _data_dir(self, create: Mapping[str, Any]) -> str | None:
+        return self.config.get("data_dir") or os.environ.get(DATA_DIR_ENV) or create.get("data_dir") or None
+
+    def _session(self, instance_id: str, agent_data: Any) -> Tau2Session:
+        def factory() -> Tau2Session:
+            create = self._create_kwargs(instance_id, agent_data)
+            task_id = create.get("task_id")
+            domain_name = create.get("domain") or self.config.get("domain")
+            if task_id is None or not domain_name:
+                raise ValueError(
+                    "tau2 tools need tools_kwargs.<tool>.create_kwargs with task_id and domain in each row "
+                    "(verl-rewards prepare tau2 writes them)"
+                )
+            domain = load_domain(str(domain_name), self._data_dir(create))
+            return Tau2Session(
+                domain, task_id, agent_data.extra_fields, agent_data.messages, str(agent_data.request_id)
+            )
+
+        return SESSIONS.open(agent_data, factory)
+
+    async def execute(
+        self, instance_id: str, parameters: dict[str, Any], **kwargs: Any
+    ) -> tuple[ToolResponse, float, dict]:
+        """Run the call on the trajectory's environment; the observation is tau2's tool output."""
+        agent_data = kwargs.get("agent_data")
+        if agent_data is None or not hasattr(agent_data, "extra_fields"):
+            return ToolResponse(text="Error: tau2 tools must be called by verl's tool agent loop"), 0.0, {}
+        try:
+            session = self._session(instance_id, agent_data)
+        except Exception as exc:  # noqa: BLE001 - verl would swallow it; log loudly, answer with the reason
+            logger.error("tau2 tools: cannot start the episode: %s", exc)
+            return ToolResponse(text=f"Error: cannot start the tau2 episode: {exc}"), 0.0, {}
+        text = session.call(self.name, parameters, agent_data.messages)
+        return ToolResponse(text=text), 0.0, {}
+
+    async def release(self, instance_id: str, **kwargs: Any) -> None:
+        self._instances.pop(instance_id, None)
+
+
+class Tau2DoneTool(Tau2Tool):
+    """The ``done`` tool: ends the episode as an agent stop (tau2's solo-mode stop tool)."""
+
+    def _default_schema(self) -> OpenAIFunctionToolSchema:
+        return OpenAIFunctionToolSchema.model_validate(done_schema())
+
+    def _check_name(self) -> None:
+        if self.name != DONE_TOOL:
+            raise ValueError(f"Tau2DoneTool must be named {DONE_TOOL!r}, got {self.name!r}")
