@@ -98,3 +98,9 @@ def say(text: str, role: str = "assistant") -> dict[str, Any]:
 def exchange(name: str, args: Any, cid: str = "c1", role: str = "assistant") -> list[dict[str, Any]]:
     """A tool call and its (placeholder) answer."""
     return [call(name, args, cid, role), tool(cid)]
+
+
+def read_json(path: Path) -> Any:
+    """A domain data file (the DB, tasks.json, ...) as plain JSON."""
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)

@@ -6,7 +6,6 @@ Expected hashes were computed once with tau2-bench's own airline toolkit (pydant
 
 import copy
 import inspect
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ from verl_rewards.tau2.domains.common import MAX_EXPRESSION_LENGTH
 from verl_rewards.tau2.state import BaseDB, DBState, canonical_json, dict_hash
 from verl_rewards.tau2.toolkit import Record, serialise_result
 
-from tau2_support import tau2_data_dir
+from tau2_support import read_json, tau2_data_dir
 
 _ROOT = tau2_data_dir()
 DATA = (_ROOT or Path("/nonexistent")) / "airline"
@@ -78,8 +77,7 @@ GIFT, CERT, CERT2, CARD = "gift_card_5309492", "certificate_7502997", "certifica
 # --------------------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def raw() -> dict[str, Any]:
-    with open(DATA / "db.json", encoding="utf-8") as fh:
-        return json.load(fh)
+    return read_json(DATA / "db.json")
 
 
 @pytest.fixture(scope="module")
@@ -89,8 +87,7 @@ def base(raw: dict[str, Any]) -> BaseDB:
 
 @pytest.fixture(scope="module")
 def tasks() -> list[dict[str, Any]]:
-    with open(DATA / "tasks.json", encoding="utf-8") as fh:
-        return json.load(fh)
+    return read_json(DATA / "tasks.json")
 
 
 @pytest.fixture()

@@ -20,7 +20,7 @@ from verl_rewards.tau2.domains.retail import AgentTools, normalize_db
 from verl_rewards.tau2.state import BaseDB, DBState, canonical_json, dict_hash
 from verl_rewards.tau2.toolkit import Record, ToolError, serialise_result
 
-from tau2_support import tau2_data_dir
+from tau2_support import read_json, tau2_data_dir
 
 _ROOT = tau2_data_dir()
 DATA = (_ROOT or Path("/nonexistent")) / "retail"
@@ -232,8 +232,7 @@ USER_NOAH_JSON = (
 # --------------------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def raw() -> dict[str, Any]:
-    with open(DATA / "db.json", encoding="utf-8") as fh:
-        return json.load(fh)
+    return read_json(DATA / "db.json")
 
 
 @pytest.fixture(scope="module")
@@ -243,8 +242,7 @@ def base(raw: dict[str, Any]) -> BaseDB:
 
 @pytest.fixture(scope="module")
 def tasks() -> list[dict[str, Any]]:
-    with open(DATA / "tasks.json", encoding="utf-8") as fh:
-        return json.load(fh)
+    return read_json(DATA / "tasks.json")
 
 
 @pytest.fixture()
