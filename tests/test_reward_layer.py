@@ -215,3 +215,26 @@ def test_custom_reward_function_path_may_name_a_decorated_reward(small_tokenizer
     out = mgr(_batch(small_tokenizer, ["42"]), return_dict=True)
     assert out["reward_extra_info"]["base_score"] == [1.0]
     assert out["reward_extra_info"]["step_seen"] == [5]
+
+
+def test_process_executor_runs_rewards_in_worker_processes_and_cuts_hangs(small_tokenizer_dir, small_tokenizer):
+    tok = small_tokenizer
+    mgr = _manager(small_tokenizer_dir, tok, ["reward_fn=t_len", "executor=process"])
+    try:
+        out = mgr(_batch(tok, ["short", "far too long"], length_penalty=[True] * 2, max_length=[5] * 2),
+                  return_dict=True)
+        assert out["reward_extra_info"]["base_score"] == [1.0, 0.0]
+        runner = mgr.router._runner
+        assert runner is not None and runner.worker_pids  # scored in child processes
+    finally:
+        if mgr.router._runner is not None:
+            mgr.router._runner.close()
+    mgr = _manager(small_tokenizer_dir, tok, ["reward_fn=t_hang", "executor=process", "timeout_s=1"])
+    try:
+        start = time.monotonic()
+        out = mgr(_batch(tok, ["x"]), return_dict=True)
+        assert time.monotonic() - start < 1 + 2.5  # the limit holds even while the worker is still starting
+        assert out["reward_extra_info"]["reward_timeout"] == [1]
+    finally:
+        if mgr.router._runner is not None:
+            mgr.router._runner.close()
