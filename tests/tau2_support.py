@@ -104,3 +104,27 @@ def read_json(path: Path) -> Any:
     """A domain data file (the DB, tasks.json, ...) as plain JSON."""
     with open(path, encoding="utf-8") as fh:
         return json.load(fh)
+
+
+def toolkit_fixtures(data: Path, normalize_db: Any, toolkit_cls: Any) -> tuple[Any, Any, Any, Any]:
+    """pytest fixtures ``raw``, ``base``, ``tasks`` (module scope: the DB is read and normalised once) and ``tk``
+    (a fresh toolkit over a copy-on-write state) for one domain's tool tests. Assign them at module level."""
+    from verl_rewards.tau2.state import BaseDB, DBState
+
+    @pytest.fixture(scope="module")
+    def raw() -> dict[str, Any]:
+        return read_json(data / "db.json")
+
+    @pytest.fixture(scope="module")
+    def base(raw: dict[str, Any]) -> BaseDB:
+        return BaseDB(normalize_db(raw))
+
+    @pytest.fixture(scope="module")
+    def tasks() -> list[dict[str, Any]]:
+        return read_json(data / "tasks.json")
+
+    @pytest.fixture()
+    def tk(base: BaseDB) -> Any:
+        return toolkit_cls(DBState(base))
+
+    return raw, base, tasks, tk

@@ -20,7 +20,7 @@ from verl_rewards.tau2.domains.retail import AgentTools, normalize_db
 from verl_rewards.tau2.state import BaseDB, DBState, canonical_json, dict_hash
 from verl_rewards.tau2.toolkit import Record, ToolError, serialise_result
 
-from tau2_support import read_json, tau2_data_dir
+from tau2_support import tau2_data_dir, toolkit_fixtures
 
 _ROOT = tau2_data_dir()
 DATA = (_ROOT or Path("/nonexistent")) / "retail"
@@ -230,24 +230,7 @@ USER_NOAH_JSON = (
 # --------------------------------------------------------------------------------------------------------------
 # fixtures: the DB is loaded and normalised once per module
 # --------------------------------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def raw() -> dict[str, Any]:
-    return read_json(DATA / "db.json")
-
-
-@pytest.fixture(scope="module")
-def base(raw: dict[str, Any]) -> BaseDB:
-    return BaseDB(normalize_db(raw))
-
-
-@pytest.fixture(scope="module")
-def tasks() -> list[dict[str, Any]]:
-    return read_json(DATA / "tasks.json")
-
-
-@pytest.fixture()
-def tk(base: BaseDB) -> AgentTools:
-    return AgentTools(DBState(base))
+raw, base, tasks, tk = toolkit_fixtures(DATA, normalize_db, AgentTools)
 
 
 def _error(tk: AgentTools, name: str, args: dict[str, Any]) -> str:
