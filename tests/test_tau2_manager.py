@@ -84,3 +84,14 @@ def test_tau_bench_variant_and_bad_options(small_tokenizer_dir, small_tokenizer)
     assert out["reward_extra_info"]["tb_r_actions"] == [1.0, 0.0]
     with pytest.raises(ManagerConfigError, match="nl_policy"):
         _manager(small_tokenizer_dir, small_tokenizer, ["tau2.nl_policy=maybe"])
+
+
+def test_task_id_from_extra_info_ground_truth_dict_or_json_text():
+    from verl_rewards.tau2.verl_scorer import Tau2InputError, task_id_of
+
+    assert task_id_of("ignored", {"task_id": 5}) == "5"
+    assert task_id_of({"task_id": "create_task_1"}, {}) == "create_task_1"
+    assert task_id_of('{"task_id": "7", "evaluation_criteria": {"actions": []}}', {}) == "7"
+    assert task_id_of("12", {}) == "12"
+    with pytest.raises(Tau2InputError, match="no task id"):
+        task_id_of(None, {})

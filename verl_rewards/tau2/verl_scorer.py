@@ -29,6 +29,7 @@ the episode ended without an agent or user stop); tau-bench:
 from __future__ import annotations
 
 import importlib
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -107,6 +108,11 @@ def domain_of(data_source: str, extra_info: Mapping[str, Any]) -> str:
 def task_id_of(ground_truth: Any, extra_info: Mapping[str, Any]) -> str:
     if extra_info.get("task_id") is not None:
         return str(extra_info["task_id"])
+    if isinstance(ground_truth, str) and ground_truth.lstrip().startswith("{"):
+        try:  # `verl-rewards prepare tau2` stores the task id and criteria as JSON text
+            ground_truth = json.loads(ground_truth)
+        except ValueError:
+            pass
     if isinstance(ground_truth, Mapping) and ground_truth.get("task_id") is not None:
         return str(ground_truth["task_id"])
     if isinstance(ground_truth, str) and ground_truth:
