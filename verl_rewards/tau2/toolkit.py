@@ -95,6 +95,20 @@ class Record(dict):
     """A dict a tool returns where tau2 returns a pydantic model: its numbers stay native in the observation."""
 
 
+def clone_json(value: Any) -> Any:
+    """Deep copy of JSON-like data (dicts, lists, scalars); faster than ``copy.deepcopy``."""
+    if isinstance(value, dict):
+        return {k: clone_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [clone_json(v) for v in value]
+    return value
+
+
+def detached_record(value: dict[str, Any]) -> Record:
+    """A :class:`Record` copy of a DB record, so the caller can never mutate the state through it."""
+    return Record(clone_json(value))
+
+
 def _plain(value: Any) -> Any:
     if isinstance(value, Record):
         return dict(value)

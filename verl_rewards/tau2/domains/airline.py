@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable
 from typing import Any, Literal
 
-from ..toolkit import Record, ToolError, Toolkit, tool
+from ..toolkit import Record, ToolError, Toolkit, detached_record, tool
 from .common import TRANSFER_MESSAGE, calculate_expression
 
 NAME = "airline"
@@ -357,11 +357,6 @@ def normalize_db(raw: dict[str, Any]) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------------------------
 # The agent toolkit
 # --------------------------------------------------------------------------------------------------------------
-def _record(value: dict[str, Any]) -> Record:
-    """A detached copy of a DB record, returned where tau2 returns a pydantic model."""
-    return Record(copy.deepcopy(value))
-
-
 class AgentTools(Toolkit):
     """The airline agent's tools over a :class:`~verl_rewards.tau2.state.DBState` of :func:`normalize_db` data."""
 
@@ -453,7 +448,7 @@ class AgentTools(Toolkit):
         Args:
             user_id: The user id, such as 'sara_doe_496'.
         """
-        return _record(self._user(user_id))
+        return detached_record(self._user(user_id))
 
     @tool("read")
     def get_reservation_details(self, reservation_id: str) -> Record:
@@ -462,7 +457,7 @@ class AgentTools(Toolkit):
         Args:
             reservation_id: The reservation id, such as '8JX2WO'.
         """
-        return _record(self._reservation(reservation_id))
+        return detached_record(self._reservation(reservation_id))
 
     @tool("read")
     def list_all_airports(self) -> list[Record]:
@@ -626,7 +621,7 @@ class AgentTools(Toolkit):
             self.db.write("flights", flight_number)["dates"][date]["available_seats"][cabin] -= n_pax
         self.db.insert("reservations", reservation_id, reservation)
         w_user["reservations"].append(reservation_id)
-        return _record(reservation)
+        return detached_record(reservation)
 
     @tool("write")
     def cancel_reservation(self, reservation_id: str) -> Record:
@@ -641,7 +636,7 @@ class AgentTools(Toolkit):
         # tau2: refunds are appended for every entry (earlier refunds included); seats and balances stay as they are
         history.extend([{"payment_id": p["payment_id"], "amount": -p["amount"]} for p in history])
         reservation["status"] = "cancelled"
-        return _record(reservation)
+        return detached_record(reservation)
 
     @tool("write")
     def update_reservation_flights(
@@ -709,7 +704,7 @@ class AgentTools(Toolkit):
             w_res["payment_history"].append(payment)
         w_res["flights"] = new_segments
         w_res["cabin"] = cabin  # no seat counts change, for new or old segments (tau2)
-        return _record(w_res)
+        return detached_record(w_res)
 
     @tool("write")
     def update_reservation_baggages(
@@ -734,7 +729,7 @@ class AgentTools(Toolkit):
             w_res["payment_history"].append(payment)
         w_res["total_baggages"] = total_baggages
         w_res["nonfree_baggages"] = nonfree_baggages
-        return _record(w_res)
+        return detached_record(w_res)
 
     @tool("write")
     def update_reservation_passengers(self, reservation_id: str, passengers: list[dict]) -> Record:
@@ -750,7 +745,7 @@ class AgentTools(Toolkit):
         if len(passengers) != len(reservation["passengers"]):
             raise ToolError("Number of passengers does not match")
         self.db.write("reservations", reservation_id)["passengers"] = copy.deepcopy(passengers)
-        return _record(self._reservation(reservation_id))
+        return detached_record(self._reservation(reservation_id))
 
     @tool("write")
     def send_certificate(self, user_id: str, amount: int) -> str:

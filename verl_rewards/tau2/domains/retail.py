@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from ..toolkit import Record, ToolError, Toolkit, tool
+from ..toolkit import Record, ToolError, Toolkit, detached_record, tool
 from .common import TRANSFER_MESSAGE, calculate_expression
 
 NAME = "retail"
@@ -143,19 +143,6 @@ def normalize_db(raw: dict[str, Any]) -> dict[str, Any]:
 # ----------------------------------------------------------------------------------------------- helpers
 
 
-def _clone(value: Any) -> Any:
-    """Deep copy of JSON-like data (faster than ``copy.deepcopy``); keeps returned records detached."""
-    if isinstance(value, dict):
-        return {k: _clone(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_clone(v) for v in value]
-    return value
-
-
-def _record(value: dict[str, Any]) -> Record:
-    return Record(_clone(value))
-
-
 def _type_name(value: Any) -> str:
     return type(value).__name__
 
@@ -250,6 +237,28 @@ explicitly asks for a human agent, or if, given the policy and the available too
         return TRANSFER_MESSAGE
 
     # --------------------------------------------------------------------------------------- read tools
+    def _swap_price_difference(
+        self, order: dict[str, Any], item_ids: list[str], new_item_ids: list[str], *, allow_same: bool
+    ) -> tuple[float, dict[str, Any]]:
+        """Validate each (old item, new variant) pair in order and sum the price differences.
+
+        Returns the unrounded sum and the last validated variant (tau2's modify quirk copies its price and options
+        onto every modified item). ``allow_same=False`` rejects a pair whose ids are equal (modify, not exchange).
+        """
+        diff_price: float = 0
+        variant: dict[str, Any] = {}
+        for item_id, new_item_id in zip(item_ids, new_item_ids, strict=False):
+            if not allow_same and item_id == new_item_id:
+                raise ToolError("The new item id should be different from the old item id")
+            item = next((it for it in order["items"] if it["item_id"] == item_id), None)
+            if item is None:
+                raise ToolError(f"Item {item_id} not found")
+            variant = self._get_variant(item["product_id"], new_item_id)
+            if not variant["available"]:
+                raise ToolError(f"New item {new_item_id} not found or available")
+            diff_price += variant["price"] - item["price"]
+        return diff_price, variant
+
     @tool("read")
     def find_user_id_by_email(self, email: str) -> str:
         """Find a user id by email. Returns an error if no user has this email.
@@ -288,7 +297,7 @@ up by email by default; use this only if the user cannot be found by email or do
         Args:
             order_id: The order id, such as '#W0000000'. Note the '#' at the beginning of the order id.
         """
-        return _record(self._get_order(order_id))
+        return detached_record(self._get_order(order_id))
 
     @tool("read")
     def get_product_details(self, product_id: str) -> Record:
@@ -297,7 +306,7 @@ up by email by default; use this only if the user cannot be found by email or do
         Args:
             product_id: The product id, such as '6086499569'. The product id is different from the item id.
         """
-        return _record(self._get_product(product_id))
+        return detached_record(self._get_product(product_id))
 
     @tool("read")
     def get_item_details(self, item_id: str) -> Record:
@@ -308,7 +317,7 @@ up by email by default; use this only if the user cannot be found by email or do
         """
         for product in self.db.values("products"):
             if item_id in product["variants"]:
-                return _record(product["variants"][item_id])
+                return detached_record(product["variants"][item_id])
         raise ToolError("Item not found")
 
     @tool("read")
@@ -318,7 +327,7 @@ up by email by default; use this only if the user cannot be found by email or do
         Args:
             user_id: The user id, such as 'sara_doe_496'.
         """
-        return _record(self._get_user(user_id))
+        return detached_record(self._get_user(user_id))
 
     @tool("read")
     def list_all_product_types(self) -> str:
@@ -360,7 +369,7 @@ the order details after the cancellation.
         order["status"] = "cancelled"
         order["cancel_reason"] = reason
         order["payment_history"].extend(refunds)
-        return _record(order)
+        return detached_record(order)
 
     @tool("write")
     def modify_pending_order_address(
@@ -386,7 +395,7 @@ user confirmation (yes/no) before calling. Returns the order details after the m
         )
         order = self.db.write("orders", order_id)
         order["address"] = address
-        return _record(order)
+        return detached_record(order)
 
     @tool("write")
     def modify_pending_order_items(
@@ -410,18 +419,8 @@ as 'gift_card_0000000' or 'credit_card_0000000'. It can be looked up in the user
         self._check_item_counts(order, item_ids, "{item_id} not found")
         if len(item_ids) != len(new_item_ids):
             raise ToolError("The number of items to be exchanged should match")
-        diff_price: float = 0
-        variant: dict[str, Any] = {}
-        for item_id, new_item_id in zip(item_ids, new_item_ids, strict=False):
-            if item_id == new_item_id:
-                raise ToolError("The new item id should be different from the old item id")
-            item = next((it for it in order["items"] if it["item_id"] == item_id), None)
-            if item is None:
-                raise ToolError(f"Item {item_id} not found")
-            variant = self._get_variant(item["product_id"], new_item_id)
-            if not variant["available"]:
-                raise ToolError(f"New item {new_item_id} not found or available")
-            diff_price += variant["price"] - item["price"]  # tau2 does not round this difference
+        # tau2 does not round this difference
+        diff_price, variant = self._swap_price_difference(order, item_ids, new_item_ids, allow_same=False)
         method = self._get_payment_method(order["user_id"], payment_method_id)
         if _is_gift_card(method) and method["balance"] < diff_price:
             raise ToolError("Insufficient gift card balance to pay for the new item")
@@ -443,7 +442,7 @@ as 'gift_card_0000000' or 'credit_card_0000000'. It can be looked up in the user
             item["price"] = variant["price"]
             item["options"] = dict(variant["options"])
         order["status"] = "pending (item modified)"
-        return _record(order)
+        return detached_record(order)
 
     @tool("write")
     def modify_pending_order_payment(self, order_id: str, payment_method_id: str) -> Record:
@@ -482,7 +481,7 @@ It can be looked up in the user or order details.
         old_method = self._get_payment_method(order["user_id"], old_method_id)
         if _is_gift_card(old_method):
             self._adjust_gift_card(order["user_id"], old_method_id, amount)
-        return _record(order)
+        return detached_record(order)
 
     @tool("write")
     def modify_user_address(
@@ -506,7 +505,7 @@ confirmation (yes/no) before calling. Returns the user details after the modific
         )
         user = self.db.write("users", user_id)
         user["address"] = address
-        return _record(user)
+        return detached_record(user)
 
     @tool("write")
     def exchange_delivered_order_items(
@@ -530,15 +529,7 @@ as 'gift_card_0000000' or 'credit_card_0000000'. It can be looked up in the user
         self._check_item_counts(order, item_ids, "Number of {item_id} not found.")
         if len(item_ids) != len(new_item_ids):
             raise ToolError("The number of items to be exchanged should match.")
-        diff_price: float = 0
-        for item_id, new_item_id in zip(item_ids, new_item_ids, strict=False):
-            item = next((it for it in order["items"] if it["item_id"] == item_id), None)
-            if item is None:
-                raise ToolError(f"Item {item_id} not found")
-            variant = self._get_variant(item["product_id"], new_item_id)
-            if not variant["available"]:
-                raise ToolError(f"New item {new_item_id} not found or available")
-            diff_price += variant["price"] - item["price"]
+        diff_price, _ = self._swap_price_difference(order, item_ids, new_item_ids, allow_same=True)
         diff_price = round(diff_price, 2)  # int 0 when no items are given, as in tau2
         method = self._get_payment_method(order["user_id"], payment_method_id)
         if _is_gift_card(method) and method["balance"] < diff_price:
@@ -550,7 +541,7 @@ as 'gift_card_0000000' or 'credit_card_0000000'. It can be looked up in the user
         order["exchange_new_items"] = sorted(new_item_ids)
         order["exchange_payment_method_id"] = payment_method_id
         order["exchange_price_difference"] = diff_price
-        return _record(order)
+        return detached_record(order)
 
     @tool("write")
     def return_delivered_order_items(self, order_id: str, item_ids: list[str], payment_method_id: str) -> Record:
@@ -577,4 +568,4 @@ user confirmation (yes/no) before calling. Returns the order details after the r
         order["status"] = "return requested"
         order["return_items"] = sorted(item_ids)
         order["return_payment_method_id"] = payment_method_id
-        return _record(order)
+        return detached_record(order)
