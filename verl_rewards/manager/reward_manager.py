@@ -44,16 +44,6 @@ def place_on_last_token(responses: torch.Tensor, valid_lengths: torch.Tensor, sc
     return out
 
 
-def _local_path(path: Any) -> str | None:
-    """verl's ``custom_reward_function.path`` as something our module loader can import (files only)."""
-    if not path:
-        return None
-    path = str(path)
-    if path.startswith("pkg://"):
-        return path
-    return path[len("file://") :] if path.startswith("file://") else path
-
-
 def _verl_default_score() -> Callable[..., Any]:
     from verl.utils.reward_score import default_compute_score
 
@@ -89,7 +79,7 @@ class ContributionRewardManager(RewardManagerBase):
             custom_path = (reward_section.get("custom_reward_function") or {}).get("path")
             custom = compute_score if custom_path else None
             default = compute_score if (compute_score is not None and not custom_path) else None
-            custom_path = _local_path(custom_path)
+            custom_path = str(custom_path) if custom_path else None  # file, file:// or pkg:// (load_module)
             self._warn_if_metrics_hook_missing(config)
         else:  # legacy construction: kwargs are the manager's reward_kwargs, compute_score is the user's
             kwargs = dict(reward_kwargs)

@@ -11,7 +11,7 @@ from ..manager.config import DecodeConfig
 from ..manager.core import Scorer, ScoringCore
 from ..manager.sample import Sample
 from ..manager.scoring import ScoreResult, normalise_result, thread_pool
-from .inputs import build_inputs
+from .inputs import build_inputs, trajectory_id
 from .pools import EnvPool
 from .registry import RewardSpec
 
@@ -55,8 +55,6 @@ class LayerScorer(Scorer):
         )
         key = kwargs.get("id") or None
         if self.pool is not None:
-            from .inputs import trajectory_id
-
             key = key or trajectory_id(sample)
             kwargs["env"] = await self.pool.acquire(key)
         finished = False
