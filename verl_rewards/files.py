@@ -1,0 +1,76 @@
+"""Atomic output files: every file the CLI writes appears complete or not at all.
+
+A writer fills a temporary file in the target's own folder (same file system, so ``os.replace`` is an atomic
+rename) and the temporary file is renamed into place only after the writer returned without error. A failed or
+interrupted write leaves the previous file untouched and removes its temporary file. :func:`replace_together`
+does the same for a set of files that belong together (parquet splits plus a tool config): all of them are
+written first, then renamed one after another, so a failure while writing changes none of them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+
+Writer = Callable[[Path], None]
+
+
+@contextlib.contextmanager
+def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a temporary path next to ``target``; on a clean exit it replaces ``target``, on an error it is deleted."""
+    target = Path(target)
+    tmp = _temp_beside(target)
+    try:
+        yield tmp
+        _fsync(tmp)
+        os.replace(tmp, target)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+
+
+def write_text_atomic(target: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` (UTF-8) to ``target`` atomically."""
+    with atomic_path(target) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
+def replace_together(writers: Mapping[str | os.PathLike[str], Writer]) -> list[Path]:
+    """Write every ``target: writer(tmp_path)`` pair to temporary files, then rename them all into place.
+
+    If any writer fails, no target is touched. Returns the targets in the order given.
+    """
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for target, writer in writers.items():
+            target = Path(target)
+            tmp = _temp_beside(target)
+            staged.append((tmp, target))
+            writer(tmp)
+            _fsync(tmp)
+        for tmp, target in staged:
+            os.replace(tmp, target)
+        return [target for _, target in staged]
+    finally:
+        for tmp, _ in staged:
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
+
+
+def _temp_beside(target: Path) -> Path:
+    """An empty temporary file in ``target``'s folder (created if missing), hidden and named after ``target``."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(name, 0o666 & ~umask)  # mkstemp's 0600 would otherwise become the output file's mode
+    return Path(name)
+
+
+def _fsync(path: Path) -> None:
+    with open(path, "rb") as handle:
+        os.fsync(handle.fileno())
