@@ -16,7 +16,7 @@ def t_len(final_response: str, length_penalty: bool, max_length: int) -> float:
     return 1.0
 
 
-@reward(name="t_fields", extra_keys=("step_seen", "n_messages"))
+@reward(name="t_fields", extra_keys=("step_seen", "n_messages", "traj_id", "source"))
 def t_fields(final_response: str, ground_truth: str, step: int, id: str, trajectory: list, data_source: str) -> dict:
     return {
         "reward": float(final_response.strip() == ground_truth),
@@ -53,7 +53,7 @@ class CounterEnv:
         self.resets += 1
 
 
-@reward(name="t_env", env_cls=CounterEnv, env_kwargs={"start": 0}, pool_size=2)
+@reward(name="t_env", env_cls=CounterEnv, env_kwargs={"start": 0}, pool_size=2, extra_keys=("env_resets",))
 async def t_env(final_response: str, env: CounterEnv, id: str) -> dict:
     env.value += len(final_response)
     await asyncio.sleep(0.01)

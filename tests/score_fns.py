@@ -17,6 +17,24 @@ def exact_match_dict(data_source, solution_str, ground_truth, extra_info=None, *
     return {"score": ok * 2.0, "acc": ok, "resp_chars": len(solution_str), "pred": solution_str[:20]}
 
 
+exact_match_dict.extra_keys = ("resp_chars", "pred")
+
+
+def em_sometimes(data_source, solution_str, ground_truth, extra_info=None, **kwargs):
+    """Undeclared components: a dict with ``em`` for answers containing a digit, a bare float otherwise."""
+    if solution_str.startswith("slow"):
+        time.sleep(1.5)  # finishes after every other sample of its batch
+    ok = float(solution_str.strip() == str(ground_truth).strip())
+    if any(ch.isdigit() for ch in solution_str):
+        return {"score": ok, "em": ok}
+    return ok
+
+
+def key_per_sample(data_source, solution_str, ground_truth, extra_info=None, **kwargs):
+    """A reward that (wrongly) puts an id into a key name: a new key for every sample."""
+    return {"score": 1.0, f"seen_{(extra_info or {}).get('index')}": 1.0}
+
+
 def toolrl_style(solution_str, ground_truth, step, prev_step_dict, cur_step_dict):
     """ToolRL style: a 4-tuple (score, format, correctness, length); reports what it was given via the score."""
     fmt = 1.0 if solution_str.startswith("<think>") else 0.0
@@ -27,6 +45,9 @@ def toolrl_style(solution_str, ground_truth, step, prev_step_dict, cur_step_dict
 async def async_score(solution_str, ground_truth):
     await asyncio.sleep(0)
     return {"reward": float(str(ground_truth) in solution_str), "async_ok": 1}
+
+
+async_score.extra_keys = ("async_ok",)  # a plain function declares the extras it returns
 
 
 def raises(solution_str):

@@ -20,7 +20,8 @@ def test_doctor_reports_manager_and_both_metrics_hooks():
     assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
     assert "[ok] reward manager 'contribution'" in proc.stdout
     assert "[ok] metrics hook, legacy trainer" in proc.stdout
-    assert "[ok] metrics hook, V1 trainer: trainer.v1.trainer_mode=sync_reward_extra" in proc.stdout
+    assert "[ok] metrics hook, V1 trainer: PPOTrainer._compute_metrics wrapped (every trainer_mode)" in proc.stdout
+    assert "[ok] metrics hook, validation" in proc.stdout
 
 
 def test_doctor_fails_when_plugins_are_disabled():

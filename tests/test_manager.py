@@ -143,7 +143,7 @@ def test_prompt_plus_response_decoding_keeps_special_tokens(small_tokenizer_dir,
     tok = small_tokenizer
     mgr = build_manager(
         small_tokenizer_dir, tok, "exact_match_dict",
-        {"decode.include_prompt": "true", "decode.skip_special_tokens": "false"},
+        {"decode.include_prompt": "true", "decode.skip_special_tokens": "false", "extra_keys": "[pred,resp_chars]"},
     )
     prompt = tok.apply_chat_template([{"role": "user", "content": "hi"}], add_generation_prompt=True, tokenize=False)
     batch = make_batch(tok, [prompt], ["42<|im_end|>"])

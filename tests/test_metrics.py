@@ -98,18 +98,35 @@ def test_legacy_trainer_compute_data_metrics_reports_reward_extra(small_tokenize
     assert not any(k.startswith("reward_extra/pred/") for k in metrics)  # strings are skipped
 
 
-def test_v1_trainer_modes_are_registered_subclasses():
+@pytest.mark.parametrize("mode", ["sync", "colocate_async", "separate_async"])
+def test_v1_builtin_modes_keep_verls_classes_and_log_reward_extra(mode):
+    """Metrics in the V1 trainer change nothing else: the mode's class is verl's own, and verl's replay-buffer
+    choice (``trainer_mode == "sync"``) and mode settings lookup see the built-in name."""
     from verl.trainer.ppo.v1 import PPOTrainerColocateAsync, PPOTrainerSeparateAsync, PPOTrainerSync, get_trainer_cls
+    from verl.trainer.ppo.v1.replay_buffer import ReplayBuffer, ReplayBufferAsync
+    from verl.trainer.ppo.v1.trainer_base import PPOTrainer
 
-    from verl_rewards.metrics import RewardExtraMetricsMixin
+    expected = {"sync": PPOTrainerSync, "colocate_async": PPOTrainerColocateAsync,
+                "separate_async": PPOTrainerSeparateAsync}[mode]
+    cls = get_trainer_cls(mode)
+    assert cls is expected and cls.__module__.startswith("verl.")
+    assert cls._compute_metrics is PPOTrainer._compute_metrics
+    assert PPOTrainer._compute_metrics.__verl_rewards_hook__
 
-    for name, base in [
-        ("sync_reward_extra", PPOTrainerSync),
-        ("colocate_async_reward_extra", PPOTrainerColocateAsync),
-        ("separate_async_reward_extra", PPOTrainerSeparateAsync),
-    ]:
-        cls = get_trainer_cls(name)
-        assert issubclass(cls, base) and issubclass(cls, RewardExtraMetricsMixin)
+    config = compose_verl_config([f"trainer.v1.trainer_mode={mode}"])
+    trainer = object.__new__(cls)
+    trainer.config = config
+    trainer.trainer_mode = config.trainer.v1.trainer_mode
+    trainer._add_prompts_to_generate = lambda *a, **k: None
+    buffer = trainer._build_replay_buffer()  # verl's own code path
+    assert type(buffer) is (ReplayBuffer if mode == "sync" else ReplayBufferAsync)
+
+
+def test_retired_reward_extra_modes_fail_with_the_builtin_name():
+    from verl.trainer.ppo.v1 import get_trainer_cls
+
+    with pytest.raises(ValueError, match="trainer_mode=sync_reward_extra is retired: use trainer.v1.trainer_mode=sync"):
+        get_trainer_cls("sync_reward_extra")(compose_verl_config([]))
 
 
 @pytest.mark.ray
@@ -152,7 +169,7 @@ def test_v1_compute_metrics_reads_reward_extra_from_transfer_queue(ray_cluster):
         tq.kv_batch_put(keys=keys, fields=list_of_dict_to_tensordict(rows), tags=tags, partition_id="train")
         meta = KVBatchMeta(keys=keys, tags=tags, partition_id="train")
 
-        trainer = object.__new__(get_trainer_cls("sync_reward_extra"))
+        trainer = object.__new__(get_trainer_cls("sync"))
         trainer.config = compose_verl_config([])
         trainer.use_critic = False
         trainer._rollout_moe_lb_metrics_accumulator = None

@@ -54,7 +54,7 @@ def test_decorator_and_class_register_by_case_insensitive_name():
     assert get_reward("T_LEN").name == "t_len"
     assert get_reward("t_class").is_async
     assert get_reward("t_env").pool_size == 2
-    assert get_reward("t_fields").extra_keys == ("step_seen", "n_messages")
+    assert get_reward("t_fields").extra_keys == ("step_seen", "n_messages", "traj_id", "source")
 
 
 def test_duplicate_name_is_a_clear_error():
@@ -103,7 +103,7 @@ def test_inputs_by_parameter_name_from_columns_extra_info_and_predefined(small_t
     assert extra["base_score"] == [1.0, 0.0]
     assert extra["step_seen"] == [5, 5] and extra["n_messages"] == [2, 2]
     assert extra["traj_id"] == ["u0/0", "u1/1"] and extra["source"] == ["qa", "qa"]
-    assert "acc" not in extra  # layer rewards report only what they return
+    assert "acc" not in extra  # with reward_fn set, only registered rewards are reachable: no verl-default `acc`
 
 
 def test_missing_parameter_names_the_parameter_and_available_fields(small_tokenizer_dir, small_tokenizer):

@@ -41,7 +41,7 @@ def test_run_grpo_composes_and_honours_contribution_env(env, expected_type, expe
 
     cfg = compose_script("examples/grpo_trainer/run_grpo.sh", env, "trainer.total_epochs=3")
     assert cfg["reward"]["reward_manager"]["name"] == "contribution"
-    assert cfg["trainer"]["v1"]["trainer_mode"] == "sync_reward_extra"
+    assert cfg["trainer"]["v1"]["trainer_mode"] == "sync"  # verl's own mode: metrics need no special mode
     assert cfg["algorithm"]["adv_estimator"] == "grpo"
     assert cfg["trainer"]["total_epochs"] == 3  # extra overrides pass through
     settings = ManagerConfig.from_reward_kwargs(cfg["reward"]["reward_kwargs"], environ={})

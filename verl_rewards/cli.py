@@ -48,17 +48,16 @@ def doctor() -> int:
 
         hooked = compute_data_metrics_hooked()
         checks.append(("metrics hook, legacy trainer (use_v1=False)", hooked, "compute_data_metrics wrapped"))
+        from .metrics import validation_hooked
+
+        checks.append(("metrics hook, validation", validation_hooked(), "process_validation_metrics wrapped"))
     except Exception as exc:  # noqa: BLE001
         checks.append(("metrics hook, legacy trainer (use_v1=False)", False, f"{type(exc).__name__}: {exc}"))
     try:
-        from verl.trainer.ppo.v1 import get_trainer_cls
+        from .metrics import v1_hooked
 
-        from .metrics import V1_MODES, V1_SUFFIX
-
-        names = [m + V1_SUFFIX for m in V1_MODES]
-        for name in names:
-            get_trainer_cls(name)
-        checks.append(("metrics hook, V1 trainer", True, "trainer.v1.trainer_mode=" + " | ".join(names)))
+        hooked = v1_hooked()
+        checks.append(("metrics hook, V1 trainer", hooked, "PPOTrainer._compute_metrics wrapped (every trainer_mode)"))
     except ImportError as exc:
         checks.append(("metrics hook, V1 trainer", False, f"{exc} (install verl[verl-core] for the V1 trainer)"))
     except Exception as exc:  # noqa: BLE001

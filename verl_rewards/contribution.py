@@ -78,25 +78,37 @@ def contrib_value_delta(prev_v: Any, cur_v: Any) -> float:
     return max(_as_float(cur_v) - _as_float(prev_v), 0.0)
 
 
-def parse_step_dict(value: Any) -> dict[str, Any] | list[dict[str, Any]]:
+def read_step_dict(value: Any) -> tuple[dict[str, Any] | list[dict[str, Any]], bool]:
     """Normalise a step dict found in a batch: a dict, a list of dicts, or their JSON text.
 
-    Anything else (None, NaN, unparsable or oversized text) becomes ``{}``, which means "use the defaults".
+    Returns ``(step_dict, malformed)``. Anything unusable (unparsable, oversized or too deeply nested text, a
+    value of another type, non-dict turns) becomes ``{}`` or ``{}`` turns, which mean "use the defaults", and
+    sets ``malformed`` so the sample can be flagged. ``None``, NaN and empty text are simply absent.
     """
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return {}, False
     if isinstance(value, str):
+        if not value.strip():
+            return {}, False
         if len(value) > _MAX_STEP_DICT_CHARS:
-            return {}
+            return {}, True
         try:
-            value = json.loads(value) if value.strip() else {}
-        except ValueError:
-            return {}
+            value = json.loads(value)
+        except (ValueError, RecursionError):
+            return {}, True
     if hasattr(value, "tolist") and not isinstance(value, Mapping):
         value = value.tolist()
     if isinstance(value, Mapping):
-        return dict(value)
+        return dict(value), False
     if isinstance(value, list | tuple):
-        return [dict(v) if isinstance(v, Mapping) else {} for v in value]
-    return {}
+        turns = [dict(v) if isinstance(v, Mapping) else {} for v in value]
+        return turns, not all(isinstance(v, Mapping) for v in value)
+    return {}, True
+
+
+def parse_step_dict(value: Any) -> dict[str, Any] | list[dict[str, Any]]:
+    """:func:`read_step_dict` without the malformed flag."""
+    return read_step_dict(value)[0]
 
 
 def _pairs(prev: Any, cur: Any) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:

@@ -1,35 +1,42 @@
-"""Training metrics ``reward_extra/<key>/mean|max|min`` for every numeric reward extra, in both verl trainers.
+"""Reward extras in verl's metrics, in both trainers, with verl's own trainer modes (no extra setting).
 
-verl 0.9.1 logs reward extras only during validation. Two hooks add them to training metrics, next to
-``critic/score/*``:
+verl 0.9.1 logs reward extras only during validation. These hooks add ``reward_extra/<key>/mean|max|min`` to the
+training metrics, next to ``critic/score/*``, and make validation and GDPO read extras the way the manager lays
+them out (:mod:`verl_rewards.extras`: absent values skipped, undeclared components unpacked):
 
 * **legacy trainer** (``trainer.use_v1=False``): the extras travel in the batch (``non_tensor_batch`` +
-  ``meta_info["reward_extra_keys"]``), so wrapping ``metric_utils.compute_data_metrics`` is enough.
-  :func:`install_compute_data_metrics_hook` does it when ``metric_utils`` is imported.
+  ``meta_info["reward_extra_keys"]``), so wrapping ``metric_utils.compute_data_metrics`` is enough
+  (:func:`install_compute_data_metrics_hook`).
 * **V1 trainer** (default): the metrics batch is rebuilt from TransferQueue without the extras, which stay in
-  each row's ``extra_fields["reward_extra_info"]``. The trainer modes ``sync_reward_extra``,
-  ``colocate_async_reward_extra`` and ``separate_async_reward_extra`` (registered by
-  :func:`register_v1_trainers`) read them back after verl's own metrics. Select one with
-  ``trainer.v1.trainer_mode=sync_reward_extra``.
+  each row's ``extra_fields["reward_extra_info"]``. :func:`install_v1_hooks` wraps ``PPOTrainer._compute_metrics``
+  of verl's V1 base class, so every built-in mode (``sync``, ``colocate_async``, ``separate_async``) logs them
+  with nothing else changed: the trainer classes, their names and every ``trainer_mode`` comparison stay verl's.
+  It also hands the extras that ``algorithm.gdpo_reward_keys`` names to verl's GDPO estimator, which in 0.9.1's
+  V1 trainer would otherwise see only ``uid``.
+* **validation** (both trainers): ``process_validation_metrics`` gets ``None`` for absent values (verl skips
+  ``None``) and one list per undeclared component (:func:`install_validation_hook`).
 
-Values are aggregated over every non-padding row. ``bool`` values count as 0/1; strings, ``None`` and other
-non-numbers are skipped per value, never an error; a key with no numeric value is not logged.
+Values are aggregated over every non-padding row that reported them. ``bool`` values count as 0/1; strings,
+``None`` and other non-numbers are skipped per value, never an error; a key with no numeric value is not logged.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Iterable, Mapping
+import threading
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from .extras import ABSENT_KEY, UNDECLARED_KEY, present_columns, rows_to_columns
+
 logger = logging.getLogger("verl_rewards")
 
 PREFIX = "reward_extra"
-V1_MODES = ("sync", "colocate_async", "separate_async")
-V1_SUFFIX = "_reward_extra"
+#: trainer modes of earlier releases; selecting one now fails with a message saying to use verl's own mode
+RETIRED_V1_MODES = ("sync_reward_extra", "colocate_async_reward_extra", "separate_async_reward_extra")
 
 
 def _numeric(value: Any) -> float | None:
@@ -43,29 +50,17 @@ def _numeric(value: Any) -> float | None:
     return None
 
 
-def reward_extra_metrics(columns: Mapping[str, Iterable[Any]]) -> dict[str, float]:
-    """``reward_extra/<key>/{mean,max,min}`` of the numeric values of each column."""
+def reward_extra_metrics(columns: Mapping[str, Any]) -> dict[str, float]:
+    """``reward_extra/<key>/{mean,max,min}`` of the numeric values each column's samples reported."""
     out: dict[str, float] = {}
-    for key, values in columns.items():
-        arr = values.tolist() if isinstance(values, np.ndarray) else list(values)
-        nums = [v for v in (_numeric(x) for x in arr) if v is not None]
+    for key, values in present_columns(columns).items():
+        nums = [v for v in (_numeric(x) for x in values) if v is not None]
         if not nums:
             continue
         out[f"{PREFIX}/{key}/mean"] = float(np.mean(nums))
         out[f"{PREFIX}/{key}/max"] = float(np.max(nums))
         out[f"{PREFIX}/{key}/min"] = float(np.min(nums))
     return out
-
-
-def columns_from_rows(rows: Iterable[Mapping[str, Any] | None]) -> dict[str, list[Any]]:
-    """Per-row ``reward_extra_info`` dicts to columns (a key missing in a row is simply not counted)."""
-    cols: dict[str, list[Any]] = {}
-    for info in rows:
-        if not isinstance(info, Mapping):
-            continue
-        for key, value in info.items():
-            cols.setdefault(str(key), []).append(value)
-    return cols
 
 
 def batch_reward_extra_metrics(batch: Any) -> dict[str, float]:
@@ -75,11 +70,22 @@ def batch_reward_extra_metrics(batch: Any) -> dict[str, float]:
     return reward_extra_metrics({k: ntb[k] for k in keys if k in ntb})
 
 
+def _rebind(original: Any, replacement: Any, attr: str, modules: tuple[str, ...]) -> None:
+    """Point already-imported modules that did ``from ... import attr`` at the replacement."""
+    import sys
+
+    for name in modules:
+        mod = sys.modules.get(name)
+        if mod is not None and getattr(mod, attr, None) is original:
+            setattr(mod, attr, replacement)
+
+
+_TRAINER_MODULES = ("verl.trainer.ppo.ray_trainer", "verl.trainer.ppo.v1.trainer_base")
+
+
 # ------------------------------------------------------------------------------------------- legacy hook
 def install_compute_data_metrics_hook(metric_utils: Any = None) -> bool:
     """Wrap ``metric_utils.compute_data_metrics`` (idempotent) and rebind already-imported users of it."""
-    import sys
-
     if metric_utils is None:
         from verl.trainer.ppo import metric_utils
     original = metric_utils.compute_data_metrics
@@ -98,10 +104,57 @@ def install_compute_data_metrics_hook(metric_utils: Any = None) -> bool:
     compute_data_metrics.__wrapped__ = original  # type: ignore[attr-defined]
     compute_data_metrics.__doc__ = original.__doc__
     metric_utils.compute_data_metrics = compute_data_metrics
-    for name in ("verl.trainer.ppo.ray_trainer", "verl.trainer.ppo.v1.trainer_base"):
-        mod = sys.modules.get(name)
-        if mod is not None and getattr(mod, "compute_data_metrics", None) is original:
-            mod.compute_data_metrics = compute_data_metrics
+    _rebind(original, compute_data_metrics, "compute_data_metrics", _TRAINER_MODULES)
+    return True
+
+
+def validation_hooked() -> bool:
+    """Whether the validation hook is active in this process."""
+    from verl.trainer.ppo import metric_utils
+
+    return bool(getattr(metric_utils.process_validation_metrics, "__verl_rewards_hook__", False))
+
+
+def validation_infos(infos: Mapping[str, list[Any]]) -> dict[str, list[Any]]:
+    """Validation extras as verl should aggregate them: ``None`` where a sample did not report a key (verl's
+    ``process_validation_metrics`` skips ``None``) and one list per undeclared component."""
+    if ABSENT_KEY not in infos and UNDECLARED_KEY not in infos:
+        return dict(infos)
+    n = max((len(v) for v in infos.values()), default=0)
+    out: dict[str, list[Any]] = {}
+    absent = [str(a or "").split(",") for a in infos.get(ABSENT_KEY, [""] * n)]
+    for key, values in infos.items():
+        if key in (ABSENT_KEY, UNDECLARED_KEY):
+            continue
+        out[key] = [None if i < len(absent) and key in absent[i] else v for i, v in enumerate(values)]
+    for i, packed in enumerate(infos.get(UNDECLARED_KEY, [])):
+        for key, value in present_columns({UNDECLARED_KEY: [packed]}).items():
+            if key not in out:
+                out[key] = [None] * n
+            out[key][i] = value[0]
+    return out
+
+
+def install_validation_hook(metric_utils: Any = None) -> bool:
+    """Wrap ``metric_utils.process_validation_metrics`` (idempotent) and rebind the trainers' imports of it."""
+    if metric_utils is None:
+        from verl.trainer.ppo import metric_utils
+    original = metric_utils.process_validation_metrics
+    if getattr(original, "__verl_rewards_hook__", False):
+        return False
+
+    def process_validation_metrics(data_sources: Any, sample_uids: Any, infos_dict: Any, *args: Any, **kwargs: Any):
+        try:
+            infos_dict = validation_infos(infos_dict)
+        except Exception:  # noqa: BLE001 - metrics must never break validation
+            logger.warning("verl-rewards: reading reward extras for validation failed", exc_info=True)
+        return original(data_sources, sample_uids, infos_dict, *args, **kwargs)
+
+    process_validation_metrics.__verl_rewards_hook__ = True  # type: ignore[attr-defined]
+    process_validation_metrics.__wrapped__ = original  # type: ignore[attr-defined]
+    process_validation_metrics.__doc__ = original.__doc__
+    metric_utils.process_validation_metrics = process_validation_metrics
+    _rebind(original, process_validation_metrics, "process_validation_metrics", _TRAINER_MODULES)
     return True
 
 
@@ -113,23 +166,66 @@ def compute_data_metrics_hooked() -> bool:
 
 
 # ----------------------------------------------------------------------------------------------- V1 hook
-def tq_reward_extra_metrics(batch: Any, kv_batch_get: Any) -> dict[str, float]:
-    """V1 trainer: read each row's ``extra_fields["reward_extra_info"]`` from TransferQueue."""
-    data = kv_batch_get(keys=batch.keys, partition_id=batch.partition_id, select_fields=["extra_fields"])
+def _tq_extra_rows(keys: list[str], partition_id: str, kv_batch_get: Any) -> list[Any]:
+    data = kv_batch_get(keys=keys, partition_id=partition_id, select_fields=["extra_fields"])
     field = data["extra_fields"]
     rows = field.tolist() if hasattr(field, "tolist") else list(field)
+    return [r.get("reward_extra_info") if isinstance(r, Mapping) else None for r in rows]
+
+
+def tq_reward_extra_metrics(batch: Any, kv_batch_get: Any) -> dict[str, float]:
+    """V1 trainer: read each row's ``extra_fields["reward_extra_info"]`` from TransferQueue."""
+    infos = _tq_extra_rows(batch.keys, batch.partition_id, kv_batch_get)
     tags = list(getattr(batch, "tags", None) or [])
-    if len(tags) == len(rows):
-        rows = [r for r, tag in zip(rows, tags, strict=True) if not (tag or {}).get("is_padding", False)]
-    infos = [r.get("reward_extra_info") if isinstance(r, Mapping) else None for r in rows]
-    return reward_extra_metrics(columns_from_rows(infos))
+    if len(tags) == len(infos):
+        infos = [r for r, tag in zip(infos, tags, strict=True) if not (tag or {}).get("is_padding", False)]
+    return reward_extra_metrics(rows_to_columns(infos))
 
 
-class RewardExtraMetricsMixin:
-    """Adds ``reward_extra/*`` to the V1 trainer's per-step metrics."""
+def gdpo_columns(infos: list[Any], gdpo_keys: list[str]) -> dict[str, np.ndarray]:
+    """The float columns GDPO reads, from per-row extras; a row without a value (padding, failed rollout) gets
+    0.0, which gives zero advantage within its group, as an unreported component does."""
+    out: dict[str, np.ndarray] = {}
+    for key in gdpo_keys:
+        values = []
+        for info in infos:
+            value = _numeric(info.get(key)) if isinstance(info, Mapping) else None
+            values.append(0.0 if value is None else value)
+        out[key] = np.asarray(values, dtype=np.float32)
+    return out
 
-    def _compute_metrics(self, batch: Any, metrics: dict, timing_raw: dict, global_steps: int, epoch: int) -> Any:
-        out = super()._compute_metrics(batch, metrics, timing_raw, global_steps, epoch)  # type: ignore[misc]
+
+def _gdpo_layout(data: Any) -> None:
+    """GDPO places each component on the token ``attention_mask[:, prompt_width:].sum() - 1``; the V1 trainer's
+    advantage batch has neither ``prompts`` nor ``attention_mask``, so give it an empty prompt and a mask that
+    covers the response up to its last trained token (multi-turn ``response_mask`` has holes)."""
+    import torch
+
+    mask = data.batch["response_mask"]
+    width = mask.size(1)
+    positions = torch.arange(width, device=mask.device).expand_as(mask)
+    last = torch.where(mask.bool(), positions, torch.full_like(positions, -1)).max(dim=1).values
+    data.batch["prompts"] = torch.zeros((mask.size(0), 0), dtype=torch.long, device=mask.device)
+    data.batch["attention_mask"] = (positions <= last.unsqueeze(1)).to(mask.dtype)
+
+
+_V1_BATCH = threading.local()
+
+
+def install_v1_hooks(trainer_base: Any = None) -> bool:
+    """Patch verl's V1 ``PPOTrainer`` (idempotent): reward_extra metrics in ``_compute_metrics`` and the GDPO
+    columns in ``compute_advantage_for_multi_trajectories``; retire the old ``*_reward_extra`` mode names."""
+    if trainer_base is None:
+        from verl.trainer.ppo.v1 import trainer_base
+    trainer_cls = trainer_base.PPOTrainer
+    if getattr(trainer_cls._compute_metrics, "__verl_rewards_hook__", False):
+        return False
+    original_metrics = trainer_cls._compute_metrics
+    original_advantage = trainer_cls._compute_advantage
+    original_multi = trainer_base.compute_advantage_for_multi_trajectories
+
+    def _compute_metrics(self: Any, batch: Any, metrics: dict, timing_raw: dict, global_steps: int, epoch: int):
+        out = original_metrics(self, batch, metrics, timing_raw, global_steps, epoch)
         try:
             import transfer_queue as tq
 
@@ -138,22 +234,60 @@ class RewardExtraMetricsMixin:
             logger.warning("verl-rewards: reward_extra metrics failed", exc_info=True)
         return out
 
+    def _compute_advantage(self: Any, batch: Any, metrics: dict) -> Any:
+        _V1_BATCH.meta = batch
+        try:
+            return original_advantage(self, batch, metrics)
+        finally:
+            _V1_BATCH.meta = None
 
-def register_v1_trainers(v1: Any = None) -> list[str]:
-    """Register ``<mode>_reward_extra`` for each built-in V1 trainer mode; returns the names registered."""
-    if v1 is None:
-        import verl.trainer.ppo.v1 as v1
-    from verl.trainer.ppo.v1.trainer_base import TRAINER_REGISTRY
+    def compute_advantage_for_multi_trajectories(data: Any, *args: Any, config: Any = None, **kwargs: Any) -> Any:
+        keys = list((config.get("gdpo_reward_keys", None) if config is not None else None) or [])
+        meta = getattr(_V1_BATCH, "meta", None)
+        estimator = kwargs.get("adv_estimator", args[1] if len(args) > 1 else None)
+        if keys and meta is not None and getattr(estimator, "value", estimator) == "gdpo":
+            import transfer_queue as tq
 
-    names = []
-    for mode in V1_MODES:
-        base = TRAINER_REGISTRY.get(mode)
-        name = mode + V1_SUFFIX
-        if base is None:
+            missing = [k for k in keys if k not in data.non_tensor_batch]
+            if missing:
+                infos = _tq_extra_rows(meta.keys, meta.partition_id, tq.kv_batch_get)
+                data.non_tensor_batch.update(gdpo_columns(infos, missing))
+            if "prompts" not in data.batch.keys():
+                _gdpo_layout(data)
+        return original_multi(data, *args, config=config, **kwargs)
+
+    for fn in (_compute_metrics, _compute_advantage, compute_advantage_for_multi_trajectories):
+        fn.__verl_rewards_hook__ = True  # type: ignore[attr-defined]
+    _compute_metrics.__wrapped__ = original_metrics  # type: ignore[attr-defined]
+    _compute_advantage.__wrapped__ = original_advantage  # type: ignore[attr-defined]
+    compute_advantage_for_multi_trajectories.__wrapped__ = original_multi  # type: ignore[attr-defined]
+    trainer_cls._compute_metrics = _compute_metrics
+    trainer_cls._compute_advantage = _compute_advantage
+    trainer_base.compute_advantage_for_multi_trajectories = compute_advantage_for_multi_trajectories
+    _retire_old_modes(trainer_base)
+    return True
+
+
+def v1_hooked() -> bool:
+    """Whether the V1 trainer hooks are active in this process."""
+    from verl.trainer.ppo.v1 import trainer_base
+
+    return bool(getattr(trainer_base.PPOTrainer._compute_metrics, "__verl_rewards_hook__", False))
+
+
+def _retire_old_modes(trainer_base: Any) -> None:
+    """Earlier releases asked for ``trainer.v1.trainer_mode=<mode>_reward_extra``; those names silently changed
+    how verl 0.9.1 trains (it compares ``trainer_mode`` with ``"sync"``), so they now fail at start-up."""
+    for name in RETIRED_V1_MODES:
+        if name in trainer_base.TRAINER_REGISTRY:
             continue
-        existing = TRAINER_REGISTRY.get(name)
-        if existing is None:
-            cls = type(f"{base.__name__}RewardExtra", (RewardExtraMetricsMixin, base), {"__module__": __name__})
-            v1.register_trainer(name)(cls)
-        names.append(name)
-    return names
+        mode = name.removesuffix("_reward_extra")
+
+        def __init__(self: Any, *args: Any, _mode: str = mode, _name: str = name, **kwargs: Any) -> None:
+            raise ValueError(
+                f"trainer.v1.trainer_mode={_name} is retired: use trainer.v1.trainer_mode={_mode}. verl-rewards now "
+                "logs reward_extra/* metrics in every built-in V1 mode without a special trainer mode."
+            )
+
+        cls = type(f"Retired_{name}", (), {"__init__": __init__, "__module__": __name__})
+        trainer_base.TRAINER_REGISTRY[name] = cls

@@ -4,8 +4,9 @@ It stays cheap: nothing heavy is imported here. Instead it arms post-import hook
 
 * when verl's reward-loop registry is imported, the ``contribution`` manager registers itself;
 * when ``verl.trainer.ppo.metric_utils`` is imported, the legacy-trainer ``reward_extra/*`` hook wraps
-  ``compute_data_metrics``;
-* when ``verl.trainer.ppo.v1`` is imported, the ``*_reward_extra`` V1 trainer modes are registered.
+  ``compute_data_metrics`` and the validation hook wraps ``process_validation_metrics``;
+* when ``verl.trainer.ppo.v1.trainer_base`` is imported, the V1 trainer's ``_compute_metrics`` and GDPO input
+  are patched (every built-in ``trainer_mode`` keeps its verl class; see :mod:`verl_rewards.metrics`).
 
 verl swallows plugin import errors at debug level, so every failure here is logged as an error with its
 traceback and kept in :data:`STATUS` for ``verl-rewards doctor``.
@@ -106,15 +107,16 @@ def _register_manager(_: ModuleType) -> None:
 
 
 def _hook_metrics(module: ModuleType) -> None:
-    from .metrics import install_compute_data_metrics_hook
+    from .metrics import install_compute_data_metrics_hook, install_validation_hook
 
     install_compute_data_metrics_hook(module)
+    install_validation_hook(module)
 
 
-def _register_trainers(module: ModuleType) -> None:
-    from .metrics import register_v1_trainers
+def _hook_v1_trainer(module: ModuleType) -> None:
+    from .metrics import install_v1_hooks
 
-    register_v1_trainers(module)
+    install_v1_hooks(module)
 
 
 def install() -> None:
@@ -123,7 +125,7 @@ def install() -> None:
         return
     when_imported("verl.experimental.reward_loop.reward_manager", "manager", _register_manager)
     when_imported("verl.trainer.ppo.metric_utils", "metrics_legacy_trainer", _hook_metrics)
-    when_imported("verl.trainer.ppo.v1", "metrics_v1_trainer", _register_trainers)
+    when_imported("verl.trainer.ppo.v1.trainer_base", "metrics_v1_trainer", _hook_v1_trainer)
     STATUS["installed"] = "ok"
 
 

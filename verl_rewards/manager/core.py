@@ -2,27 +2,34 @@
 
 For one :class:`~verl_rewards.manager.sample.Sample` it decodes the text, picks the scoring function,
 calls it with the arguments it accepts under a time limit, adds ``beta * R_contrib`` and returns the total
-with a fixed set of extra keys (``base_score``, ``contrib``, ``reward_error``, ``reward_timeout``, and
-every component any scoring function of this run has returned so far).
+with the run's fixed set of extra keys (:class:`~verl_rewards.extras.ExtraKeys`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from ..contribution import compute_contribution
-from .config import DecodeConfig, ManagerConfig
+from ..extras import ExtraKeys
+from .config import DecodeConfig, ManagerConfig, ManagerConfigError
 from .sample import Sample
-from .scoring import FailureLog, ScoreFn, ScoreResult, ScoreResultError, normalise_result, thread_pool
+from .scoring import (
+    NUMBER_KEY,
+    TOOLRL_TUPLE_KEYS,
+    FailureLog,
+    ScoreFn,
+    ScoreResult,
+    ScoreResultError,
+    normalise_result,
+    thread_pool,
+)
 
 logger = logging.getLogger("verl_rewards")
 
-BASE_EXTRA_KEYS = ("base_score", "contrib", "reward_error", "reward_timeout")
 #: fields every scoring function may ask for by parameter name
 SCORE_FIELDS = (
     "data_source",
@@ -65,7 +72,11 @@ class FunctionScorer(Scorer):
         self.fn = fn
         self.name = fn.name
         self.decode = decode or DecodeConfig()
-        self.extra_keys = tuple(extra_keys)
+        # a plain function declares what it returns through an ``extra_keys`` attribute; a number is also
+        # reported as ``acc`` and a ToolRL-style tuple as format/correctness/length
+        declared = getattr(fn.fn, "extra_keys", ())
+        declared = tuple(declared) if isinstance(declared, list | tuple) else ()
+        self.extra_keys = tuple(extra_keys) if extra_keys else (NUMBER_KEY, *TOOLRL_TUPLE_KEYS, *declared)
 
     def check_inputs(self, core: ScoringCore) -> None:
         available = {*SCORE_FIELDS, *core.config.score_kwargs}
@@ -120,26 +131,23 @@ class ScoringCore:
         tokenizer: Any,
         config: ManagerConfig,
         route: Callable[[Sample], Scorer],
-        known_scorers: tuple[Scorer, ...] = (),
+        declared_keys: Iterable[str] = (),
     ):
         self.tokenizer = tokenizer
         self.config = config
         self.route = route
         self.failures = FailureLog()
-        self._keys: dict[str, None] = dict.fromkeys(BASE_EXTRA_KEYS)
-        for key in config.extra_keys:
-            self._keys[key] = None
-        for scorer in known_scorers:
-            for key in scorer.extra_keys:
-                self._keys[key] = None
-        self._keys_lock = threading.Lock()
+        try:
+            self.keys = ExtraKeys([*config.extra_keys, *declared_keys])
+        except ValueError as exc:
+            raise ManagerConfigError(str(exc)) from None
         self._semaphores: dict[int, asyncio.Semaphore] = {}
         self._checked: set[int] = set()
 
     @property
     def extra_keys(self) -> list[str]:
-        """Every extra key this core has emitted or declared, in first-seen order."""
-        return list(self._keys)
+        """The extra keys every sample of this run reports, in a fixed order."""
+        return list(self.keys.names)
 
     # ------------------------------------------------------------------ decoding
     def decode(self, sample: Sample, decode: DecodeConfig) -> str:
@@ -211,17 +219,9 @@ class ScoringCore:
             "contrib": contrib,
             "reward_error": error,
             "reward_timeout": timeout,
+            "step_dict_error": int(sample.step_dict_error),
         }
         for key, value in result.components.items():
             if key not in extra:
                 extra[key] = value
-        return SampleScore(reward=float(total), extra=self._stabilise(extra))
-
-    def _stabilise(self, extra: Mapping[str, Any]) -> dict[str, Any]:
-        """Give every sample the same keys: declared and previously seen ones are filled with 0.0."""
-        new = [k for k in extra if k not in self._keys]
-        if new:
-            with self._keys_lock:
-                for k in new:
-                    self._keys.setdefault(k, None)
-        return {k: extra.get(k, 0.0) for k in self._keys}
+        return SampleScore(reward=float(total), extra=self.keys.row(extra, scorer.name))

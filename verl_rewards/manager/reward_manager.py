@@ -26,7 +26,6 @@ from .sample import sample_from_row, samples_from_batch
 logger = logging.getLogger("verl_rewards")
 
 NAME = "contribution"
-_METRICS_TRAINER_SUFFIX = "_reward_extra"
 
 
 def place_on_last_token(responses: torch.Tensor, valid_lengths: torch.Tensor, scores: list[float]) -> torch.Tensor:
@@ -80,7 +79,6 @@ class ContributionRewardManager(RewardManagerBase):
             custom = compute_score if custom_path else None
             default = compute_score if (compute_score is not None and not custom_path) else None
             custom_path = str(custom_path) if custom_path else None  # file, file:// or pkg:// (load_module)
-            self._warn_if_metrics_hook_missing(config)
         else:  # legacy construction: kwargs are the manager's reward_kwargs, compute_score is the user's
             kwargs = dict(reward_kwargs)
             custom = compute_score
@@ -94,7 +92,7 @@ class ContributionRewardManager(RewardManagerBase):
             custom_path=custom_path,
             tokenizer=tokenizer,
         )
-        self.core = ScoringCore(tokenizer, self.settings, self.router, self.router.known_scorers())
+        self.core = ScoringCore(tokenizer, self.settings, self.router, self.router.declared_keys())
         logger.info(
             "verl-rewards: contribution manager ready (type=%s, beta=%s, timeout_s=%s, on_error=%s)",
             self.settings.contribution.type,
@@ -102,21 +100,6 @@ class ContributionRewardManager(RewardManagerBase):
             self.settings.timeout_s,
             self.settings.on_error,
         )
-
-    @staticmethod
-    def _warn_if_metrics_hook_missing(config: Any) -> None:
-        trainer = config.get("trainer", {}) if hasattr(config, "get") else {}
-        if not trainer or not trainer.get("use_v1", False):
-            return
-        mode = str((trainer.get("v1") or {}).get("trainer_mode", "sync"))
-        if not mode.endswith(_METRICS_TRAINER_SUFFIX):
-            logger.warning(
-                "verl-rewards: trainer.v1.trainer_mode=%s does not log reward_extra/* training metrics; "
-                "use trainer.v1.trainer_mode=%s%s",
-                mode,
-                mode,
-                _METRICS_TRAINER_SUFFIX,
-            )
 
     # --------------------------------------------------------- reward-loop API (verl 0.9)
     async def run_single(self, data: DataProto) -> dict:

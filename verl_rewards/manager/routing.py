@@ -35,7 +35,8 @@ EXECUTORS = ("thread", "process")
 
 @dataclass(frozen=True)
 class BuiltinRoute:
-    """A built-in reward family: its module exports ``matches(data_source)`` and ``make_scorer(config, tokenizer)``."""
+    """A built-in reward family: its module exports ``matches(data_source)``, ``make_scorer(config, tokenizer)`` and
+    ``EXTRA_KEYS`` (every extra key its scorers may report)."""
 
     name: str
     module: str
@@ -46,6 +47,9 @@ class BuiltinRoute:
 
     def matches(self, data_source: str) -> bool:
         return bool(self._module().matches(data_source))
+
+    def extra_keys(self) -> tuple[str, ...]:
+        return tuple(self._module().EXTRA_KEYS)
 
     def build(self, config: ManagerConfig, tokenizer: Any = None) -> Scorer:
         return self._module().make_scorer(config, tokenizer)
@@ -156,10 +160,28 @@ class Router:
             self._runner = ProcessRunner(max_workers=default_process_workers(), modules=self.modules)
         return self._runner
 
-    def known_scorers(self) -> tuple[Scorer, ...]:
-        """Scorers known before the first sample (their extra keys are emitted by every sample)."""
-        out = [s for s in (self.custom,) if s is not None]
-        return tuple(out + list(self._layer.values()) + list(self._built.values()))
+    def declared_keys(self) -> list[str]:
+        """Every extra key a sample of this run may report, known before the first sample.
+
+        A row may select any registered reward (its ``reward_fn`` field), so all of their keys are included, plus
+        whatever the fallbacks can reach: nothing more with ``reward_fn`` set; the custom function when configured;
+        else every built-in family (matched by data source) and verl's default. The set must not depend on which
+        samples come first.
+        """
+        from ..rewards.registry import get_reward, registered_names
+
+        keys: list[str] = []
+        for name in registered_names():
+            keys.extend(get_reward(name).extra_keys)
+        if not self.reward_fn:
+            if self.custom is not None:
+                keys.extend(self.custom.extra_keys)
+            else:
+                for route in BUILTIN_ROUTES:
+                    keys.extend(route.extra_keys())
+                if self.default is not None:
+                    keys.extend(self.default.extra_keys)
+        return list(dict.fromkeys(keys))
 
     # --------------------------------------------------------------------------------- routing
     def __call__(self, sample: Sample) -> Scorer:

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..contribution import parse_step_dict
+from ..contribution import read_step_dict
 
 STEP_DICT_KEYS = ("prev_step_dict", "cur_step_dict")
 
@@ -43,6 +43,8 @@ class Sample:
     #: already decoded text (offline scoring); when set, no token ids are decoded
     response_text: str | None = None
     prompt_text: str | None = None
+    #: a step dict was present but unusable (bad JSON, too deep, wrong type): the defaults were used
+    step_dict_error: bool = False
 
     @property
     def response_length(self) -> int:
@@ -53,6 +55,7 @@ class Sample:
         """A sample whose text is already decoded (offline scoring of saved rollouts)."""
         row = dict(row)
         extra_info = _as_dict(row.get("extra_info"))
+        prev, cur, malformed = step_dicts(row, {}, extra_info)
         return cls(
             prompt_ids=[],
             response_ids=[],
@@ -60,12 +63,13 @@ class Sample:
             ground_truth=_ground_truth(row),
             extra_info=extra_info,
             step=resolve_step(row, {}, extra_info),
-            prev_step_dict=find_step_dict("prev_step_dict", row, {}, extra_info),
-            cur_step_dict=find_step_dict("cur_step_dict", row, {}, extra_info),
+            prev_step_dict=prev,
+            cur_step_dict=cur,
             sample_id=row.get("uid", row.get("index", extra_info.get("index"))),
             row=row,
             response_text=response,
             prompt_text=prompt,
+            step_dict_error=malformed,
         )
 
 
@@ -84,20 +88,34 @@ def _as_dict(value: Any) -> dict[str, Any]:
     if isinstance(value, str) and value.strip().startswith("{"):
         try:
             parsed = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             return {}
         return parsed if isinstance(parsed, dict) else {}
     return {}
 
 
-def find_step_dict(name: str, row: Mapping[str, Any], tool_extra: Mapping[str, Any], extra_info: Mapping[str, Any]):
-    """``prev_step_dict``/``cur_step_dict`` from the top level, ``tool_extra_fields`` or ``extra_info``."""
+def find_step_dict(
+    name: str, row: Mapping[str, Any], tool_extra: Mapping[str, Any], extra_info: Mapping[str, Any]
+) -> tuple[Any, bool]:
+    """``prev_step_dict``/``cur_step_dict`` from the top level, ``tool_extra_fields`` or ``extra_info``.
+
+    Returns ``(step_dict, malformed)`` as :func:`~verl_rewards.contribution.read_step_dict` does.
+    """
     for source in (row, tool_extra, extra_info):
         if name in source:
             value = _scalar(source[name])
             if value is not None:
-                return parse_step_dict(value)
-    return {}
+                return read_step_dict(value)
+    return {}, False
+
+
+def step_dicts(
+    row: Mapping[str, Any], tool_extra: Mapping[str, Any], extra_info: Mapping[str, Any]
+) -> tuple[Any, Any, bool]:
+    """Both step dicts of a row and whether either was malformed."""
+    prev, bad_prev = find_step_dict("prev_step_dict", row, tool_extra, extra_info)
+    cur, bad_cur = find_step_dict("cur_step_dict", row, tool_extra, extra_info)
+    return prev, cur, bad_prev or bad_cur
 
 
 def _int_or_none(value: Any) -> int | None:
@@ -165,6 +183,7 @@ def sample_from_row(
 
     data_source = row.get("data_source")
     sample_id = row.get("uid", row.get("index", extra_info.get("index")))
+    prev, cur, malformed = step_dicts(row, tool_extra, extra_info)
     return Sample(
         prompt_ids=prompt_ids,
         response_ids=response_ids,
@@ -172,10 +191,11 @@ def sample_from_row(
         ground_truth=_ground_truth(row),
         extra_info=extra_info,
         step=resolve_step(row, meta_info, extra_info),
-        prev_step_dict=find_step_dict("prev_step_dict", row, tool_extra, extra_info),
-        cur_step_dict=find_step_dict("cur_step_dict", row, tool_extra, extra_info),
+        prev_step_dict=prev,
+        cur_step_dict=cur,
         sample_id=sample_id,
         row=row,
+        step_dict_error=malformed,
     )
 
 
@@ -184,9 +204,13 @@ def samples_from_batch(data: Any) -> list[Sample]:
     batch = data.batch
     prompts, responses, mask = batch["prompts"], batch["responses"], batch["attention_mask"]
     ntb = data.non_tensor_batch
+    n = len(data)
+    short = {k: len(v) for k, v in ntb.items() if len(v) != n}
+    if short:
+        raise ValueError(f"non_tensor_batch column(s) {short} do not have one value per row (batch of {n} rows)")
     meta = dict(data.meta_info or {})
     out = []
-    for i in range(len(data)):
+    for i in range(n):
         row = {k: v[i] for k, v in ntb.items()}
         out.append(sample_from_row(prompts[i], responses[i], mask[i], row, meta))
     return out

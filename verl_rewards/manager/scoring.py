@@ -31,6 +31,8 @@ from typing import Any
 logger = logging.getLogger("verl_rewards")
 
 TOOLRL_TUPLE_KEYS = ("format", "correctness", "length")
+#: the component a plain-number result is also reported under (as verl's naive manager does)
+NUMBER_KEY = "acc"
 _LOGGED_FAILURES_MAX = 5
 _MAX_TEXT_EXTRA = 512
 
@@ -132,7 +134,7 @@ def sanitize_extra(value: Any) -> Any:
     return str(value)[:_MAX_TEXT_EXTRA]
 
 
-def normalise_result(result: Any, number_key: str | None = "acc") -> ScoreResult:
+def normalise_result(result: Any, number_key: str | None = NUMBER_KEY) -> ScoreResult:
     """Turn whatever a scoring function returned into a :class:`ScoreResult` (or raise ScoreResultError).
 
     A plain number is also reported under ``number_key`` (``acc``, as verl's naive manager does), unless None.

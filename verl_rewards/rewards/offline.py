@@ -108,7 +108,7 @@ def score_samples(samples: Iterable[Sample], reward_kwargs: Mapping[str, Any]) -
     """Score samples with the manager's core configured by ``reward_kwargs`` (``reward_fn`` selects the reward)."""
     config = ManagerConfig.from_reward_kwargs(reward_kwargs)
     router = Router(config, custom=None, default=None)
-    core = ScoringCore(None, config, router, router.known_scorers())
+    core = ScoringCore(None, config, router, router.declared_keys())
     samples = list(samples)
 
     async def run_all() -> list:

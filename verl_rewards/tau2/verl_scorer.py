@@ -45,6 +45,8 @@ from .tau_bench import tau_bench_reward
 COMPONENTS = ("DB", "ENV_ASSERTION", "ACTION", "COMMUNICATE", "NL_ASSERTION")
 TAU2_KEYS = ("db_match", *(f"tau2_{c.lower()}" for c in COMPONENTS))
 TAU_BENCH_KEYS = ("tb_r_actions", "tb_r_outputs")
+#: every extra key this family's scorers may report
+EXTRA_KEYS = (*TAU2_KEYS, *TAU_BENCH_KEYS)
 _OPTION_KEYS = {"data_dir", "reward", "nl_policy", "judge", "assertion_errors", "default_termination"}
 
 

@@ -1,0 +1,146 @@
+"""The layout of a sample's reward extras, shared by the manager (which writes it) and the metric hooks (which read it).
+
+verl assembles a batch's extra columns from the keys of its *first* sample and indexes every other sample
+with them (``RewardLoopManager.compute_rm_score`` in ``verl/experimental/reward_loop/reward_loop.py`` and the
+agent loop's ``_postprocess``), so every sample of a run must report exactly the same keys, whatever the
+timing, the worker that scored it or its data source. The key set is therefore fixed when the manager is
+built: the base keys, the configured ``extra_keys`` and the keys every selectable reward declares.
+
+* A declared key that a sample did not report holds ``0.0`` and is named in the sample's
+  ``reward_extra_absent`` text (comma-separated). ``0.0`` rather than NaN/None because verl's GDPO estimator
+  (``algorithm.adv_estimator=gdpo``) converts the columns it uses to float32: a group whose samples did not
+  report a component gets zero advantage from it, never NaN. Metrics skip absent values
+  (:func:`present_columns`).
+* Components a reward returns without declaring them travel as JSON text in ``reward_extra_undeclared`` and
+  are still logged by the metric hooks; at most :data:`MAX_UNDECLARED_NAMES` distinct names are kept per
+  process (a name per sample, e.g. an id inside a key, is capped with an error message).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+logger = logging.getLogger("verl_rewards")
+
+BASE_EXTRA_KEYS = ("base_score", "contrib", "reward_error", "reward_timeout", "step_dict_error")
+#: text column: comma-separated declared keys the sample did not report (their 0.0 is a placeholder)
+ABSENT_KEY = "reward_extra_absent"
+#: text column: JSON object of components the reward returned without declaring them
+UNDECLARED_KEY = "reward_extra_undeclared"
+#: distinct undeclared component names kept per process
+MAX_UNDECLARED_NAMES = 64
+
+
+class ExtraKeys:
+    """The run's fixed extra keys, and how one sample's components are laid onto them (see the module doc)."""
+
+    def __init__(self, declared: Iterable[str]):
+        keys = dict.fromkeys(BASE_EXTRA_KEYS)
+        for key in declared:
+            if not isinstance(key, str) or not key or "," in key or key in (ABSENT_KEY, UNDECLARED_KEY):
+                raise ValueError(f"invalid extra key {key!r}: a non-empty name without commas, not a reserved name")
+            keys.setdefault(key, None)
+        self.declared: tuple[str, ...] = tuple(keys)
+        self.names: tuple[str, ...] = (*self.declared, ABSENT_KEY, UNDECLARED_KEY)
+        self._undeclared: set[str] = set()
+        self._lock = threading.Lock()
+        self._capped = False
+
+    def row(self, extra: Mapping[str, Any], source: str = "reward") -> dict[str, Any]:
+        """One sample's extras with exactly :attr:`names` as keys."""
+        out: dict[str, Any] = {}
+        absent = []
+        for key in self.declared:
+            if key in extra:
+                out[key] = extra[key]
+            else:
+                out[key] = 0.0
+                absent.append(key)
+        out[ABSENT_KEY] = ",".join(absent)
+        rest = {k: v for k, v in extra.items() if k not in out}
+        out[UNDECLARED_KEY] = self._pack(rest, source) if rest else ""
+        return out
+
+    def _pack(self, rest: Mapping[str, Any], source: str) -> str:
+        kept = {}
+        for key, value in rest.items():
+            if key not in self._undeclared:
+                with self._lock:
+                    if len(self._undeclared) >= MAX_UNDECLARED_NAMES:
+                        if not self._capped:
+                            self._capped = True
+                            logger.error(
+                                "verl-rewards: %s returned more than %d distinct undeclared extra keys (latest %r); "
+                                "a reward that puts an id or a value into a key name produces a new key per sample. "
+                                "Further new names are dropped. Return stable names and declare them "
+                                "(reward.reward_kwargs.extra_keys or @reward(extra_keys=...)).",
+                                source,
+                                MAX_UNDECLARED_NAMES,
+                                key,
+                            )
+                        continue
+                    if key not in self._undeclared:
+                        self._undeclared.add(key)
+                        logger.warning(
+                            "verl-rewards: %s returned extra key %r, which no reward declares; it is logged from the "
+                            "%s column. Declare it (reward.reward_kwargs.extra_keys=[%s] or @reward(extra_keys=...)) "
+                            "to give it a column of its own, e.g. for algorithm.gdpo_reward_keys.",
+                            source,
+                            key,
+                            UNDECLARED_KEY,
+                            key,
+                        )
+            kept[key] = value
+        return json.dumps(kept, default=str) if kept else ""
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value.item()
+    return value if isinstance(value, str) else ""
+
+
+def present_columns(columns: Mapping[str, Sequence[Any]]) -> dict[str, list[Any]]:
+    """Per key, the values of the samples that reported it (absent placeholders dropped, undeclared unpacked).
+
+    ``columns`` maps key -> one value per sample (a batch's extra columns). Without the layout's text columns
+    every value counts as reported.
+    """
+    cols = {k: list(v.tolist() if isinstance(v, np.ndarray) else v) for k, v in columns.items()}
+    absent_col = cols.pop(ABSENT_KEY, None)
+    packed_col = cols.pop(UNDECLARED_KEY, None)
+    if absent_col is not None:
+        absent_sets = [frozenset(t.split(",")) if (t := _text(a)) else frozenset() for a in absent_col]
+        cols = {
+            k: [v for v, absent in zip(vals, absent_sets, strict=False) if k not in absent] for k, vals in cols.items()
+        }
+    for packed in packed_col or ():
+        text = _text(packed)
+        if not text:
+            continue
+        try:
+            parsed = json.loads(text)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(parsed, dict):
+            for k, v in parsed.items():
+                cols.setdefault(str(k), []).append(v)
+    return cols
+
+
+def rows_to_columns(rows: Iterable[Mapping[str, Any] | None]) -> dict[str, list[Any]]:
+    """Per-sample extra dicts to columns; a key a row lacks is marked absent for that row."""
+    rows = [r for r in rows if isinstance(r, Mapping)]
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    cols: dict[str, list[Any]] = {str(k): [r.get(k, 0.0) for r in rows] for k in keys if k != ABSENT_KEY}
+    cols[ABSENT_KEY] = [
+        ",".join([*filter(None, _text(r.get(ABSENT_KEY)).split(",")), *(str(k) for k in keys if k not in r)])
+        for r in rows
+    ]
+    return cols
