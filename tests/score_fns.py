@@ -59,6 +59,26 @@ def hangs(solution_str):
     return 1.0
 
 
+async def async_blocks(solution_str, ground_truth):
+    """Blocks its event loop (time.sleep inside async def) for answers starting with "block"."""
+    if solution_str.startswith("block"):
+        time.sleep(5)
+    return float(solution_str.strip() == str(ground_truth).strip())
+
+
+def hangs_sometimes(solution_str, ground_truth):
+    """Hangs (30 s) for answers starting with "hang", else exact match."""
+    if solution_str.startswith("hang"):
+        time.sleep(30)
+    return float(solution_str.strip() == str(ground_truth).strip())
+
+
+def exits(solution_str):
+    import sys
+
+    sys.exit(3)
+
+
 def returns_nan(solution_str):
     return float("nan")
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..contribution import compute_contribution
 from ..extras import ExtraKeys
+from ..threads import thread_executor
 from .config import DecodeConfig, ManagerConfig, ManagerConfigError
 from .sample import Sample
 from .scoring import (
@@ -25,7 +26,6 @@ from .scoring import (
     ScoreResult,
     ScoreResultError,
     normalise_result,
-    thread_pool,
 )
 
 logger = logging.getLogger("verl_rewards")
@@ -104,14 +104,15 @@ class FunctionScorer(Scorer):
         fn = self.fn
         if fn.is_async:
             text = await asyncio.to_thread(core.decode, sample, decode)
-            raw = await fn.fn(**fn.select_kwargs(self._fields(sample, text, core)))
+            kwargs = fn.select_kwargs(self._fields(sample, text, core))
+            raw = await thread_executor().run_async(lambda: fn.fn(**kwargs))
         else:
 
             def call_sync() -> Any:
                 text = core.decode(sample, decode)
                 return fn.fn(**fn.select_kwargs(self._fields(sample, text, core)))
 
-            raw = await asyncio.wrap_future(thread_pool().submit(call_sync))
+            raw = await thread_executor().run(call_sync)
         return normalise_result(raw)
 
 
@@ -143,6 +144,7 @@ class ScoringCore:
             raise ManagerConfigError(str(exc)) from None
         self._semaphores: dict[int, asyncio.Semaphore] = {}
         self._checked: set[int] = set()
+        thread_executor().ensure_capacity(config.max_concurrency)  # admitted calls never queue behind hung ones
 
     @property
     def extra_keys(self) -> list[str]:

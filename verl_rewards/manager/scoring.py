@@ -10,19 +10,17 @@ passes each function only the keyword arguments its signature accepts (all of th
 * a tuple ``(score, format, correctness, length)`` as ToolRL's ``compute_score`` returns.
 
 Every call is bounded by a timeout that works in any thread (verl's SIGALRM-based limit does not work in
-reward worker threads). A call that raises, times out, or returns a non-finite or malformed score gives
-the fallback score and the 0/1 flags ``reward_error`` / ``reward_timeout`` instead of a crashed step.
+reward worker threads; see :mod:`verl_rewards.threads`). A call that raises, times out, or returns a
+non-finite or malformed score gives the fallback score and the 0/1 flags ``reward_error`` / ``reward_timeout``
+instead of a crashed step.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
 import functools
 import inspect
 import logging
 import math
-import os
-import queue
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -159,56 +157,6 @@ def normalise_result(result: Any, number_key: str | None = NUMBER_KEY) -> ScoreR
         raise ScoreResultError(f"a reward must return a number or a dict, got {type(result).__name__}")
     score = _finite(result)
     return ScoreResult(score, {number_key: score} if number_key else {})
-
-
-class _DaemonPool:
-    """Up to ``max_workers`` long-lived daemon threads fed by one queue.
-
-    Unlike ``ThreadPoolExecutor``, its threads never block interpreter exit, so a scoring call that hangs
-    forever costs one thread, not the process. Submitting never blocks; threads are started only while
-    none is idle, and a queued call whose caller already gave up (timeout) is skipped.
-    """
-
-    def __init__(self, max_workers: int):
-        self._max = max_workers
-        self._queue: queue.SimpleQueue[tuple[Callable[[], Any], concurrent.futures.Future]] = queue.SimpleQueue()
-        self._idle = threading.Semaphore(0)
-        self._threads = 0
-        self._lock = threading.Lock()
-
-    def submit(self, fn: Callable[[], Any]) -> concurrent.futures.Future:
-        fut: concurrent.futures.Future = concurrent.futures.Future()
-        self._queue.put((fn, fut))
-        if not self._idle.acquire(blocking=False):
-            with self._lock:
-                if self._threads < self._max:
-                    self._threads += 1
-                    threading.Thread(target=self._work, daemon=True, name="verl-rewards-score").start()
-        return fut
-
-    def _work(self) -> None:
-        while True:
-            fn, fut = self._queue.get()
-            if fut.set_running_or_notify_cancel():
-                try:
-                    fut.set_result(fn())
-                except BaseException as exc:  # noqa: BLE001 - delivered to the awaiting caller
-                    fut.set_exception(exc)
-            del fn, fut
-            self._idle.release()
-
-
-_POOL: _DaemonPool | None = None
-_POOL_LOCK = threading.Lock()
-
-
-def thread_pool() -> _DaemonPool:
-    """The process-wide pool that runs sync scoring functions off the event loop."""
-    global _POOL
-    with _POOL_LOCK:
-        if _POOL is None:
-            _POOL = _DaemonPool(max_workers=min(32, (os.cpu_count() or 1) + 4))
-        return _POOL
 
 
 class FailureLog:

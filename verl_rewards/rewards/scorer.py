@@ -10,7 +10,8 @@ from typing import Any
 from ..manager.config import DecodeConfig
 from ..manager.core import Scorer, ScoringCore
 from ..manager.sample import Sample
-from ..manager.scoring import ScoreResult, normalise_result, thread_pool
+from ..manager.scoring import ScoreResult, normalise_result
+from ..threads import thread_executor
 from .inputs import build_inputs, trajectory_id
 from .pools import EnvPool
 from .registry import RewardSpec
@@ -60,11 +61,11 @@ class LayerScorer(Scorer):
         finished = False
         try:
             if spec.is_async:
-                raw = await spec.invoke(**kwargs)
+                raw = await thread_executor().run_async(lambda: spec.invoke(**kwargs))
             elif self.executor == "process":
                 raw = await self.runner().run(spec.name, kwargs, core.config.timeout_s)
             else:
-                raw = await asyncio.wrap_future(thread_pool().submit(lambda: spec.invoke(**kwargs)))
+                raw = await thread_executor().run(lambda: spec.invoke(**kwargs))
             finished = True
         finally:
             if self.pool is not None:
