@@ -355,6 +355,9 @@ def prepare_tau2(
     for split in splits:
         check_split_name(split)
     plan = {s: split_ids(dom, s) for s in splits}
+    empty = [s for s, ids in plan.items() if not ids]
+    if empty:
+        raise Tau2PrepareError(f"split(s) {empty} of domain {dom.name!r} have no tasks; nothing written")
     root = str(dom.data_dir.parent if (dom.data_dir.parent / dom.name).is_dir() else dom.data_dir)
     out = Path(out_dir).expanduser()
     report = Tau2PrepareReport(domain=dom.name, data_dir=root)
@@ -367,8 +370,6 @@ def prepare_tau2(
                 rows.append(task_row(dom, dom.task(tid), i, split, root, system))
             except TaskValidationError as exc:
                 raise Tau2PrepareError(str(exc)) from exc
-        if not rows:
-            raise Tau2PrepareError(f"split {split!r} of domain {dom.name!r} has no tasks; nothing written")
         tables[split] = pa.Table.from_pylist(rows)
         report.rows[split] = len(rows)
         report.files[split] = str(out / f"{split}.parquet")
