@@ -36,6 +36,7 @@ from ..manager.routing import Router
 from ..manager.sample import Sample
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
+READ_CHUNK = 64 * 1024
 
 
 class OfflineInputError(ValueError):
@@ -67,22 +68,30 @@ def row_to_sample(row: Mapping[str, Any], line_no: int) -> Sample:
     return Sample.from_text(data, response=response, prompt=prompt)
 
 
-def iter_lines(handle: BinaryIO, path: str, max_bytes: int | None = None) -> Iterator[tuple[int, bytes]]:
-    """``(line number, line)`` of a binary file; a line over ``max_bytes`` (default :data:`MAX_LINE_BYTES`,
-    newline excluded) raises as soon as the cap is passed, so no more than the cap is read into memory."""
+def iter_lines(handle: BinaryIO, path: str, max_bytes: int | None = None) -> Iterator[tuple[int, bytearray]]:
+    """``(line number, line)`` of a binary file, read in chunks of :data:`READ_CHUNK` bytes; a line longer than
+    ``max_bytes`` (default :data:`MAX_LINE_BYTES`, newline excluded) raises as soon as the cap is passed, so
+    at most the cap plus one chunk of a line is ever in memory."""
     cap = MAX_LINE_BYTES if max_bytes is None else max_bytes
     line_no = 0
     while True:
-        line = handle.readline(cap + 1)
+        line = bytearray()
+        while True:
+            piece = handle.readline(READ_CHUNK)
+            line += piece
+            if not piece or piece.endswith(b"\n"):
+                break
+            if len(line) > cap:
+                raise OfflineInputError(f"{path}: line {line_no + 1}: longer than the limit of {cap} bytes")
         if not line:
             return
         line_no += 1
-        if len(line) > cap and not line.endswith(b"\n"):  # cap + 1 bytes read and the line goes on
+        if len(line.rstrip(b"\r\n")) > cap:
             raise OfflineInputError(f"{path}: line {line_no}: longer than the limit of {cap} bytes")
         yield line_no, line
 
 
-def parse_line(line: bytes, path: str, line_no: int) -> Any:
+def parse_line(line: bytes | bytearray, path: str, line_no: int) -> Any:
     """The JSON value of one line; :class:`OfflineInputError` naming the file and line if it is not one."""
     try:
         text = line.decode("utf-8")
