@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..files import replace_together, write_text_atomic
+from ..files import OutputPathError, check_output_path, replace_together, write_text_atomic
 from .domain import Domain, load_domain
 from .errors import DataFileError, DataNotFoundError, TaskValidationError, UnknownDomainError
 from .tasks import Task
@@ -360,6 +360,11 @@ def prepare_tau2(
         raise Tau2PrepareError(f"split(s) {empty} of domain {dom.name!r} have no tasks; nothing written")
     root = str(dom.data_dir.parent if (dom.data_dir.parent / dom.name).is_dir() else dom.data_dir)
     out = Path(out_dir).expanduser()
+    try:
+        for name in [*(f"{split}.parquet" for split in plan), TOOL_CONFIG_NAME]:
+            check_output_path(out / name)
+    except OutputPathError as exc:
+        raise Tau2PrepareError(str(exc)) from None
     report = Tau2PrepareReport(domain=dom.name, data_dir=root)
     system = solo_system_prompt(dom)
     tables: dict[str, Any] = {}

@@ -53,7 +53,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from tqdm import tqdm
 
-from ..files import atomic_path
+from ..files import atomic_path, check_output_path
 
 FIELDS: dict[str, tuple[str, ...]] = {
     "instruction": ("instruction", "system"),
@@ -289,6 +289,7 @@ def prepare_toolrl(
     if not isinstance(split, str) or not split or "/" in split or "\\" in split:
         raise ValueError(f"split must be a non-empty file-name-safe string, got {split!r}")
     path = Path(input_path)
+    out_path = check_output_path(Path(out_dir) / f"{split}.parquet")  # before any work (OutputPathError)
     rows = _read_rows(path)
     good: list[dict[str, Any]] = []
     errors: list[tuple[int, str]] = []
@@ -305,7 +306,6 @@ def prepare_toolrl(
             continue
         kinds[ground_truth_kind(converted["reward_model"]["ground_truth"])] += 1
         good.append(converted)
-    out_path = Path(out_dir) / f"{split}.parquet"
     report = PrepareReport(
         total=len(rows), written=len(good), bad=len(errors), errors=errors, output_path=str(out_path), kinds=kinds
     )
