@@ -108,3 +108,12 @@ def test_usage_errors_are_one_line_with_exit_code_2(capsys):
     assert err == (
         "verl-rewards demo: error: argument --prompts: invalid int value: 'many' (see verl-rewards demo --help)\n"
     )
+
+
+def test_prepare_toolrl_refuses_an_output_folder_that_is_a_file_before_reading(tmp_path, capsys):
+    from verl_rewards.cli import main
+
+    (tmp_path / "taken").write_text("keep")
+    assert main(["prepare", "toolrl", "--input", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path / "taken")]) == 2
+    assert capsys.readouterr().err.endswith("taken is not a directory\n")  # not "input file not found": checked first
+    assert (tmp_path / "taken").read_text() == "keep"
