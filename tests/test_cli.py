@@ -114,6 +114,7 @@ def test_prepare_toolrl_refuses_an_output_folder_that_is_a_file_before_reading(t
     from verl_rewards.cli import main
 
     (tmp_path / "taken").write_text("keep")
-    assert main(["prepare", "toolrl", "--input", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path / "taken")]) == 2
+    missing, taken = str(tmp_path / "missing.jsonl"), str(tmp_path / "taken")
+    assert main(["prepare", "toolrl", "--input", missing, "--out", taken]) == 2
     assert capsys.readouterr().err.endswith("taken is not a directory\n")  # not "input file not found": checked first
     assert (tmp_path / "taken").read_text() == "keep"
