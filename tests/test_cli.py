@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 
 def _doctor(env_extra: dict[str, str]) -> subprocess.CompletedProcess:
     env = {**os.environ, **env_extra}
@@ -56,3 +58,64 @@ def test_prepare_toolrl_converts_sample_and_reports_bad_rows(tmp_path):
     )
     assert bad.returncode == 1
     assert "row 2" in (bad.stdout + bad.stderr)
+
+
+def test_prepare_toolrl_with_nothing_to_convert_keeps_the_old_parquet(tmp_path, capsys):
+    from verl_rewards.cli import main
+    from verl_rewards.toolrl.data import SAMPLE_PATH
+
+    out = tmp_path / "out"
+    assert main(["prepare", "toolrl", "--input", str(SAMPLE_PATH), "--out", str(out)]) == 0
+    before = (out / "train.parquet").read_bytes()
+    capsys.readouterr()
+    for name, text in (("bad.jsonl", '{"instruction": "x"}\n[]\n'), ("empty.jsonl", "")):
+        (tmp_path / name).write_text(text)
+        assert main(["prepare", "toolrl", "--input", str(tmp_path / name), "--out", str(out)]) == 2
+        err = capsys.readouterr().err  # progress bar, then the error line
+        last = err.rstrip("\n").rsplit("\n", 1)[-1]
+        assert last.startswith("verl-rewards prepare toolrl: error: ") and err.count("error") == 1, err
+        assert "no row converted" in last and "nothing written" in last
+        assert (out / "train.parquet").read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--prompts", "0"], "--prompts must be a positive integer, got 0"),
+        (["--n", "-1"], "--n must be a positive integer, got -1"),
+        (["--workers", "0"], "--workers must be a positive integer, got 0"),
+        (["--beta", "nan"], "--beta must be a finite number, got nan"),
+        (["--beta=-inf"], "--beta must be a finite number, got -inf"),
+    ],
+)
+def test_demo_rejects_impossible_settings_before_ray_starts(capsys, args, message):
+    import ray
+
+    from verl_rewards.cli import main
+
+    assert not ray.is_initialized()
+    assert main(["demo", *args]) == 2
+    assert capsys.readouterr().err == f"verl-rewards demo: error: {message}\n"
+    assert not ray.is_initialized()
+
+
+def test_usage_errors_are_one_line_with_exit_code_2(capsys):
+    from verl_rewards.cli import main
+
+    with pytest.raises(SystemExit) as info:
+        main(["demo", "--prompts", "many"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "verl-rewards demo: error: argument --prompts: invalid int value: 'many' (see verl-rewards demo --help)\n"
+    )
+
+
+def test_prepare_toolrl_refuses_an_output_folder_that_is_a_file_before_reading(tmp_path, capsys):
+    from verl_rewards.cli import main
+
+    (tmp_path / "taken").write_text("keep")
+    missing, taken = str(tmp_path / "missing.jsonl"), str(tmp_path / "taken")
+    assert main(["prepare", "toolrl", "--input", missing, "--out", taken]) == 2
+    assert capsys.readouterr().err.endswith("taken is not a directory\n")  # not "input file not found": checked first
+    assert (tmp_path / "taken").read_text() == "keep"

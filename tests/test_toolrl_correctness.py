@@ -259,6 +259,26 @@ def test_intermediate_does_not_touch_parameters_of_other_calls():
     assert score([other], [call("f", a=1)], intermediate=True) == pytest.approx(6 * 1 / 2 - 3)
 
 
+@pytest.mark.parametrize("truth_call", [{"name": "get_time"}, {"name": "get_time", "arguments": {"tz": "UTC"}}])
+def test_intermediate_ground_truth_call_without_parameters_is_the_min(truth_call):
+    # ToolRL reads the ground-truth call's "parameters" before looking at the variant: a KeyError -> min.
+    pred = call("get_time")
+    assert score([pred], [truth_call], intermediate=True) == -3.0
+    assert score([pred], [truth_call]) == -3.0
+    assert score([pred, pred], [call("get_time"), truth_call], intermediate=True) == -3.0  # the second call too
+
+
+def test_intermediate_ground_truth_without_parameters_still_exact_matches():
+    bare = {"name": "get_time"}
+    assert score([bare], [bare], intermediate=True) == 3.0  # equal lists win before any key is read
+
+
+def test_intermediate_parameters_of_any_type_are_only_read():
+    odd = {"name": "get_time", "parameters": "now"}  # never used under intermediate, so no error
+    assert score([call("get_time")], [odd], intermediate=True) == pytest.approx(6 * 1 / 2 - 3)
+    assert score([call("get_time")], [odd]) == -3.0  # default: "now".keys() raises inside the scoring -> min
+
+
 def test_coarse_is_all_or_nothing():
     a = call("f", a=1)
     assert score([a], [a], coarse=True) == 3.0

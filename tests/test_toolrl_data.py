@@ -15,6 +15,7 @@ from verl_rewards.toolrl import compute_score
 from verl_rewards.toolrl.data import (
     SAMPLE_PATH,
     SCHEMA,
+    NothingConvertedError,
     PrepareReport,
     ToolRLDataError,
     ground_truth_kind,
@@ -191,18 +192,54 @@ def test_json_list_row_numbers_are_positions(tmp_path):
     assert [n for n, _ in report.errors] == [2, 4]
 
 
-def test_all_bad_rows_still_write_an_empty_typed_file(tmp_path):
-    path = write_jsonl(tmp_path / "in.jsonl", ["[]", "{}"])
-    report, _ = run(path, tmp_path)
-    assert report.written == 0 and report.bad == 2
-    df = pd.read_parquet(report.output_path)
-    assert len(df) == 0 and list(df.columns) == ["data_source", "prompt", "ability", "reward_model", "extra_info"]
+def _existing_output(out: Path) -> bytes:
+    """A good train.parquet already in ``out`` (from two rows); returns its bytes."""
+    src = write_jsonl(out.parent / "first.jsonl", [good(), good(RESPONSE_GT)])
+    run(src, out)
+    return (out / "train.parquet").read_bytes()
+
+
+@pytest.mark.parametrize("rows", [["[]", "{}"], []], ids=["all-bad", "empty"])
+def test_input_without_a_good_row_writes_nothing_and_keeps_the_old_file(tmp_path, rows):
+    out = tmp_path / "out"
+    before = _existing_output(out)
+    path = write_jsonl(tmp_path / "in.jsonl", rows)
+    with pytest.raises(NothingConvertedError, match="no row converted.*nothing written"):
+        run(path, out)
+    assert (out / "train.parquet").read_bytes() == before
+    assert sorted(p.name for p in out.iterdir()) == ["train.parquet"]
+
+
+def test_input_without_a_good_row_creates_no_file(tmp_path):
+    path = write_jsonl(tmp_path / "in.jsonl", ["{}"])
+    with pytest.raises(NothingConvertedError):
+        run(path, tmp_path / "out")
+    assert not (tmp_path / "out" / "train.parquet").exists()
+
+
+def test_writer_failing_midway_leaves_the_old_file_intact(tmp_path, monkeypatch):
+    import verl_rewards.toolrl.data as data
+
+    out = tmp_path / "out"
+    before = _existing_output(out)
+    real_write = pq.write_table
+
+    def write_then_die(table, where, **kw):
+        real_write(table.slice(0, 1), where, **kw)  # part of the output is on disk when the write fails
+        raise OSError("disk full")
+
+    monkeypatch.setattr(data.pq, "write_table", write_then_die)
+    with pytest.raises(OSError, match="disk full"):
+        run(SAMPLE, out)
+    assert (out / "train.parquet").read_bytes() == before
+    assert len(pd.read_parquet(out / "train.parquet")) == 2
+    assert sorted(p.name for p in out.iterdir()) == ["train.parquet"]  # no temporary file left
 
 
 def test_report_is_truncated_after_50_rows(tmp_path):
-    path = write_jsonl(tmp_path / "in.jsonl", ["{}"] * 60)
+    path = write_jsonl(tmp_path / "in.jsonl", ["{}"] * 60 + [good()])
     report, text = run(path, tmp_path)
-    assert report.bad == 60
+    assert report.bad == 60 and report.written == 1
     assert "... and 10 more bad rows" in text
 
 

@@ -249,6 +249,16 @@ def test_intermediate_half_case_explained():
     assert compute_score(HALF, tool_gt(VOLUME), intermediate_reward=True)["correctness"] == pytest.approx(0.0)
 
 
+@pytest.mark.parametrize("truth", [json.dumps({"name": "get_time"}), json.dumps({"name": "get_time", "arguments": {}})])
+def test_intermediate_ground_truth_call_without_parameters_scores_as_toolrl(truth, monkeypatch):
+    # ToolRL's rlla.py on these inputs returns (-2, 1, -3, 0), by option and by its environment variable
+    pred = tool_pred(line("get_time"))
+    expected = result(-2.0, 1.0, -3.0, 0.0)
+    assert compute_score(pred, tool_gt(truth), intermediate_reward=True) == expected
+    monkeypatch.setenv("INTERMEDIATEREWARD", "1")
+    assert compute_score(pred, tool_gt(truth)) == expected
+
+
 @pytest.mark.parametrize("step", STEPS)
 def test_with_length_adds_up_to_one(step):
     long_think = tool_pred(VOLUME, think=" ".join(["word"] * 600))

@@ -8,6 +8,22 @@ import importlib.metadata
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line usage errors (exit code 2), like every other error of this command."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _fail(command: str, exc: BaseException) -> int:
+    """Print ``verl-rewards <command>: error: <message>`` as one line on stderr; exit code 2."""
+    message = " ".join(str(exc).split()) or type(exc).__name__
+    print(f"verl-rewards {command}: error: {message}", file=sys.stderr)
+    return 2
 
 
 def _version(dist: str) -> str:
@@ -73,9 +89,22 @@ def doctor() -> int:
 
 
 def score_command(args: argparse.Namespace) -> int:
-    """``verl-rewards score``: print a per-component table, write a histogram (and optionally the scores)."""
-    from .rewards.offline import read_rollouts, score_samples, write_histogram, write_scored
+    """``verl-rewards score``: print a per-component table, write a histogram (and optionally the scores).
 
+    Output paths and the histogram format are checked before anything is scored.
+    """
+    from .files import OutputPathError, check_output_path
+    from .rewards.offline import histogram_format, read_rollouts, score_samples, write_histogram, write_scored
+
+    source = Path(args.input).resolve()
+    if args.hist:
+        histogram_format(args.hist)
+        if check_output_path(args.hist, "--hist").resolve() == source:
+            raise OutputPathError(f"--hist {args.hist} is the input file")
+    if args.out:
+        target = check_output_path(args.out, "--out").resolve()
+        if args.hist and target == Path(args.hist).resolve():
+            raise OutputPathError(f"--out and --hist are the same file: {args.out}")
     kwargs: dict = {
         "modules": list(args.module),
         "timeout_s": args.timeout_s,
@@ -88,12 +117,12 @@ def score_command(args: argparse.Namespace) -> int:
     result = score_samples(samples, kwargs)
     print(f"{len(samples)} rollouts from {args.input}, reward={args.reward or 'by data_source'}")
     print(result.table())
-    if args.hist:
-        write_histogram(result.rewards, args.hist, title=args.reward or "rewards")
-        print(f"histogram: {args.hist}")
     if args.out:
         write_scored(samples, result, args.out)
         print(f"scores: {args.out}")
+    if args.hist:
+        write_histogram(result.rewards, args.hist, title=args.reward or "rewards")
+        print(f"histogram: {args.hist}")
     return 0
 
 
@@ -104,18 +133,17 @@ def prepare_command(args: argparse.Namespace) -> int:
 
         try:
             report = prepare_toolrl(args.input, args.out, split=args.split, strict=args.strict)
-        except (ToolRLDataError, OSError, ValueError) as exc:
-            print(f"verl-rewards prepare toolrl: error: {exc}", file=sys.stderr)
-            return 2
+        except (ToolRLDataError, OSError, ValueError) as exc:  # NothingConvertedError: an all-bad input
+            return _fail("prepare toolrl", exc)
         return 0 if report.bad == 0 else 1
     if args.dataset == "tau2":
-        from .tau2.data import Tau2PrepareError, prepare_tau2
+        from .tau2.data import prepare_tau2
+        from .tau2.errors import Tau2Error
 
         try:
             report = prepare_tau2(args.data_dir, args.domain, args.out, args.split.split(","))
-        except (Tau2PrepareError, OSError) as exc:
-            print(f"verl-rewards prepare tau2: error: {exc}", file=sys.stderr)
-            return 2
+        except (Tau2Error, OSError, ValueError) as exc:  # Tau2PrepareError is a ValueError
+            return _fail("prepare tau2", exc)
         for split, n in report.rows.items():
             print(f"{split}: {n} rows -> {report.files[split]}")
         print(f"tool config ({report.num_tools} tools): {report.tool_config}")
@@ -125,7 +153,7 @@ def prepare_command(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="verl-rewards", description=__doc__)
+    parser = _Parser(prog="verl-rewards", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("doctor", help="check that the manager and metrics hooks are active in this environment")
     demo = sub.add_parser("demo", help="score a GRPO batch through verl's real reward loop on CPU")
@@ -142,8 +170,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     score.add_argument("--executor", choices=["thread", "process"], default="thread")
     score.add_argument("--contrib-type", choices=["C0", "C1", "none"], default="none")
     score.add_argument("--beta", type=float, default=0.05)
-    score.add_argument("--hist", default="rewards.png", help="PNG histogram of the rewards ('' to skip)")
-    score.add_argument("--out", default="", help="write the rows with their scores as JSONL")
+    score.add_argument("--hist", default="rewards.png", help="histogram image of the rewards, format from the "
+                       "extension: .png, .svg, .pdf, ... ('' to skip)")
+    score.add_argument("--out", default="", help="write the rows with their scores as JSONL (may be the input)")
     prepare = sub.add_parser("prepare", help="convert a dataset to verl parquet")
     prep = prepare.add_subparsers(dest="dataset", required=True)
     toolrl = prep.add_parser("toolrl", help="ToolRL rows (instruction/input/output) -> verl parquet")
@@ -160,26 +189,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "prepare":
         return prepare_command(args)
     if args.command == "score":
+        from .files import OutputPathError
         from .manager import ManagerConfigError, RewardInputError
         from .rewards.offline import OfflineInputError
 
         try:
             return score_command(args)
-        except (ManagerConfigError, RewardInputError, OfflineInputError, LookupError, OSError) as exc:
-            print(f"verl-rewards score: error: {exc}", file=sys.stderr)
-            return 2
+        except (ManagerConfigError, RewardInputError, OfflineInputError, OutputPathError, LookupError, OSError) as exc:
+            return _fail("score", exc)
     if args.command == "doctor":
         return doctor()
     if args.command == "demo":
-        from .demo import run_demo
+        from .demo import DemoArgumentError, run_demo
 
-        run_demo(
-            n_prompts=args.prompts,
-            rollout_n=args.n,
-            contrib_type=args.contrib_type,
-            beta=args.beta,
-            num_workers=args.workers,
-        )
+        try:
+            run_demo(
+                n_prompts=args.prompts,
+                rollout_n=args.n,
+                contrib_type=args.contrib_type,
+                beta=args.beta,
+                num_workers=args.workers,
+            )
+        except DemoArgumentError as exc:  # checked before Ray starts
+            return _fail("demo", exc)
         return 0
     parser.error(f"unknown command {args.command}")
     return 2

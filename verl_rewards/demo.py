@@ -60,6 +60,27 @@ def _rollouts(n_prompts: int, rollout_n: int, seed: int) -> list[dict[str, Any]]
     return rows
 
 
+class DemoArgumentError(ValueError):
+    """A demo setting that cannot work (checked before Ray starts)."""
+
+
+def check_demo_args(n_prompts: int, rollout_n: int, num_workers: int, contrib_type: str, beta: float) -> None:
+    """Raise :class:`DemoArgumentError` naming the first setting the demo cannot run with."""
+    from .contribution import ContributionConfig, ContributionConfigError
+
+    for name, value in (("prompts", n_prompts), ("n", rollout_n), ("workers", num_workers)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise DemoArgumentError(f"--{name} must be a positive integer, got {value!r}")
+    try:  # the manager's own rules for both settings
+        ContributionConfig.from_config({"type": contrib_type})
+    except ContributionConfigError as exc:
+        raise DemoArgumentError(f"--contrib-type: {exc}") from None
+    try:
+        ContributionConfig.from_config({"type": "none", "beta": beta})
+    except ContributionConfigError:
+        raise DemoArgumentError(f"--beta must be a finite number, got {beta!r}") from None
+
+
 def run_demo(
     workdir: str | None = None,
     n_prompts: int = 8,
@@ -70,7 +91,11 @@ def run_demo(
     seed: int = 0,
     verbose: bool = True,
 ) -> dict[str, float]:
-    """Run the demo and return the metrics dict; prints a report when ``verbose``."""
+    """Run the demo and return the metrics dict; prints a report when ``verbose``.
+
+    Raises :class:`DemoArgumentError` for a setting it cannot run with, before anything starts.
+    """
+    check_demo_args(n_prompts, rollout_n, num_workers, contrib_type, beta)
     import numpy as np
     import ray
     import torch

@@ -60,6 +60,31 @@ def replace_together(writers: Mapping[str | os.PathLike[str], Writer]) -> list[P
                 tmp.unlink()
 
 
+class OutputPathError(ValueError):
+    """An output path that cannot be written (checked before any work, so a typo costs nothing)."""
+
+
+def check_output_path(target: str | os.PathLike[str], option: str = "output") -> Path:
+    """``target`` as a path when a file can be written there; :class:`OutputPathError` saying why not.
+
+    The target must not be a directory or another non-file, and its nearest existing folder must be a
+    writable directory (missing folders are created when the file is written).
+    """
+    path = Path(target)
+    if not str(target) or path.is_dir():
+        raise OutputPathError(f"{option} {str(target)!r} is a directory, not a file name")
+    if path.exists() and not path.is_file():
+        raise OutputPathError(f"{option} {target} exists and is not a regular file")
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise OutputPathError(f"{option} {target}: {folder} is not a directory")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise OutputPathError(f"{option} {target}: no permission to write in {folder}")
+    return path
+
+
 def _temp_beside(target: Path) -> Path:
     """An empty temporary file in ``target``'s folder (created if missing), hidden and named after ``target``."""
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -1,14 +1,22 @@
 """Offline scoring of saved rollouts (``verl-rewards score``) with any registered reward.
 
-Input is JSONL in one of two formats (auto-detected per line):
+Input is UTF-8 JSONL in one of two formats (auto-detected per line):
 
 * **verl** — what ``trainer.rollout_data_dir`` writes: ``{"input", "output", "gts", "score", "step", ...}``;
-  ``output`` is the response, ``input`` the prompt, ``gts`` the ground truth;
+  ``output`` is the response, ``input`` the prompt, ``gts`` the ground truth. verl 0.9.1 decodes both with
+  ``skip_special_tokens=True`` (``RayPPOTrainer._log_rollout_data``), so they hold no chat markers such as an
+  assistant header: when every row is in this layout, scorers that ask for prompt + response (ToolRL, which
+  takes the text after the last assistant header) get the response alone, which is exactly the assistant turn;
 * **plain** — ``{"response" (or "final_response"), "ground_truth", "data_source", "prompt", "extra_info",
   "step", "prev_step_dict", "cur_step_dict", ...}``; any other key is a task field rewards can ask for.
 
+A line longer than :data:`MAX_LINE_BYTES` is an error, found while reading it (never more than the cap plus a
+read buffer is held for one line); so are a line that is not UTF-8 or not a JSON object (including JSON nested
+too deeply to parse). Errors name the file and the line.
+
 The rows go through the same scoring core as training (inputs by name, timeout, fallback, contribution),
-so a reward behaves offline exactly as it will in ``main_ppo``.
+so a reward behaves offline exactly as it will in ``main_ppo``. The outputs (scored JSONL, histogram) are
+written atomically (:mod:`verl_rewards.files`), so ``--out`` may be the input file itself.
 """
 
 from __future__ import annotations
@@ -16,20 +24,29 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, BinaryIO
 
+from ..extras import present_columns
+from ..files import atomic_path
 from ..manager.config import ManagerConfig
 from ..manager.core import ScoringCore
 from ..manager.routing import Router
 from ..manager.sample import Sample
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
+READ_CHUNK = 64 * 1024
 
 
 class OfflineInputError(ValueError):
     """A line of the input file is not a rollout."""
+
+
+def is_verl_dump(row: Mapping[str, Any]) -> bool:
+    """True for a row in the layout of verl's rollout dump (``input`` and ``output`` texts)."""
+    return "output" in row and "input" in row
 
 
 def row_to_sample(row: Mapping[str, Any], line_no: int) -> Sample:
@@ -37,7 +54,7 @@ def row_to_sample(row: Mapping[str, Any], line_no: int) -> Sample:
     if not isinstance(row, Mapping):
         raise OfflineInputError(f"line {line_no}: expected a JSON object, got {type(row).__name__}")
     data = dict(row)
-    if "output" in data and "input" in data:  # verl's rollout dump
+    if is_verl_dump(data):
         response, prompt = data.get("output"), data.get("input")
         data.setdefault("ground_truth", data.get("gts"))
     else:
@@ -52,20 +69,59 @@ def row_to_sample(row: Mapping[str, Any], line_no: int) -> Sample:
     return Sample.from_text(data, response=response, prompt=prompt)
 
 
+def iter_lines(handle: BinaryIO, path: str, max_bytes: int | None = None) -> Iterator[tuple[int, bytearray]]:
+    """``(line number, line)`` of a binary file, read in chunks of :data:`READ_CHUNK` bytes; a line longer than
+    ``max_bytes`` (default :data:`MAX_LINE_BYTES`, newline excluded) raises as soon as the cap is passed, so
+    at most the cap plus one chunk of a line is ever in memory."""
+    cap = MAX_LINE_BYTES if max_bytes is None else max_bytes
+    line_no = 0
+    while True:
+        line = bytearray()
+        while True:
+            piece = handle.readline(READ_CHUNK)
+            line += piece
+            if not piece or piece.endswith(b"\n"):
+                break
+            if len(line) > cap:
+                raise OfflineInputError(f"{path}: line {line_no + 1}: longer than the limit of {cap} bytes")
+        if not line:
+            return
+        line_no += 1
+        if len(line.rstrip(b"\r\n")) > cap:
+            raise OfflineInputError(f"{path}: line {line_no}: longer than the limit of {cap} bytes")
+        yield line_no, line
+
+
+def parse_line(line: bytes | bytearray, path: str, line_no: int) -> Any:
+    """The JSON value of one line; :class:`OfflineInputError` naming the file and line if it is not one."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise OfflineInputError(
+            f"{path}: line {line_no}: not valid UTF-8 ({exc.reason} at byte {exc.start} of the line)"
+        ) from None
+    if line_no == 1:
+        text = text.removeprefix("\ufeff")  # a UTF-8 byte-order mark
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise OfflineInputError(f"{path}: line {line_no}: invalid JSON ({exc})") from None
+    except RecursionError:
+        raise OfflineInputError(f"{path}: line {line_no}: invalid JSON (nested too deeply)") from None
+
+
 def read_rollouts(path: str) -> list[Sample]:
-    """Every rollout of a JSONL file; a malformed line is an error naming its line number."""
+    """Every rollout of a JSONL file; a malformed line is an error naming the file and its line number."""
     samples = []
-    with open(path, encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
+    with open(path, "rb") as handle:
+        for line_no, line in iter_lines(handle, path):
             if not line.strip():
                 continue
-            if len(line) > MAX_LINE_BYTES:
-                raise OfflineInputError(f"line {line_no}: longer than {MAX_LINE_BYTES} bytes")
+            row = parse_line(line, path, line_no)
             try:
-                row = json.loads(line)
-            except ValueError as exc:
-                raise OfflineInputError(f"line {line_no}: invalid JSON ({exc})") from None
-            samples.append(row_to_sample(row, line_no))
+                samples.append(row_to_sample(row, line_no))
+            except OfflineInputError as exc:
+                raise OfflineInputError(f"{path}: {exc}") from None
     if not samples:
         raise OfflineInputError(f"{path}: no rollouts")
     return samples
@@ -82,8 +138,8 @@ class OfflineResult:
     def summary(self) -> list[tuple[str, int, float, float, float]]:
         """Rows ``(component, n, mean, min, max)`` over numeric values, the total reward first."""
         rows = [("reward", *_stats(self.rewards))]
-        for key in self.keys:
-            values = [e.get(key) for e in self.extras]
+        columns = present_columns({key: [e.get(key) for e in self.extras] for key in self.keys})
+        for key, values in columns.items():  # values of the samples that reported the key
             nums = [float(v) for v in values if isinstance(v, int | float) and math.isfinite(float(v))]
             if nums:
                 rows.append((key, *_stats(nums)))
@@ -106,10 +162,16 @@ def _stats(values: list[float]) -> tuple[int, float, float, float]:
 
 def score_samples(samples: Iterable[Sample], reward_kwargs: Mapping[str, Any]) -> OfflineResult:
     """Score samples with the manager's core configured by ``reward_kwargs`` (``reward_fn`` selects the reward)."""
+    samples = list(samples)
+    reward_kwargs = dict(reward_kwargs)
+    if samples and all(is_verl_dump(s.row) for s in samples):
+        # texts decoded without special tokens: the prompt carries no assistant header to cut at
+        decode = dict(reward_kwargs.get("decode") or {})
+        decode.setdefault("include_prompt", False)
+        reward_kwargs["decode"] = decode
     config = ManagerConfig.from_reward_kwargs(reward_kwargs)
     router = Router(config, custom=None, default=None)
     core = ScoringCore(None, config, router, router.declared_keys())
-    samples = list(samples)
 
     async def run_all() -> list:
         return await asyncio.gather(*(core.score(s) for s in samples))
@@ -123,26 +185,43 @@ def score_samples(samples: Iterable[Sample], reward_kwargs: Mapping[str, Any]) -
     )
 
 
+def histogram_format(path: str) -> str:
+    """The image format of a histogram path, from its extension (``OfflineInputError`` if matplotlib lacks it)."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    formats = FigureCanvasBase.get_supported_filetypes()
+    fmt = Path(path).suffix.lower().lstrip(".")
+    if fmt not in formats:
+        got = f"extension {Path(path).suffix!r}" if fmt else "no extension"
+        raise OfflineInputError(f"--hist {path}: {got}; use one of {', '.join('.' + f for f in sorted(formats))}")
+    return fmt
+
+
 def write_histogram(rewards: list[float], path: str, title: str = "rewards") -> None:
-    """A PNG histogram of the rewards (matplotlib, headless)."""
+    """A histogram image of the rewards (matplotlib, headless; format from the extension), written atomically."""
+    fmt = histogram_format(path)
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 4), dpi=100)
-    ax.hist(rewards, bins=min(50, max(5, len(set(rewards)))), color="#3b6ea8", edgecolor="white")
-    ax.set_xlabel("reward")
-    ax.set_ylabel("samples")
-    ax.set_title(f"{title} (n={len(rewards)}, mean={sum(rewards) / len(rewards):.3f})")
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    try:
+        ax.hist(rewards, bins=min(50, max(5, len(set(rewards)))), color="#3b6ea8", edgecolor="white")
+        ax.set_xlabel("reward")
+        ax.set_ylabel("samples")
+        ax.set_title(f"{title} (n={len(rewards)}, mean={sum(rewards) / len(rewards):.3f})")
+        fig.tight_layout()
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, format=fmt)
+    finally:
+        plt.close(fig)
 
 
 def write_scored(samples: list[Sample], result: OfflineResult, path: str) -> None:
-    """The input rows with ``reward`` and every extra key added, as JSONL."""
-    with open(path, "w", encoding="utf-8") as handle:
+    """The input rows with ``reward`` and every extra key added, as JSONL, written atomically (``path`` may be
+    the input file: it is replaced only once every row is written)."""
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as handle:
         for sample, reward, extra in zip(samples, result.rewards, result.extras, strict=True):
             row = {**sample.row, "reward": reward, **extra}
             handle.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")

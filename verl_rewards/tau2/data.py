@@ -23,6 +23,7 @@ with an OpenAI function schema generated from our tool registry: parameter types
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import os
@@ -34,8 +35,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..files import OutputPathError, check_output_path, replace_together, write_text_atomic
 from .domain import Domain, load_domain
-from .errors import DataNotFoundError, TaskValidationError, UnknownDomainError
+from .errors import DataFileError, DataNotFoundError, TaskValidationError, UnknownDomainError
 from .tasks import Task
 
 DONE_TOOL = "done"
@@ -73,6 +75,7 @@ _SCENARIO_FIELDS = (
 _JSON_TYPES: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean", dict: "object"}
 _SECTION = re.compile(r"^(Args|Arguments|Parameters|Returns|Return|Raises|Yields|Examples?|Notes?):\s*$")
 _PARAM = re.compile(r"^(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
+_SPLIT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 
 
 class Tau2PrepareError(ValueError):
@@ -193,18 +196,21 @@ def tool_config(domain: Domain, data_dir: str | None = None) -> dict[str, Any]:
     return {"tools": tools}
 
 
-def write_tool_config(domain: Domain, path: str | os.PathLike[str], data_dir: str | None = None) -> Path:
-    """Write :func:`tool_config` as YAML; returns the path."""
+def tool_config_text(domain: Domain, data_dir: str | None = None) -> str:
+    """:func:`tool_config` as the YAML text of ``tool_config.yaml`` (with a header saying how to use it)."""
     import yaml
 
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
     text = yaml.safe_dump(tool_config(domain, data_dir), sort_keys=False, allow_unicode=True, width=120)
-    out.write_text(
+    return (
         f"# verl tool config for the tau2 '{domain.name}' domain, written by `verl-rewards prepare tau2`.\n"
-        "# Use: actor_rollout_ref.rollout.multi_turn.tool_config_path=<this file>\n" + text,
-        encoding="utf-8",
+        "# Use: actor_rollout_ref.rollout.multi_turn.tool_config_path=<this file>\n" + text
     )
+
+
+def write_tool_config(domain: Domain, path: str | os.PathLike[str], data_dir: str | None = None) -> Path:
+    """Write :func:`tool_config` as YAML (atomically); returns the path."""
+    out = Path(path)
+    write_text_atomic(out, tool_config_text(domain, data_dir))
     return out
 
 
@@ -306,7 +312,7 @@ class Tau2PrepareReport:
 def _load(domain: str, data_dir: str | os.PathLike[str] | None) -> Domain:
     try:
         return load_domain(domain, data_dir)
-    except (DataNotFoundError, UnknownDomainError, TaskValidationError) as exc:
+    except (DataNotFoundError, DataFileError, UnknownDomainError, TaskValidationError) as exc:
         raise Tau2PrepareError(str(exc)) from exc
 
 
@@ -335,23 +341,33 @@ def prepare_tau2(
     ``data_dir`` is the folder holding ``<domain>/tasks.json`` (tau2-bench: ``data/tau2/domains``) or the domain
     folder itself; None means ``TAU2_DATA_DIR``. Its absolute path goes into the rows (``create_kwargs``), where
     the tools look last: the tool config's ``data_dir`` key (not written here) and ``TAU2_DATA_DIR`` win, so a
-    dataset built on one machine trains on another. Raises :class:`Tau2PrepareError` before writing anything
-    when a split is unknown.
+    dataset built on one machine trains on another. Raises :class:`Tau2PrepareError` when the data cannot be
+    read, a split is unknown, empty or not a safe file name, and then writes nothing: the parquet files and the
+    tool config are written to temporary files and replace the old ones together, only after all were written.
     """
     import pyarrow as pa
-    import pyarrow.parquet as pq
     from tqdm import tqdm
 
     dom = _load(domain, data_dir)
     splits = list(dict.fromkeys(s.strip() for s in splits if s and s.strip()))
     if not splits:
         raise Tau2PrepareError("no split given (use train, test, another split of split_tasks.json, or all)")
+    for split in splits:
+        check_split_name(split)
     plan = {s: split_ids(dom, s) for s in splits}
+    empty = [s for s, ids in plan.items() if not ids]
+    if empty:
+        raise Tau2PrepareError(f"split(s) {empty} of domain {dom.name!r} have no tasks; nothing written")
     root = str(dom.data_dir.parent if (dom.data_dir.parent / dom.name).is_dir() else dom.data_dir)
     out = Path(out_dir).expanduser()
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        for name in [*(f"{split}.parquet" for split in plan), TOOL_CONFIG_NAME]:
+            check_output_path(out / name)
+    except OutputPathError as exc:
+        raise Tau2PrepareError(str(exc)) from None
     report = Tau2PrepareReport(domain=dom.name, data_dir=root)
     system = solo_system_prompt(dom)
+    tables: dict[str, Any] = {}
     for split, ids in plan.items():
         rows = []
         for i, tid in enumerate(tqdm(ids, desc=f"tau2/{dom.name} {split}", unit="task", disable=not progress)):
@@ -359,11 +375,35 @@ def prepare_tau2(
                 rows.append(task_row(dom, dom.task(tid), i, split, root, system))
             except TaskValidationError as exc:
                 raise Tau2PrepareError(str(exc)) from exc
-        path = out / f"{split}.parquet"
-        pq.write_table(pa.Table.from_pylist(rows), path)
+        tables[split] = pa.Table.from_pylist(rows)
         report.rows[split] = len(rows)
-        report.files[split] = str(path)
-    config_path = write_tool_config(dom, out / TOOL_CONFIG_NAME)  # data_dir: TAU2_DATA_DIR, else the rows'
-    report.tool_config = str(config_path)
+        report.files[split] = str(out / f"{split}.parquet")
+    config_text = tool_config_text(dom)  # data_dir: TAU2_DATA_DIR, else the rows'
+    writers: dict[Path, Callable[[Path], None]] = {
+        out / f"{split}.parquet": functools.partial(_write_parquet, table) for split, table in tables.items()
+    }
+    writers[out / TOOL_CONFIG_NAME] = functools.partial(_write_text, config_text)
+    replace_together(writers)  # the splits and the tool config replace the old ones as one set
+    report.tool_config = str(out / TOOL_CONFIG_NAME)
     report.num_tools = len(tool_schemas(dom))
     return report
+
+
+def check_split_name(split: str) -> str:
+    """``split`` when it can name ``<out>/<split>.parquet`` without leaving ``<out>`` (Tau2PrepareError if not)."""
+    if not _SPLIT_NAME.fullmatch(split):
+        raise Tau2PrepareError(
+            f"split name {split!r} cannot be used as a file name in the output folder: use letters, digits, "
+            "'_', '-' and '.', not starting with '.' (split names come from --split and split_tasks.json)"
+        )
+    return split
+
+
+def _write_parquet(table: Any, path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    pq.write_table(table, path)
+
+
+def _write_text(text: str, path: Path) -> None:
+    path.write_text(text, encoding="utf-8")

@@ -23,7 +23,7 @@ from types import ModuleType
 from typing import Any
 
 from .environment import Environment
-from .errors import DataNotFoundError, TaskDataError, UnknownDomainError
+from .errors import DataFileError, DataNotFoundError, TaskDataError, UnknownDomainError
 from .state import BaseDB, DBState
 from .tasks import Task, _read_json, load_splits, load_tasks
 from .toolkit import Toolkit
@@ -94,15 +94,23 @@ def resolve_data_dir(name: str, data_dir: str | os.PathLike[str] | None, files: 
     raise DataNotFoundError(f"tau2 data for domain {name!r} not found: neither {candidate} nor {root_path} holds it")
 
 
-def _read_db(path: Path) -> Any:
+def _read_db(path: Path, normalize: Any) -> Any:
+    """A database file through its domain's normaliser; :class:`DataFileError` naming the file if it is unusable."""
     if path.suffix == ".toml":
         import tomllib  # Python 3.11+; only telecom-style TOML databases need it
 
         if not path.is_file():
             raise DataNotFoundError(f"tau2 data file not found: {path}")
-        with path.open("rb") as fp:
-            return tomllib.load(fp)
-    return _read_json(path)
+        try:
+            raw = tomllib.loads(path.read_bytes().decode("utf-8"))
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:
+            raise DataFileError(f"tau2 data file {path} is not valid UTF-8 TOML ({exc})") from None
+    else:
+        raw = _read_json(path)
+    try:
+        return normalize(raw)
+    except Exception as exc:  # noqa: BLE001 - any failure of the schema check is a bad file, named as such
+        raise DataFileError(f"tau2 data file {path} does not match the domain's schema: {exc}") from None
 
 
 def _json_type(annotation: Any) -> str | None:
@@ -159,13 +167,16 @@ class Domain:
         self.terminate_tools: frozenset[str] = frozenset(module.TERMINATE_TOOLS)
         self.user_toolkit_class: type[Toolkit] | None = getattr(module, "USER_TOOLKIT", None)
 
-        self.base_db = BaseDB(module.normalize_db(_read_db(self.data_dir / files["db"])))
+        self.base_db = BaseDB(_read_db(self.data_dir / files["db"], module.normalize_db))
         self.user_base_db: BaseDB | None = None
         if self.user_toolkit_class is not None:
-            self.user_base_db = BaseDB(module.normalize_user_db(_read_db(self.data_dir / files["user_db"])))
+            self.user_base_db = BaseDB(_read_db(self.data_dir / files["user_db"], module.normalize_user_db))
 
         policy_path = self.data_dir / files["policy"]
-        self.policy = policy_path.read_text(encoding="utf-8") if policy_path.is_file() else ""
+        try:
+            self.policy = policy_path.read_text(encoding="utf-8") if policy_path.is_file() else ""
+        except UnicodeDecodeError as exc:
+            raise DataFileError(f"tau2 data file {policy_path} is not valid UTF-8 ({exc.reason})") from None
         self.tasks: dict[str, Task] = load_tasks(self.data_dir / files["tasks"])
         split_name = files.get("split")
         split_path = self.data_dir / split_name if split_name else None

@@ -25,6 +25,11 @@ class DataNotFoundError(Tau2Error, FileNotFoundError):
     """The tau2 data directory or one of its files is missing."""
 
 
+class DataFileError(Tau2Error, ValueError):
+    """A tau2 data file cannot be used: not UTF-8, not valid JSON/TOML (truncated, empty, nested too deeply),
+    or not the shape its domain expects. The message names the file."""
+
+
 class TaskDataError(Tau2Error, ValueError):
     """A task (or the domain data it relies on) is malformed or cannot be applied.
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import DataNotFoundError, TaskValidationError, TrajectoryError
+from .errors import DataFileError, DataNotFoundError, TaskValidationError, TrajectoryError
 from .trajectory import Message, parse_messages
 
 DB = "DB"
@@ -312,17 +312,34 @@ def parse_splits(raw: Any, task_ids: Any) -> dict[str, list[str]]:
 
 
 def _read_json(path: Path) -> Any:
+    """The JSON content of a data file; :class:`DataFileError` naming the file when it is not UTF-8 JSON."""
     if not path.is_file():
         raise DataNotFoundError(f"tau2 data file not found: {path}")
-    with path.open("r", encoding="utf-8") as fp:
-        return json.load(fp)
+    try:
+        return json.loads(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise DataFileError(f"tau2 data file {path} is not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno} column {exc.colno}"
+        why = "is empty" if not exc.doc.strip() else f"is not valid JSON ({where}: {exc.msg})"
+        raise DataFileError(f"tau2 data file {path} {why}") from None
+    except RecursionError:
+        raise DataFileError(f"tau2 data file {path} is not usable JSON (nested too deeply)") from None
 
 
 def load_tasks(path: str | Path) -> dict[str, Task]:
-    """Load and validate a ``tasks.json`` file."""
-    return parse_tasks(_read_json(Path(path)))
+    """Load and validate a ``tasks.json`` file (errors name the file)."""
+    raw = _read_json(Path(path))
+    try:
+        return parse_tasks(raw)
+    except TaskValidationError as exc:
+        raise TaskValidationError(exc.task_id, exc.field, f"{exc.message} (in {path})") from None
 
 
 def load_splits(path: str | Path, task_ids: Any) -> dict[str, list[str]]:
-    """Load and validate a split file against the loaded task ids."""
-    return parse_splits(_read_json(Path(path)), task_ids)
+    """Load and validate a split file against the loaded task ids (errors name the file)."""
+    raw = _read_json(Path(path))
+    try:
+        return parse_splits(raw, task_ids)
+    except TaskValidationError as exc:
+        raise TaskValidationError(exc.task_id, exc.field, f"{exc.message} (in {path})") from None

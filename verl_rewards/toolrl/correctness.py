@@ -16,7 +16,10 @@ Rules (ToolRL's, including the quirks that shape its scores):
 
 The ground truth is trusted data: a ground-truth line that is not valid JSON raises ``ValueError`` (ToolRL
 raised ``json.JSONDecodeError``, a ``ValueError``), while a structurally odd ground truth (say, no
-``"name"``) fails inside the scoring and gives the min, as in ToolRL.
+``"name"``) fails inside the scoring and gives the min, as in ToolRL. That includes a ground-truth call
+without a ``"parameters"`` key (missing, or Qwen's native ``"arguments"`` instead) whenever the lists are not
+exactly equal: ToolRL reads each ground-truth call's ``"parameters"`` before it looks at the variant, so even
+with ``intermediate`` (which never uses them) such a call gives the min rather than credit for its name.
 
 Caps on the untrusted side (besides the 64 KiB prediction cap): a predicted JSON line nested deeper than
 :data:`MAX_JSON_DEPTH` is treated as unparsable (min) without calling ``json.loads``; integers longer than
@@ -146,10 +149,10 @@ def tool_call_reward(
     used: set[int] = set()
     for gt_call in gt_calls:
         gt_name = gt_call["name"]
+        gt_params = gt_call["parameters"]  # read in every mode: a call without it is the min, as in ToolRL
         if intermediate:
             local_max += 1
         else:
-            gt_params = gt_call["parameters"]
             local_max += 1 + len(gt_params)
         best_index = -1
         best_total = 0.0

@@ -34,7 +34,9 @@ Output row (``<out_dir>/<split>.parquet``)::
                   "instruction": ..., "input": ..., "output": ...}
 
 Bad rows are skipped and reported as (row number, reason); ``strict=True`` raises on the first one instead
-(and writes nothing).
+(and writes nothing). An input without a single good row raises :class:`NothingConvertedError` and writes
+nothing. The parquet file is written to a temporary file beside it and renamed into place only once complete,
+so a failed or interrupted run leaves an existing ``<split>.parquet`` as it was.
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ from typing import Any, TextIO
 import pyarrow as pa
 import pyarrow.parquet as pq
 from tqdm import tqdm
+
+from ..files import atomic_path, check_output_path
 
 FIELDS: dict[str, tuple[str, ...]] = {
     "instruction": ("instruction", "system"),
@@ -93,6 +97,10 @@ class ToolRLDataError(ValueError):
         super().__init__(f"row {row}: {reason}")
         self.row = row
         self.reason = reason
+
+
+class NothingConvertedError(ValueError):
+    """The input held no convertible row: nothing is written and an existing output file is left as it was."""
 
 
 @dataclass
@@ -157,6 +165,8 @@ def _read_rows(path: Path) -> list[tuple[int, Any]]:
             if exc.msg.startswith("Extra data"):  # one object per line in a .json file
                 return list(_iter_jsonl(raw))
             raise ValueError(f"{path} is not valid JSON: {exc}") from None
+        except RecursionError:
+            raise ValueError(f"{path} is not usable JSON: nested too deeply") from None
         if not isinstance(data, list):
             raise ValueError(f"{path}: top-level JSON must be a list of rows, got {type(data).__name__}")
         return list(enumerate(data, start=1))
@@ -279,6 +289,7 @@ def prepare_toolrl(
     if not isinstance(split, str) or not split or "/" in split or "\\" in split:
         raise ValueError(f"split must be a non-empty file-name-safe string, got {split!r}")
     path = Path(input_path)
+    out_path = check_output_path(Path(out_dir) / f"{split}.parquet")  # before any work (OutputPathError)
     rows = _read_rows(path)
     good: list[dict[str, Any]] = []
     errors: list[tuple[int, str]] = []
@@ -295,12 +306,17 @@ def prepare_toolrl(
             continue
         kinds[ground_truth_kind(converted["reward_model"]["ground_truth"])] += 1
         good.append(converted)
-    out_path = Path(out_dir) / f"{split}.parquet"
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.Table.from_pylist(good, schema=SCHEMA), out_path)
     report = PrepareReport(
         total=len(rows), written=len(good), bad=len(errors), errors=errors, output_path=str(out_path), kinds=kinds
     )
+    if not good:
+        _print_report(report, path, report_to if report_to is not None else sys.stdout)
+        raise NothingConvertedError(
+            f"{path}: no row converted ({len(rows)} read, {len(errors)} bad); nothing written, "
+            f"{out_path} left as it was"
+        )
+    with atomic_path(out_path) as tmp:  # a failed or interrupted write leaves an existing file untouched
+        pq.write_table(pa.Table.from_pylist(good, schema=SCHEMA), tmp)
     _print_report(report, path, report_to if report_to is not None else sys.stdout)
     return report
 

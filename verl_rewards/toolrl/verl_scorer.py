@@ -1,8 +1,13 @@
-"""ToolRL as a built-in scorer of the ``contribution`` manager (data sources containing ``"rlla"``).
+"""ToolRL as a built-in scorer of the ``contribution`` manager (data sources containing ``"rlla"``), and as the
+registered reward ``toolrl``.
 
-Options come from ``reward.reward_kwargs.toolrl.*`` (ToolRL's environment variables fill absent keys) and
-are validated once when the manager is built. Like ToolRL's own manager, the prompt and response are decoded
-together with special tokens kept, and the prediction is the text after the last assistant header.
+Built-in route: options come from ``reward.reward_kwargs.toolrl.*`` (ToolRL's environment variables fill absent
+keys) and are validated once when the manager is built. Like ToolRL's own manager, the prompt and response are
+decoded together with special tokens kept, and the prediction is the text after the last assistant header.
+
+Registered reward ``toolrl`` (``verl-rewards score FILE --reward toolrl``, ``reward_fn: toolrl``): it scores the
+response alone, decoded without special tokens, which is the assistant turn of a single-turn rollout and exactly
+what verl's rollout dumps hold in ``output``; options come from ToolRL's environment variables.
 """
 
 from __future__ import annotations
@@ -13,11 +18,13 @@ from typing import Any
 from ..manager.config import DecodeConfig, ManagerConfig, ManagerConfigError
 from ..manager.core import Scorer
 from ..manager.routing import scorer_from_callable
+from ..rewards.registry import reward
 from .extraction import detect_chat_template
 from .options import ToolRLOptions
 from .scoring import score_with_options
 
 EXTRA_KEYS = ("format", "correctness", "length")
+REWARD_NAME = "toolrl"
 
 
 def matches(data_source: str) -> bool:
@@ -46,3 +53,9 @@ def make_scorer(config: ManagerConfig, tokenizer: Any = None) -> Scorer:
         decode=DecodeConfig(include_prompt=True, skip_special_tokens=False),
         extra_keys=EXTRA_KEYS,
     )
+
+
+@reward(name=REWARD_NAME, extra_keys=EXTRA_KEYS)
+def toolrl(final_response: str, ground_truth: Any, step: int = 0) -> dict[str, float]:
+    """ToolRL's reward of a response (special tokens skipped) with ToolRL's environment-variable options."""
+    return score_with_options(final_response, str(ground_truth), step, ToolRLOptions.from_config(None))
