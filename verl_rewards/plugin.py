@@ -5,7 +5,9 @@ It stays cheap: nothing heavy is imported here. Instead it arms post-import hook
 * when verl's reward-loop registry is imported, the ``contribution`` manager registers itself;
 * when ``verl.trainer.ppo.metric_utils`` is imported, the legacy-trainer ``reward_extra/*`` hook wraps
   ``compute_data_metrics``;
-* when ``verl.trainer.ppo.v1`` is imported, the ``*_reward_extra`` V1 trainer modes are registered.
+* when ``verl.trainer.ppo.v1`` is imported, the ``*_reward_extra`` V1 trainer modes are registered;
+* when either trainer module is imported, its ``_val_metrics_update`` also logs pass^k and tau2's per-source
+  statistics (:mod:`verl_rewards.evaluation.validation`).
 
 verl swallows plugin import errors at debug level, so every failure here is logged as an error with its
 traceback and kept in :data:`STATUS` for ``verl-rewards doctor``.
@@ -117,6 +119,18 @@ def _register_trainers(module: ModuleType) -> None:
     register_v1_trainers(module)
 
 
+def _hook_validation_legacy(module: ModuleType) -> None:
+    from .evaluation.validation import install_legacy_trainer_hook
+
+    install_legacy_trainer_hook(module)
+
+
+def _hook_validation_v1(module: ModuleType) -> None:
+    from .evaluation.validation import install_v1_trainer_hook
+
+    install_v1_trainer_hook(module)
+
+
 def install() -> None:
     """Arm every hook (idempotent)."""
     if STATUS.get("installed") == "ok":
@@ -124,6 +138,8 @@ def install() -> None:
     when_imported("verl.experimental.reward_loop.reward_manager", "manager", _register_manager)
     when_imported("verl.trainer.ppo.metric_utils", "metrics_legacy_trainer", _hook_metrics)
     when_imported("verl.trainer.ppo.v1", "metrics_v1_trainer", _register_trainers)
+    when_imported("verl.trainer.ppo.ray_trainer", "validation_legacy_trainer", _hook_validation_legacy)
+    when_imported("verl.trainer.ppo.v1.trainer_base", "validation_v1_trainer", _hook_validation_v1)
     STATUS["installed"] = "ok"
 
 
