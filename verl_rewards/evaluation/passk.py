@@ -18,7 +18,10 @@ TAU_PREFIXES = ("tau2", "tau_bench")
 
 
 def pass_hat_k(num_trials: int, successes: int, k: int) -> float:
-    """``C(successes, k) / C(num_trials, k)`` for one task; ``ValueError`` unless ``0 <= successes <= n``, ``1 <= k <= n``."""
+    """``C(successes, k) / C(num_trials, k)`` for one task.
+
+    ``ValueError`` unless ``0 <= successes <= num_trials`` and ``1 <= k <= num_trials``.
+    """
     if not 0 <= successes <= num_trials:
         raise ValueError(f"successes must be within 0..{num_trials}, got {successes}")
     if not 1 <= k <= num_trials:

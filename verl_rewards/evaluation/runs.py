@@ -21,6 +21,7 @@ from typing import Any
 from .passk import SuccessRule, pass_hat_ks
 
 INFRA_ERROR = "infrastructure_error"
+SCORED_TERMINATIONS = ("agent_stop", "user_stop")
 #: the extra carrying the task reward (the scoring function's score, before ``beta * contrib``)
 TASK_REWARD_KEYS = ("base_score", "reward", "score")
 #: extras that are bookkeeping, not components of the reward
@@ -77,11 +78,10 @@ class SourceSummary:
     def metrics(self) -> dict[str, float]:
         """Flat ``{name: value}``: ``pass^k``, ``task_reward``, ``termination/<reason>``, ``db_match_rate``,
         ``action_<kind>_accuracy``, ``component/<name>``, ``num_tasks``, ``num_trials``."""
-        out: dict[str, float] = {f"pass^{k}": v for k, v in self.pass_k.items()}
+        out: dict[str, float] = {"num_tasks": float(self.num_tasks), "num_trials": float(self.num_trials)}
         if self.task_reward is not None:
             out["task_reward"] = self.task_reward
-        out["num_tasks"] = float(self.num_tasks)
-        out["num_trials"] = float(self.num_trials)
+        out.update({f"pass^{k}": v for k, v in self.pass_k.items()})
         if self.infra_errors:
             out["infra_errors"] = float(self.infra_errors)
         if self.reward_errors:
@@ -244,8 +244,8 @@ def run_from_extras(source: str, task: str, extras: Mapping[str, Any], *, generi
     basis = extras.get("tau2_basis")
     if termination is not None:
         run.termination = termination
-        db = number(extras.get("db_match"))
-        run.db_match = None if db is None else db >= 0.5
+        db = number(extras.get("db_match"))  # tau2 checks the DB only after an agent or user stop
+        run.db_match = None if db is None or termination not in SCORED_TERMINATIONS else db >= 0.5
         for kind in ("read", "write"):
             count = number(extras.get(f"tau2_{kind}_actions"))
             correct = number(extras.get(f"tau2_{kind}_correct"))

@@ -47,7 +47,14 @@ from .tau_bench import tau_bench_reward
 
 COMPONENTS = ("DB", "ENV_ASSERTION", "ACTION", "COMMUNICATE", "NL_ASSERTION")
 TAU2_KEYS = ("db_match", *(f"tau2_{c.lower()}" for c in COMPONENTS))
-TAU2_EVAL_KEYS = ("termination", "tau2_basis", "tau2_read_actions", "tau2_read_correct", "tau2_write_actions", "tau2_write_correct")
+TAU2_EVAL_KEYS = (
+    "termination",
+    "tau2_basis",
+    "tau2_read_actions",
+    "tau2_read_correct",
+    "tau2_write_actions",
+    "tau2_write_correct",
+)
 TAU_BENCH_KEYS = ("tb_r_actions", "tb_r_outputs")
 _OPTION_KEYS = {"data_dir", "reward", "nl_policy", "judge", "assertion_errors", "default_termination"}
 
