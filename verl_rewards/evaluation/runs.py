@@ -157,8 +157,9 @@ def summarize(
             max_k = min(expected, min_trials)
             if min_trials < expected:
                 task = min(by_task, key=lambda t: len(by_task[t]))
+                than = f"the expected {expected}" if expected_trials else f"another task's {max_trials}"
                 warnings.append(
-                    f"task {task!r} has only {min_trials} trial(s), fewer than the expected {expected}: "
+                    f"task {task!r} has only {min_trials} trial(s), fewer than {than}: "
                     f"pass^k is reported up to k={max_k}"
                 )
         pass_k = pass_hat_ks({t: [rule(r.reward) for r in v] for t, v in by_task.items()}, max_k)
