@@ -54,6 +54,11 @@ def pair_sources(main: Evaluated, baseline: Evaluated | None) -> dict[str, Sourc
     return common
 
 
+def _value(metrics: dict[str, float], name: str) -> float | None:
+    """A metric, with termination reasons that never occurred as share 0."""
+    return metrics.get(name, 0.0 if name.startswith("termination/") else None)
+
+
 def _fmt(value: float | None, name: str) -> str:
     if value is None:
         return "-"
@@ -82,11 +87,11 @@ def format_tables(results: Sequence[Evaluated], baseline: Evaluated | None = Non
             if base is not None:
                 lines.append(f"  {'metric':<{width}}{'value':>10}{'baseline':>10}{'diff':>10}")
             for name in names:
-                row = f"  {name:<{width}}{_fmt(values.get(name), name):>10}"
+                row = f"  {name:<{width}}{_fmt(_value(values, name) if base else values.get(name), name):>10}"
                 if base is not None:
-                    ref = base_values.get(name)
-                    mine = values.get(name)
-                    diff = "-" if ref is None or mine is None else f"{mine - ref:+.4f}"
+                    ref, mine = _value(base_values, name), _value(values, name)
+                    diff = "-" if ref is None or mine is None else _fmt(mine - ref, name)
+                    diff = diff if diff.startswith("-") else "+" + diff
                     row += f"{_fmt(ref, name):>10}{diff:>10}"
                 lines.append(row)
             for warning in summary.warnings:
@@ -117,7 +122,12 @@ def to_json(results: Sequence[Evaluated], baseline: Evaluated | None = None) -> 
             per_source = {}
             for source, base in pair_sources(done, baseline).items():
                 mine, ref = done.summaries[source].metrics(), base.metrics()
-                per_source[source] = {n: mine[n] - ref[n] for n in mine if n in ref}
+                names = list(mine) + [n for n in ref if n not in mine]
+                per_source[source] = {
+                    n: _value(mine, n) - _value(ref, n)  # type: ignore[operator]
+                    for n in names
+                    if _value(mine, n) is not None and _value(ref, n) is not None
+                }
             diffs.append({"label": done.label, "sources": per_source})
         out["diff"] = diffs
     return out
@@ -183,7 +193,8 @@ def write_plot(results: Sequence[Evaluated], target: str | Path, baseline: Evalu
         for i, source in enumerate(sources):
             points = [(d.eval_set.step, d.summaries[source]) for d in steps if source in d.summaries]
             xs = [p[0] for p in points]
-            ax.plot(xs, [p[1].task_reward or 0.0 for p in points], color=f"C{i % 10}", label=f"{source} task_reward")
+            ax.plot(xs, [p[1].task_reward or 0.0 for p in points], marker="o", color=f"C{i % 10}",
+                    label=f"{source} task_reward")
             if any(p[1].pass_k for p in points):
                 ax.plot(xs, [p[1].pass_k.get(1, 0.0) for p in points], ls=":", color=f"C{i % 10}",
                         label=f"{source} pass^1")
