@@ -1,5 +1,5 @@
 """The ``verl-rewards`` command: ``doctor`` (is the plugin active here?), ``demo``, ``score`` (offline),
-``prepare`` (datasets to verl parquet)."""
+``prepare`` (datasets to verl parquet), ``eval`` (pass^k and tau2 statistics of verl dumps / tau2 results)."""
 
 from __future__ import annotations
 
@@ -185,7 +185,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     tau2.add_argument("--domain", required=True, help="airline, retail, mock, ...")
     tau2.add_argument("--out", required=True, help="output directory (<out>/<split>.parquet, <out>/tool_config.yaml)")
     tau2.add_argument("--split", default="train,test", help="comma-separated splits of split_tasks.json, or 'all'")
+    from .evaluation import command as eval_cmd
+
+    eval_cmd.add_parser(sub)
     args = parser.parse_args(argv)
+    if args.command == "eval":
+        return eval_cmd.run(args)
     if args.command == "prepare":
         return prepare_command(args)
     if args.command == "score":

@@ -6,7 +6,9 @@ It stays cheap: nothing heavy is imported here. Instead it arms post-import hook
 * when ``verl.trainer.ppo.metric_utils`` is imported, the legacy-trainer ``reward_extra/*`` hook wraps
   ``compute_data_metrics`` and the validation hook wraps ``process_validation_metrics``;
 * when ``verl.trainer.ppo.v1.trainer_base`` is imported, the V1 trainer's ``_compute_metrics`` and GDPO input
-  are patched (every built-in ``trainer_mode`` keeps its verl class; see :mod:`verl_rewards.metrics`).
+  are patched (every built-in ``trainer_mode`` keeps its verl class; see :mod:`verl_rewards.metrics`);
+* when either trainer module is imported, its ``_val_metrics_update`` also logs pass^k and tau2's per-source
+  statistics (:mod:`verl_rewards.evaluation.validation`).
 
 verl swallows plugin import errors at debug level, so every failure here is logged as an error with its
 traceback and kept in :data:`STATUS` for ``verl-rewards doctor``.
@@ -119,6 +121,18 @@ def _hook_v1_trainer(module: ModuleType) -> None:
     install_v1_hooks(module)
 
 
+def _hook_validation_legacy(module: ModuleType) -> None:
+    from .evaluation.validation import install_legacy_trainer_hook
+
+    install_legacy_trainer_hook(module)
+
+
+def _hook_validation_v1(module: ModuleType) -> None:
+    from .evaluation.validation import install_v1_trainer_hook
+
+    install_v1_trainer_hook(module)
+
+
 def install() -> None:
     """Arm every hook (idempotent)."""
     if STATUS.get("installed") == "ok":
@@ -126,6 +140,8 @@ def install() -> None:
     when_imported("verl.experimental.reward_loop.reward_manager", "manager", _register_manager)
     when_imported("verl.trainer.ppo.metric_utils", "metrics_legacy_trainer", _hook_metrics)
     when_imported("verl.trainer.ppo.v1.trainer_base", "metrics_v1_trainer", _hook_v1_trainer)
+    when_imported("verl.trainer.ppo.ray_trainer", "validation_legacy_trainer", _hook_validation_legacy)
+    when_imported("verl.trainer.ppo.v1.trainer_base", "validation_v1_trainer", _hook_validation_v1)
     STATUS["installed"] = "ok"
 
 

@@ -22,7 +22,10 @@ evaluated counts as unmet; ``raise``), ``default_termination``.
 Extras (every sample): ``db_match`` (agent and user DB equal to the gold replay, 0/1), and the components
 ``tau2_db``, ``tau2_env_assertion``, ``tau2_action``, ``tau2_communicate``, ``tau2_nl_assertion`` (the
 component's value when it is in the task's reward basis, else 1.0: it does not gate the reward; all 0.0 when
-the episode ended without an agent or user stop); tau-bench:
+the episode ended without an agent or user stop); for tau2's own statistics (``verl-rewards eval`` and the
+validation metrics of :mod:`verl_rewards.evaluation`): ``termination`` (the reason, a string),
+``tau2_basis`` (the scored components, comma-separated; empty after an early stop) and the gold-action counts
+``tau2_read_actions`` / ``tau2_read_correct`` / ``tau2_write_actions`` / ``tau2_write_correct``; tau-bench:
 ``tb_r_actions``, ``tb_r_outputs``.
 """
 
@@ -44,9 +47,17 @@ from .tau_bench import tau_bench_reward
 
 COMPONENTS = ("DB", "ENV_ASSERTION", "ACTION", "COMMUNICATE", "NL_ASSERTION")
 TAU2_KEYS = ("db_match", *(f"tau2_{c.lower()}" for c in COMPONENTS))
+TAU2_EVAL_KEYS = (
+    "termination",
+    "tau2_basis",
+    "tau2_read_actions",
+    "tau2_read_correct",
+    "tau2_write_actions",
+    "tau2_write_correct",
+)
 TAU_BENCH_KEYS = ("tb_r_actions", "tb_r_outputs")
 #: every extra key this family's scorers may report
-EXTRA_KEYS = (*TAU2_KEYS, *TAU_BENCH_KEYS)
+EXTRA_KEYS = (*TAU2_KEYS, *TAU2_EVAL_KEYS, *TAU_BENCH_KEYS)
 _OPTION_KEYS = {"data_dir", "reward", "nl_policy", "judge", "assertion_errors", "default_termination"}
 
 
@@ -157,6 +168,18 @@ def score_tau2(
     scored = result.termination in SCORED_TERMINATIONS  # an early stop scores 0 in every component
     for comp in COMPONENTS:
         out[f"tau2_{comp.lower()}"] = float(result.breakdown.get(comp, 1.0)) if scored else 0.0
+    out.update(eval_extras(result))
+    return out
+
+
+def eval_extras(result: Any) -> dict[str, Any]:
+    """What tau2's ``compute_metrics`` counts per simulation: termination, scored components, gold-action
+    matches by tool kind (tau2-bench ``src/tau2/metrics/agent_metrics.py``)."""
+    out: dict[str, Any] = {"termination": str(result.termination), "tau2_basis": ",".join(result.breakdown)}
+    for kind in ("read", "write"):
+        checks = [c for c in result.action_checks if c.get("tool_type") == kind]
+        out[f"tau2_{kind}_actions"] = float(len(checks))
+        out[f"tau2_{kind}_correct"] = float(sum(1 for c in checks if c.get("match")))
     return out
 
 
@@ -169,7 +192,7 @@ def _spec(name: str, options: Tau2Options) -> RewardSpec:
         tool_extra = extra_info  # the manager merges tool_extra_fields into extra_info
         return score_tau2(trajectory, data_source, ground_truth, tool_extra, options)
 
-    keys = TAU_BENCH_KEYS if options.reward == "tau_bench" else TAU2_KEYS
+    keys = TAU_BENCH_KEYS if options.reward == "tau_bench" else TAU2_KEYS + TAU2_EVAL_KEYS
     return RewardSpec(name=name, func=tau2_reward, origin=f"{__file__}:{name}", extra_keys=keys)
 
 
@@ -179,7 +202,7 @@ def make_scorer(config: ManagerConfig, tokenizer: Any = None) -> Scorer:
     return LayerScorer(_spec(options.reward, options), executor="thread")
 
 
-@reward(name="tau2", extra_keys=TAU2_KEYS)
+@reward(name="tau2", extra_keys=TAU2_KEYS + TAU2_EVAL_KEYS)
 def tau2(trajectory: list, data_source: str, ground_truth: Any, extra_info: dict) -> dict:
     """tau2 evaluator reward with default options (data from ``TAU2_DATA_DIR``)."""
     return score_tau2(trajectory, data_source, ground_truth, extra_info, Tau2Options())

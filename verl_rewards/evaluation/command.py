@@ -1,0 +1,66 @@
+"""``verl-rewards eval PATH...``: pass^k, component and termination statistics of verl dumps and tau2 results."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from typing import Any
+
+from .readers import read_inputs
+from .report import evaluate, format_tables, to_json, write_json, write_plot
+from .runs import EvalError
+
+HELP = "pass^k, components and termination stats of verl validation/rollout dumps and tau2 results"
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Add the ``eval`` subcommand to the ``verl-rewards`` subparsers."""
+    p = sub.add_parser("eval", help=HELP, description=HELP)
+    p.add_argument("paths", nargs="+", metavar="PATH",
+                   help="verl dump (<step>.jsonl) or dump folder, tau2 results JSON (or its folder)")
+    p.add_argument("--json", nargs="?", const="-", default=None, metavar="FILE",
+                   help="print JSON instead of tables, or write it to FILE")
+    p.add_argument("--plot", metavar="OUT.png", help="PNG: pass^k vs k, reward/component bars, per-step curves")
+    p.add_argument("--baseline", metavar="PATH", help="another run (same kinds of input): print the differences")
+    p.add_argument("--success-threshold", type=float, default=None,
+                   help="a trial succeeds when its task reward >= this (every source); default: tau2 / tau-bench "
+                        "sources succeed within 1e-6 of 1.0, other sources report the mean reward only")
+    p.add_argument("--k", type=int, default=None,
+                   help="report pass^1..k (error when a task has fewer trials); default: up to the fewest trials")
+    p.add_argument("--data-source", default=None,
+                   help="label for rows without a data_source (verl dumps carry none), e.g. tau2/airline")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """0 on success; 2 with a one-line message on bad input or options."""
+    try:
+        if args.success_threshold is not None and not math.isfinite(args.success_threshold):
+            raise EvalError(f"--success-threshold must be a finite number, got {args.success_threshold}")
+        if args.k is not None and args.k < 1:
+            raise EvalError(f"--k must be at least 1, got {args.k}")
+        results = evaluate(read_inputs(args.paths, args.data_source), args.success_threshold, args.k)
+        baseline = None
+        if args.baseline:
+            baseline = evaluate(read_inputs([args.baseline], args.data_source), args.success_threshold, args.k)[-1]
+        if args.json is None:
+            print(format_tables(results, baseline))
+        else:
+            data = to_json(results, baseline)
+            if args.json == "-":
+                print(json.dumps(data, indent=2))
+            else:
+                write_json(data, args.json)
+                print(f"json: {args.json}")
+        if args.plot:
+            write_plot(results, args.plot, baseline)
+            print(f"plot: {args.plot}", file=sys.stderr if args.json == "-" else sys.stdout)
+    except EvalError as exc:
+        print(f"verl-rewards eval: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"verl-rewards eval: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
