@@ -85,3 +85,8 @@ def returns_nan(solution_str):
 
 def needs_missing(solution_str, golden_answer):
     return 1.0
+
+
+def huge_score(solution_str):
+    """Finite in float64, inf in the float32 reward tensor for answers starting with "huge"."""
+    return 1e39 if solution_str.startswith("huge") else 1.0

@@ -497,3 +497,39 @@ def test_tau2_recipe_composes_against_verl_config():
     bad = subprocess.run(["bash", str(REPO / "recipes/tau2_grpo/run_tau2_grpo.sh"), "--cfg", "job"],
                          env={**os.environ, "DOMAIN": "telecom"}, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "DOMAIN must be airline or retail" in bad.stderr
+
+
+def test_store_evicts_finished_sessions_first_and_fails_an_evicted_live_one_visibly(prepared):
+    from verl.tools.tool_registry import initialize_tools_from_config
+
+    from verl_rewards.tau2.verl_tools import EVICTED_FLAG, SESSIONS
+
+    tools = {t.name: t for t in initialize_tools_from_config(prepared["airline"].tool_config)}
+    row = _rows(prepared["airline"])["7"]
+    domain = _domain("airline")
+    read = [(n, a) for n, a, _ in gold_calls(domain, "7")][:1]
+    saved = SESSIONS.max_sessions
+
+    async def go():
+        SESSIONS.max_sessions = len(SESSIONS) + 2
+        finished, live, newer = _agent_data(row, "ev-a"), _agent_data(row, "ev-b"), _agent_data(row, "ev-c")
+        await _turn(tools, finished, [(DONE_TOOL, {})])
+        await _turn(tools, live, read)
+        await _turn(tools, newer, read)  # store full: the finished session goes, the live ones stay
+        assert SESSIONS.get(finished) is None and SESSIONS.get(live) is not None
+        assert live.extra_fields["termination"] is None
+        newest = _agent_data(row, "ev-d")
+        await _turn(tools, newest, read)  # only live sessions left: the oldest is evicted, visibly
+        assert live.extra_fields["termination"] == "infrastructure_error" and live.extra_fields[EVICTED_FLAG]
+        answer = await _turn(tools, live, read)
+        assert answer[0].startswith("Error: cannot start the tau2 episode") and "evicted" in answer[0]
+        assert SESSIONS.get(live) is None  # never restarted on a fresh environment
+        assert [a["name"] for a in live.extra_fields["action_log"]] == [read[0][0]]  # its record is kept
+        return [finished, live, newer, newest]
+
+    try:
+        keep = asyncio.run(go())
+    finally:
+        SESSIONS.max_sessions = saved
+    del keep
+    gc.collect()

@@ -2,7 +2,7 @@
 
 The manager adds ``beta * R_contrib`` to whatever the scoring function returned. ``R_contrib`` is computed
 from two *step dicts* that the rollout leaves in the batch: ``prev_step_dict`` (state before the agent's
-step) and ``cur_step_dict`` (state after it). Missing dicts or fields take the design defaults
+step) and ``cur_step_dict`` (state after it). Missing dicts or fields take these defaults
 (``bb_hash`` ``"{}"``, ``value_est`` ``0.0``), so a rollout that records nothing earns no contribution.
 
 A rollout may also record one step per assistant turn: when both sides are lists of equal length, the
@@ -28,6 +28,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from .coerce import finite_float, parse_bool
 
 DEFAULT_BB_HASH = "{}"
 DEFAULT_VALUE_EST = 0.0
@@ -158,15 +160,19 @@ def normalise_type(value: Any) -> str:
 
 
 def _parse_beta(value: Any, source: str) -> float:
-    if isinstance(value, bool):
-        raise ContributionConfigError(f"{source} must be a number, got {value!r}")
     try:
-        beta = float(value)
-    except (TypeError, ValueError):
-        raise ContributionConfigError(f"{source} must be a number, got {value!r}") from None
-    if not math.isfinite(beta):
-        raise ContributionConfigError(f"{source} must be finite, got {value!r}")
-    return beta
+        return finite_float(value)
+    except ValueError as exc:
+        raise ContributionConfigError(f"{source}: {exc}") from None
+
+
+def _env_switch(value: str) -> bool:
+    try:
+        return parse_bool(value or "0")
+    except ValueError:
+        raise ContributionConfigError(
+            f"CONTRIBUTION={value!r} is not a switch: use 1/0, true/false, yes/no or on/off"
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -184,10 +190,11 @@ class ContributionConfig:
     def from_config(
         cls, section: Mapping[str, Any] | None, environ: Mapping[str, str] | None = None
     ) -> ContributionConfig:
-        """Build from ``reward.reward_kwargs.contribution`` with the seed's env vars as fallback.
+        """Build from ``reward.reward_kwargs.contribution`` with the GRPO scripts' environment variables as fallback.
 
-        Explicit keys win. Without a ``type`` key, contribution is on only when ``CONTRIBUTION=1``, and its
-        type then comes from ``CONTRIB_TYPE`` (default C0). Without a ``beta`` key, ``BETA`` (default 0.05).
+        Explicit keys win. Without a ``type`` key, contribution is on only when ``CONTRIBUTION`` is a true switch
+        (1/true/yes/on; another value than those or 0/false/no/off is an error), and its type then comes from
+        ``CONTRIB_TYPE`` (default C0). Without a ``beta`` key, ``BETA`` (default 0.05).
         Unknown keys in the section are an error, so a typo cannot silently disable the term.
         """
         env = os.environ if environ is None else environ
@@ -199,7 +206,7 @@ class ContributionConfig:
             )
         if "type" in section and section["type"] is not None:
             kind = normalise_type(section["type"])
-        elif env.get("CONTRIBUTION", "0").strip() == "1":
+        elif _env_switch(env.get("CONTRIBUTION", "0")):
             kind = normalise_type(env.get("CONTRIB_TYPE", "C0"))
         else:
             kind = "none"

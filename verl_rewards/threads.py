@@ -29,6 +29,8 @@ from typing import Any
 
 logger = logging.getLogger("verl_rewards")
 
+#: where a reward call can run: this module's threads, or the worker processes of ``rewards/process.py``
+EXECUTORS = ("thread", "process")
 #: abandoned calls still running (per process) beyond which no replacement thread starts
 MAX_ABANDONED = 128
 _ERROR_INTERVAL_S = 60.0

@@ -1,22 +1,25 @@
 """The manager's configuration: ``reward.reward_kwargs`` of verl's trainer config, validated at build time.
 
-Every key is documented in the README ("Configuration"). Hydra keys win; the seed's environment variables
+Every key is documented in the README ("Configuration"). Hydra keys win; the GRPO scripts' environment variables
 (``CONTRIBUTION``, ``CONTRIB_TYPE``, ``BETA``) are read only when the Hydra keys are absent. Invalid values
 raise :class:`ManagerConfigError` when the manager is built, never a silent zero later.
 """
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..coerce import finite_float, parse_bool
 from ..contribution import ContributionConfig, ContributionConfigError
+from ..threads import EXECUTORS
 
 ON_ERROR_CHOICES = ("fallback", "raise")
 DEFAULT_TIMEOUT_S = 60.0
+#: upper bound of ``timeout_s`` (one week): larger waits overflow the OS timers the executors use
+MAX_TIMEOUT_S = 7 * 24 * 3600.0
 
 #: top-level keys of ``reward.reward_kwargs`` this package reads; anything else is a typo and an error.
 KNOWN_KEYS = frozenset(
@@ -57,26 +60,17 @@ def to_plain(value: Any) -> Any:
 
 
 def _bool(value: Any, key: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0", "yes", "no"):
-        return value.strip().lower() in ("true", "1", "yes")
-    raise ManagerConfigError(f"reward.reward_kwargs.{key} must be a boolean, got {value!r}")
-
-
-def _float(value: Any, key: str, *, positive: bool = False) -> float:
-    if isinstance(value, bool):
-        raise ManagerConfigError(f"reward.reward_kwargs.{key} must be a number, got {value!r}")
     try:
-        out = float(value)
-    except (TypeError, ValueError):
-        raise ManagerConfigError(f"reward.reward_kwargs.{key} must be a number, got {value!r}") from None
-    if not math.isfinite(out) or (positive and out <= 0):
-        kind = "a positive finite number" if positive else "finite"
-        raise ManagerConfigError(f"reward.reward_kwargs.{key} must be {kind}, got {value!r}")
-    return out
+        return parse_bool(value)
+    except ValueError as exc:
+        raise ManagerConfigError(f"reward.reward_kwargs.{key}: {exc}") from None
+
+
+def _float(value: Any, key: str, *, positive: bool = False, maximum: float | None = None) -> float:
+    try:
+        return finite_float(value, positive=positive, maximum=maximum)
+    except ValueError as exc:
+        raise ManagerConfigError(f"reward.reward_kwargs.{key}: {exc}") from None
 
 
 @dataclass(frozen=True)
@@ -146,8 +140,9 @@ class ManagerConfig:
                 f"reward.reward_kwargs.on_error must be one of {ON_ERROR_CHOICES}, got {kw.get('on_error')!r}"
             )
         extra_keys = kw.get("extra_keys") or []
-        if isinstance(extra_keys, str) or not all(isinstance(k, str) for k in extra_keys):
-            raise ManagerConfigError("reward.reward_kwargs.extra_keys must be a list of names")
+        if not isinstance(extra_keys, list | tuple) or not all(isinstance(k, str) for k in extra_keys):
+            raise ManagerConfigError(f"reward.reward_kwargs.extra_keys must be a list of names, got {extra_keys!r}")
+        _check_sections(kw)
         score_kwargs = kw.get("score_kwargs") or {}
         if not isinstance(score_kwargs, Mapping):
             raise ManagerConfigError("reward.reward_kwargs.score_kwargs must be a mapping")
@@ -157,7 +152,7 @@ class ManagerConfig:
         return cls(
             contribution=contribution,
             decode=decode,
-            timeout_s=_float(kw.get("timeout_s", DEFAULT_TIMEOUT_S), "timeout_s", positive=True),
+            timeout_s=_float(kw.get("timeout_s", DEFAULT_TIMEOUT_S), "timeout_s", positive=True, maximum=MAX_TIMEOUT_S),
             on_error=on_error,
             fallback_reward=_float(kw.get("fallback_reward", 0.0), "fallback_reward"),
             extra_keys=tuple(extra_keys),
@@ -166,3 +161,26 @@ class ManagerConfig:
             sections={k: kw[k] for k in ("toolrl", "tau2", "modules", "reward_fn", "reward_fn_by_source", "executor")
                       if k in kw},
         )
+
+
+def _check_sections(kw: Mapping[str, Any]) -> None:
+    """The shapes of the sections other modules read (their values are validated where they are used)."""
+    shapes = {
+        "toolrl": (Mapping, "a mapping of ToolRL options"),
+        "tau2": (Mapping, "a mapping of tau2 options"),
+        "reward_fn_by_source": (Mapping, "a mapping {data_source: reward name}"),
+        "reward_fn": (str, "a registered reward name"),
+    }
+    for key, (kind, what) in shapes.items():
+        if kw.get(key) is not None and not isinstance(kw[key], kind):
+            raise ManagerConfigError(f"reward.reward_kwargs.{key} must be {what}, got {kw[key]!r}")
+    modules = kw.get("modules")
+    if modules is not None and not isinstance(modules, str) and not (
+        isinstance(modules, list | tuple) and all(isinstance(m, str) for m in modules)
+    ):
+        raise ManagerConfigError(
+            f"reward.reward_kwargs.modules must be a module name, a .py path or a list of them, got {modules!r}"
+        )
+    executor = kw.get("executor")
+    if executor is not None and executor not in EXECUTORS:
+        raise ManagerConfigError(f"reward.reward_kwargs.executor must be one of {EXECUTORS}, got {executor!r}")

@@ -19,6 +19,7 @@ from ..threads import thread_executor
 from .config import DecodeConfig, ManagerConfig, ManagerConfigError
 from .sample import Sample
 from .scoring import (
+    FLOAT32_MAX,
     NUMBER_KEY,
     TOOLRL_TUPLE_KEYS,
     FailureLog,
@@ -216,6 +217,13 @@ class ScoringCore:
         contrib_cfg = self.config.contribution
         contrib = compute_contribution(contrib_cfg.type, sample.prev_step_dict, sample.cur_step_dict)
         total = result.score + contrib_cfg.beta * contrib
+        if not abs(total) <= FLOAT32_MAX:  # a huge score plus beta * contrib: not storable, flagged
+            if self.config.on_error == "raise":
+                raise ScoreResultError(f"total reward {total:g} of sample {sample.sample_id} does not fit float32")
+            error = 1
+            self.failures.report("total reward beyond float32", sample.sample_id, None)
+            result = ScoreResult(self.config.fallback_reward)
+            total = result.score
         extra = {
             "base_score": result.score,
             "contrib": contrib,

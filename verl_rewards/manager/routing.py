@@ -30,8 +30,6 @@ from .core import FunctionScorer, RewardInputError, Scorer
 from .sample import Sample
 from .scoring import ScoreFn
 
-EXECUTORS = ("thread", "process")
-
 
 @dataclass(frozen=True)
 class BuiltinRoute:
@@ -89,9 +87,7 @@ class Router:
         sections = config.sections
         self._layer: dict[str, Scorer] = {}
         self._runner: Any = None
-        self.executor = str(sections.get("executor") or "thread")
-        if self.executor not in EXECUTORS:
-            raise ManagerConfigError(f"reward.reward_kwargs.executor must be one of {EXECUTORS}, got {self.executor!r}")
+        self.executor = str(sections.get("executor") or "thread")  # validated by ManagerConfig
         self.modules = self._load_modules(sections.get("modules"), custom_path)
         self.custom: Scorer | None = None
         if custom is not None:
@@ -154,10 +150,9 @@ class Router:
 
     def _process_runner(self) -> Any:
         if self._runner is None:
-            from ..rewards.process import ProcessRunner
-            from ..rewards.scorer import default_process_workers
+            from ..rewards.process import shared_runner
 
-            self._runner = ProcessRunner(max_workers=default_process_workers(), modules=self.modules)
+            self._runner = shared_runner(self.modules, owner=self)
         return self._runner
 
     def declared_keys(self) -> list[str]:

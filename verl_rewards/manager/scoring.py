@@ -29,6 +29,8 @@ from typing import Any
 logger = logging.getLogger("verl_rewards")
 
 TOOLRL_TUPLE_KEYS = ("format", "correctness", "length")
+#: the largest magnitude the float32 reward tensor holds; a score beyond it would silently become inf
+FLOAT32_MAX = 3.4028234663852886e38
 #: the component a plain-number result is also reported under (as verl's naive manager does)
 NUMBER_KEY = "acc"
 _LOGGED_FAILURES_MAX = 5
@@ -115,6 +117,8 @@ def _finite(value: Any) -> float:
     out = float(value)
     if not math.isfinite(out):
         raise ScoreResultError(f"score is not finite: {out}")
+    if abs(out) > FLOAT32_MAX:
+        raise ScoreResultError(f"score {out:g} does not fit the float32 reward tensor (it would become inf)")
     return out
 
 

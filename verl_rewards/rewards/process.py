@@ -316,6 +316,38 @@ def _close_all_runners() -> None:
 atexit.register(_close_all_runners)
 
 
+_SHARED: dict[tuple[str, ...], tuple[ProcessRunner, int]] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_runner(modules: Sequence[str], owner: object) -> ProcessRunner:
+    """The process-wide runner for ``modules`` (one per distinct module list), held for ``owner``.
+
+    A scoring core that is built again (a new manager in the same worker) reuses the running workers instead of
+    starting a second pool; the runner is closed when the last owner is garbage-collected.
+    """
+    key = tuple(str(m) for m in modules)
+    with _SHARED_LOCK:
+        runner, owners = _SHARED.get(key, (None, 0))
+        if runner is None or runner._closed:
+            runner, owners = ProcessRunner(max_workers=max(1, os.cpu_count() or 1), modules=key), 0
+        _SHARED[key] = (runner, owners + 1)
+    weakref.finalize(owner, _release_shared, key, runner)
+    return runner
+
+
+def _release_shared(key: tuple[str, ...], runner: ProcessRunner) -> None:
+    with _SHARED_LOCK:
+        current, owners = _SHARED.get(key, (None, 0))
+        if current is not runner:
+            return
+        if owners > 1:
+            _SHARED[key] = (runner, owners - 1)
+            return
+        del _SHARED[key]
+    runner.close()
+
+
 def _settle(cf: concurrent.futures.Future, result: Any = None, exc: BaseException | None = None) -> None:
     """Complete ``cf`` unless it already is."""
     try:

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-EXECUTORS = ("thread", "process")
+from ..threads import EXECUTORS
 
 
 class RewardRegistryError(ValueError):

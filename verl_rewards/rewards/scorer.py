@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -72,6 +71,3 @@ class LayerScorer(Scorer):
                 await self.pool.release(key, discard=not finished)
         return normalise_result(raw, number_key=None)
 
-
-def default_process_workers() -> int:
-    return max(1, os.cpu_count() or 1)

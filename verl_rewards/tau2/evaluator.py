@@ -43,6 +43,15 @@ from .tasks import ACTION, COMMUNICATE, DB, ENV_ASSERTION, NL_ASSERTION, REWARD_
 from .trajectory import parse_messages, strip_history
 
 SCORED_TERMINATIONS = ("agent_stop", "user_stop")
+#: every termination reason tau2 records (``TerminationReason`` in tau2-bench ``src/tau2/data_model/simulation.py``)
+TERMINATION_REASONS = (
+    *SCORED_TERMINATIONS,
+    "max_steps",
+    "too_many_errors",
+    "agent_error",
+    "user_error",
+    "infrastructure_error",
+)
 NL_POLICIES = ("require", "skip")
 
 

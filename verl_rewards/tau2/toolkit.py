@@ -5,7 +5,7 @@ Methods marked with :func:`tool` are the tools a policy may call; other public m
 initialisation helpers) are reachable only from task initialisation and env assertions, as in tau2.
 A tool reports a failure by raising :class:`ToolError` (or any exception); the environment turns it into
 the observation ``"Error: <message>"``. Tools validate before they mutate, so a failed call leaves the
-state unchanged unless the spec records a tau2 quirk that says otherwise.
+state unchanged, except where tau2's own tool writes before it fails (noted at that tool).
 """
 
 from __future__ import annotations

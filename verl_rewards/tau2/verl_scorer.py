@@ -33,8 +33,10 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..manager.config import ManagerConfig, ManagerConfigError
@@ -42,7 +44,7 @@ from ..manager.core import Scorer
 from ..rewards.registry import RewardSpec, reward
 from ..rewards.scorer import LayerScorer
 from .domain import load_domain
-from .evaluator import NL_POLICIES, SCORED_TERMINATIONS, evaluate_trajectory
+from .evaluator import NL_POLICIES, SCORED_TERMINATIONS, TERMINATION_REASONS, evaluate_trajectory
 from .tau_bench import tau_bench_reward
 
 COMPONENTS = ("DB", "ENV_ASSERTION", "ACTION", "COMMUNICATE", "NL_ASSERTION")
@@ -100,13 +102,24 @@ class Tau2Options:
                 judge = getattr(importlib.import_module(module_name), func)
             except (ImportError, AttributeError, ValueError) as exc:
                 raise ManagerConfigError(f"reward.reward_kwargs.tau2.judge {section['judge']!r}: {exc}") from None
+        termination = str(section.get("default_termination", "agent_stop")).strip().lower()
+        if termination not in TERMINATION_REASONS:
+            raise ManagerConfigError(
+                f"reward.reward_kwargs.tau2.default_termination must be one of {TERMINATION_REASONS}, "
+                f"got {section.get('default_termination')!r}"
+            )
+        data_dir = section.get("data_dir")
+        if data_dir is not None:
+            if not isinstance(data_dir, str | os.PathLike) or not Path(data_dir).expanduser().is_dir():
+                raise ManagerConfigError(f"reward.reward_kwargs.tau2.data_dir {data_dir!r} is not a directory")
+            data_dir = str(Path(data_dir).expanduser())
         return cls(
-            data_dir=section.get("data_dir"),
+            data_dir=data_dir,
             reward=kind,
             nl_policy=nl_policy,
             judge=judge or None,
             assertion_errors=errors,
-            default_termination=str(section.get("default_termination", "agent_stop")),
+            default_termination=termination,
         )
 
 

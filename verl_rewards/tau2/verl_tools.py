@@ -4,8 +4,10 @@ verl creates, executes and releases a tool instance *per call*, so nothing of an
 instance. The episode of one trajectory is a :class:`Tau2Session` (the live :class:`Environment`, started from
 the task's initial state, plus bookkeeping) kept in the process-local :data:`SESSIONS` store, keyed by the
 trajectory (``agent_data.request_id`` and the ``agent_data`` object). A session is dropped when its
-``agent_data`` is garbage-collected (the trajectory is over) and the store is bounded (least recently used
-sessions are evicted beyond ``max_sessions``).
+``agent_data`` is garbage-collected (the trajectory is over) and the store is bounded: beyond ``max_sessions``
+the least recently used *finished* session goes first. Only when every session is live is a live one evicted,
+and then visibly: its trajectory ends as ``infrastructure_error`` (scored 0, left out of pass^k) with
+``session_evicted`` set, and its later calls are refused, never run on a fresh environment.
 
 Only small picklable data go into ``agent_data.extra_fields``; verl hands that dict to the reward manager as
 ``tool_extra_fields`` (and the ``contribution`` manager merges it into ``extra_info``):
@@ -67,6 +69,8 @@ NOT_RUN_WITH_DONE = (
     "calls sent together with it are not run."
 )
 DEFAULT_MAX_SESSIONS = 4096
+EVICTED_TERMINATION = "infrastructure_error"
+EVICTED_FLAG = "session_evicted"
 EXTRA_KEYS = (
     "messages",
     "termination",
@@ -179,6 +183,12 @@ class Tau2Session:
             self._end("user_stop", messages)
         return observation
 
+    def fail_evicted(self) -> None:
+        """The store had to drop this live session: end the trajectory visibly instead of losing its state."""
+        self.ended = EVICTED_TERMINATION
+        self.extra["termination"] = EVICTED_TERMINATION
+        self.extra[EVICTED_FLAG] = True
+
     def _end(self, termination: str, messages: list) -> None:
         """Mark the episode over and freeze ``messages`` at what actually ran (see the module doc)."""
         self.ended = termination
@@ -216,6 +226,11 @@ class SessionStore:
 
     def open(self, agent_data: Any, factory: Callable[[], Tau2Session]) -> Tau2Session:
         """The session of this trajectory, created with ``factory`` on its first tool call."""
+        if (getattr(agent_data, "extra_fields", None) or {}).get(EVICTED_FLAG):
+            raise RuntimeError(
+                "this trajectory's tau2 session was evicted (more live trajectories than max_sessions in this "
+                "worker); the episode ended as infrastructure_error"
+            )
         key = self.key(agent_data)
         with self._lock:
             hit = self._sessions.get(key)
@@ -225,15 +240,36 @@ class SessionStore:
         session = factory()
         with self._lock:
             hit = self._sessions.setdefault(key, session)
-            while len(self._sessions) > self.max_sessions:
-                old, _ = self._sessions.popitem(last=False)
-                logger.warning("tau2 tools: evicted the session of trajectory %s (store full)", old[0])
+            evicted = self._evict_over_limit()
+        for old_key, old in evicted:
+            old.fail_evicted()
+            logger.error(
+                "tau2 tools: %d live trajectories exceed max_sessions=%d in this worker; the session of %s was "
+                "evicted and its trajectory ends as %s. Raise max_sessions (tool config) or lower the rollout "
+                "concurrency per worker.",
+                len(self._sessions),
+                self.max_sessions,
+                old_key[0],
+                EVICTED_TERMINATION,
+            )
         if hit is session:
             try:
                 weakref.finalize(agent_data, self.discard, key)
             except TypeError:  # not weak-referenceable: LRU eviction bounds the store
                 pass
         return hit
+
+    def _evict_over_limit(self) -> list[tuple[tuple[str, int], Tau2Session]]:
+        """Drop sessions beyond ``max_sessions``: finished ones first (oldest first), then the oldest live ones,
+        which are returned so the caller can end them visibly. Called with the lock held."""
+        live_evicted = []
+        while len(self._sessions) > self.max_sessions:
+            finished = next((k for k, v in self._sessions.items() if v.ended is not None), None)
+            if finished is not None:
+                del self._sessions[finished]
+            else:
+                live_evicted.append(self._sessions.popitem(last=False))
+        return live_evicted
 
     def discard(self, key: tuple[str, int]) -> None:
         with self._lock:
@@ -248,7 +284,8 @@ SESSIONS = SessionStore()
 
 
 class Tau2Tool(BaseTool):
-    """One agent tool of a tau2 domain (``config``: ``domain``, optional ``data_dir``; the name is the schema's).
+    """One agent tool of a tau2 domain (``config``: ``domain``, optional ``data_dir`` and ``max_sessions``, the
+    live trajectories one worker keeps, default 4096; the name is the schema's).
 
     Per-row ``create_kwargs`` (``tools_kwargs.<tool>.create_kwargs`` of the dataset) give ``task_id``, ``domain``
     and ``data_dir``. The data folder is the tool config's ``data_dir``, else ``TAU2_DATA_DIR``, else the row's.
@@ -260,6 +297,8 @@ class Tau2Tool(BaseTool):
             tool_schema = self._default_schema()
         super().__init__(self.config, tool_schema)
         self._check_name()
+        if self.config.get("max_sessions") is not None:  # live trajectories per worker (tool config)
+            SESSIONS.max_sessions = max(SESSIONS.max_sessions, int(self.config["max_sessions"]))
         self._instances: dict[str, dict[str, Any]] = {}
 
     def _default_schema(self) -> OpenAIFunctionToolSchema:

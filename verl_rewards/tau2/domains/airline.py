@@ -1,4 +1,5 @@
-"""tau2-bench airline domain: DB normalisation and the agent's tools, re-implemented from our behavioural spec.
+"""tau2-bench airline domain: DB normalisation and the agent's tools, re-implemented from tau2-bench's
+``src/tau2/domains/airline/tools.py`` and ``data_model.py``.
 
 The airline DB (``db.json``) has three collections keyed by id: ``flights``, ``users`` and ``reservations``.
 :func:`normalize_db` turns the raw file into the exact shape of tau2's pydantic ``FlightDB.model_dump()``

@@ -1,6 +1,6 @@
 """The tau2-bench retail domain: DB normalisation and the agent's tools.
 
-Behaviour follows the project's spec (``shared/spec/tau2_domains.md`` sections 3.0 and 3.3): the same tool names,
+Behaviour follows tau2-bench's ``src/tau2/domains/retail/tools.py`` and ``data_model.py``: the same tool names,
 parameters, check order, error messages and upstream quirks, so that replaying a trajectory here gives the DB hash
 tau2 would give. Tools read records through :class:`~verl_rewards.tau2.state.DBState` and mutate only the copies
 ``db.write`` hands out; a check that fails raises :class:`~verl_rewards.tau2.toolkit.ToolError` before any write,
