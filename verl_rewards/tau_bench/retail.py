@@ -271,8 +271,8 @@ class RetailTools(TauBenchToolkit):
             return "Error: non-delivered order cannot be returned"
         if payment_method_id not in self.at("users", order["user_id"])["payment_methods"]:
             return "Error: payment method not found"
-        original = "gift_card" in payment_method_id or payment_method_id == order["payment_history"][0]["payment_method_id"]
-        if not original:
+        history = order["payment_history"]
+        if "gift_card" not in payment_method_id and payment_method_id != history[0]["payment_method_id"]:
             return "Error: payment method should be either the original payment method or a gift card"
         if self._count_check(order, item_ids) is not _OK:
             return "Error: some item not found"
