@@ -31,6 +31,7 @@ KNOWN_KEYS = frozenset(
         "max_concurrency",
         "toolrl",
         "tau2",
+        "tau_bench",
         "modules",
         "reward_fn",
         "reward_fn_by_source",
@@ -163,6 +164,7 @@ class ManagerConfig:
             extra_keys=tuple(extra_keys),
             score_kwargs=dict(score_kwargs),
             max_concurrency=max_conc,
-            sections={k: kw[k] for k in ("toolrl", "tau2", "modules", "reward_fn", "reward_fn_by_source", "executor")
+            sections={k: kw[k] for k in ("toolrl", "tau2", "tau_bench", "modules", "reward_fn", "reward_fn_by_source",
+                                         "executor")
                       if k in kw},
         )

@@ -76,8 +76,11 @@ def _parse_tasks(path: Path, split: str) -> list[TauBenchTask]:
         if not isinstance(actions, list):
             raise TaskValidationError(task_id, "actions", "must be a list")
         for i, action in enumerate(actions):
-            if not (isinstance(action, dict) and isinstance(action.get("name"), str)
-                    and isinstance(action.get("kwargs"), dict)):
+            if not (
+                isinstance(action, dict)
+                and isinstance(action.get("name"), str)
+                and isinstance(action.get("kwargs"), dict)
+            ):
                 raise TaskValidationError(task_id, f"actions[{i}]", "must be {name: str, kwargs: object}")
         outputs = item["outputs"]
         if not (isinstance(outputs, list) and all(isinstance(o, str) for o in outputs)):
