@@ -10,12 +10,13 @@ import hashlib
 import json
 
 import pytest
+from tau_bench_support import call_message, gold_calls, gold_hashes, gold_trajectory, require_domain, trajectory
 
 from verl_rewards.tau_bench import STOP_TOKEN, load_domain, tau_bench_reward, user_system_prompt
 from verl_rewards.tau_bench.user import GREETING, user_history
 
-from tau_bench_support import call_message, gold_calls, gold_hashes, gold_trajectory, require_domain, trajectory
-
+PROMPT_SHA256 = "2bf7376aff730d1e615a73f908c20560f9be03764dc1d44aeeb2a4f3eaf40741"  # tau-bench's, instruction "INSTR"
+BARE_PROMPT_SHA256 = "e91c58ad775ec163b5268895820e52a1ee2945683f8e0cec29ada50ba260fef3"  # without an instruction
 SPLIT_SIZES = {"retail": {"train": 500, "test": 115, "dev": 20}, "airline": {"test": 50}}
 
 
@@ -123,8 +124,11 @@ def test_hash_counts_types_order_and_absent_keys(airline):
         ("()", "Error: float() argument must be a string or a real number, not 'tuple'"),
         ("(1)(2)", "Error: 'int' object is not callable"),
         ("((1)", "Error: '(' was never closed (<string>, line 1)"),
-        ("01", "Error: leading zeros in decimal integer literals are not permitted; use an 0o prefix for octal "
-               "integers (<string>, line 1)"),
+        (
+            "01",
+            "Error: leading zeros in decimal integer literals are not permitted; use an 0o prefix for octal "
+            "integers (<string>, line 1)",
+        ),
     ],
 )
 def test_calculate_matches_tau_bench_without_eval(retail, expression, expected):
@@ -143,8 +147,10 @@ def test_retail_tool_outputs_and_errors(retail):
         "noah_brown_6181"
     )
     user = step("get_user_details", {"user_id": "noah_brown_6181"})
-    assert user.startswith('{"name": {"first_name": "Noah", "last_name": "Brown"}, "address": {"address1": '
-                           '"986 Sunset Drive", "address2": "Suite 259", "city": "Denver", "country"')
+    assert user.startswith(
+        '{"name": {"first_name": "Noah", "last_name": "Brown"}, "address": {"address1": '
+        '"986 Sunset Drive", "address2": "Suite 259", "city": "Denver", "country"'
+    )
     assert "user_id" not in json.loads(user)
     assert step("get_user_details", {"user_id": "nope"}) == "Error: user not found"
     assert step("get_product_details", {"product_id": "6086499569"}) == "Error: product not found"
@@ -188,10 +194,10 @@ def test_retail_v1_semantics_differ_from_tau2(retail):
     text = env.step("get_order_details", {"order_id": order_id})
     assert '"amount": 173.82999999999993' in text and '"status": "pending (item modified)"' in text
     # v1 needs exactly "pending": a modified order cannot be modified again
-    assert env.step("modify_pending_order_address", {"order_id": order_id, "address1": "a", "address2": "b",
-                                                     "city": "c", "state": "d", "country": "e", "zip": "f"}) == (
-        "Error: non-pending order cannot be modified"
-    )
+    assert env.step(
+        "modify_pending_order_address",
+        {"order_id": order_id, "address1": "a", "address2": "b", "city": "c", "state": "d", "country": "e", "zip": "f"},
+    ) == ("Error: non-pending order cannot be modified")
 
 
 def test_airline_tool_outputs_and_quirks(airline):
@@ -211,11 +217,19 @@ def test_airline_tool_outputs_and_quirks(airline):
     assert step("update_reservation_passengers", {"reservation_id": "NO6JO3", "passengers": []}) == (
         "Error: number of passengers does not match"
     )
-    booking = {"user_id": "mia_li_3668", "origin": "JFK", "destination": "SEA", "flight_type": "one_way",
-               "cabin": "first", "flights": [{"flight_number": "HAT069", "date": "2024-05-20"}],
-               "passengers": [{"first_name": "a", "last_name": "b", "dob": "1990-01-01"}],
-               "payment_methods": [{"payment_id": "x", "amount": 1}], "total_baggages": 0, "nonfree_baggages": 0,
-               "insurance": "no"}
+    booking = {
+        "user_id": "mia_li_3668",
+        "origin": "JFK",
+        "destination": "SEA",
+        "flight_type": "one_way",
+        "cabin": "first",
+        "flights": [{"flight_number": "HAT069", "date": "2024-05-20"}],
+        "passengers": [{"first_name": "a", "last_name": "b", "dob": "1990-01-01"}],
+        "payment_methods": [{"payment_id": "x", "amount": 1}],
+        "total_baggages": 0,
+        "nonfree_baggages": 0,
+        "insurance": "no",
+    }
     assert step("book_reservation", booking) == "Error: 'first'"  # a KeyError on the unknown cabin
 
 
@@ -255,8 +269,11 @@ def test_outputs_rule(retail):
     # text sent along with a tool call never reaches the user; user text does not count either
     with_call = trajectory(retail, task_id, calls, final=None)
     with_call.append(call_message("think", {"thought": "54.04 41.64"}, "t", content="54.04 41.64"))
-    with_call += [{"role": "tool", "tool_call_id": "t", "content": ""}, {"role": "user", "content": "54.04 41.64"},
-                  {"role": "assistant", "content": "Done."}]
+    with_call += [
+        {"role": "tool", "tool_call_id": "t", "content": ""},
+        {"role": "user", "content": "54.04 41.64"},
+        {"role": "assistant", "content": "Done."},
+    ]
     assert tau_bench_reward(retail, task_id, with_call).info["r_outputs"] == 0.0
 
 
@@ -283,7 +300,7 @@ def test_episode_end_rules(retail):
     assert result.reward == 0.0 and result.details["done"] is False and result.details["r_actions"] == 1.0
     assert tau_bench_reward(retail, task_id, unfinished, terminated=True).reward == 1.0
     # a user ###STOP### (normal mode) ends it, even with the user having the last word
-    stopped = unfinished + [{"role": "assistant", "content": "Done."}, {"role": "user", "content": f"Thanks {STOP_TOKEN}"}]
+    stopped = [*unfinished, {"role": "assistant", "content": "Done."}, {"role": "user", "content": f"Ok {STOP_TOKEN}"}]
     assert tau_bench_reward(retail, task_id, stopped).details["ended_by"] == "user_stop"
     # a transfer ends it at once: later calls are not part of the episode
     transfer = trajectory(retail, task_id, [("transfer_to_human_agents", {"summary": "s"}), *calls], final="x")
@@ -304,10 +321,10 @@ def test_unknown_task_and_domain_errors(retail, tmp_path):
 def test_user_simulator_prompt_is_tau_benchs():
     prompt = user_system_prompt("INSTR")
     assert len(prompt) == 847
-    assert hashlib.sha256(prompt.encode()).hexdigest() == "2bf7376aff730d1e615a73f908c20560f9be03764dc1d44aeeb2a4f3eaf40741"
-    bare = user_system_prompt(None)
-    assert hashlib.sha256(bare.encode()).hexdigest() == "e91c58ad775ec163b5268895820e52a1ee2945683f8e0cec29ada50ba260fef3"
-    assert "satisified" in prompt and prompt.startswith("You are a user interacting with an agent.\n\nInstruction: INSTR\n")
+    assert hashlib.sha256(prompt.encode()).hexdigest() == PROMPT_SHA256
+    assert hashlib.sha256(user_system_prompt(None).encode()).hexdigest() == BARE_PROMPT_SHA256
+    assert "satisified" in prompt
+    assert prompt.startswith("You are a user interacting with an agent.\n\nInstruction: INSTR\n")
     history = user_history("INSTR", ["How can I help?"], ["I want a refund.", "###STOP###"])
     assert [m["role"] for m in history] == ["system", "user", "assistant", "user", "assistant"]
     assert history[1]["content"] == GREETING and history[3]["content"] == "How can I help?"
