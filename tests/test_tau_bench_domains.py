@@ -10,10 +10,11 @@ import hashlib
 import json
 
 import pytest
-from tau_bench_support import call_message, gold_calls, gold_hashes, gold_trajectory, require_domain, trajectory
 
 from verl_rewards.tau_bench import STOP_TOKEN, load_domain, tau_bench_reward, user_system_prompt
 from verl_rewards.tau_bench.user import GREETING, user_history
+
+from tau_bench_support import call_message, gold_calls, gold_hashes, gold_trajectory, require_domain, trajectory
 
 PROMPT_SHA256 = "2bf7376aff730d1e615a73f908c20560f9be03764dc1d44aeeb2a4f3eaf40741"  # tau-bench's, instruction "INSTR"
 BARE_PROMPT_SHA256 = "e91c58ad775ec163b5268895820e52a1ee2945683f8e0cec29ada50ba260fef3"  # without an instruction
