@@ -226,3 +226,32 @@ def test_manager_routes_tau_bench_sources_and_reports_components(domains, small_
     assert extra["tb_r_outputs"] == [1.0, 0.0, 1.0, 1.0]
     assert extra["tb_outputs_found"] == [1.0, 0.5, 1.0, 1.0]
     assert extra["tb_done"] == [1.0, 1.0, 1.0, 0.0]
+
+
+# ---------------------------------------------------------------------------------------------- recipe
+def test_tau_bench_recipe_composes_against_verl_config():
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from verl_rewards.manager.config import ManagerConfig
+
+    repo = Path(__file__).resolve().parent.parent
+    script = repo / "recipes/tau_bench_grpo/run_tau_bench_grpo.sh"
+    env = {k: v for k, v in os.environ.items() if k not in ("CONTRIBUTION", "CONTRIB_TYPE", "BETA")}
+    env.update({"DOMAIN": "airline", "DATA_DIR": "/data/tba", "TAU_BENCH_DATA_DIR": "/data/tb"})
+    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+    proc = subprocess.run(["bash", str(script), "--cfg", "job"], env=env, capture_output=True, text=True,
+                          timeout=240, cwd=str(repo))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    cfg = yaml.safe_load(proc.stdout)
+    mt = cfg["actor_rollout_ref"]["rollout"]["multi_turn"]
+    assert mt["tool_config_path"] == "/data/tba/tool_config.yaml" and mt["max_parallel_calls"] == 1
+    assert cfg["data"]["train_files"] == "/data/tba/test.parquet"  # airline has only a test split
+    kwargs = cfg["reward"]["reward_kwargs"]
+    assert TauBenchOptions.from_config(kwargs["tau_bench"]).data_dir == "/data/tb"
+    assert ManagerConfig.from_reward_kwargs(kwargs, environ={}).contribution.type == "C1"
+    bad = subprocess.run(["bash", str(script), "--cfg", "job"], env={**env, "DOMAIN": "telecom"},
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "DOMAIN must be retail or airline" in bad.stderr
