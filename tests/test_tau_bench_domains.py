@@ -246,6 +246,17 @@ def test_fourth_certificate_crashes_the_episode_and_scores_zero(airline):
     assert result.reward == 0.0 and result.details["crash"]
 
 
+def test_deeply_nested_arguments_are_refused_not_run(airline):
+    env = airline.make_env("test/0")
+    deep: object = "x"
+    for _ in range(500):
+        deep = [deep]
+    passengers = [{"first_name": deep, "last_name": "Li", "dob": "1990-04-05"}]
+    observation = env.step("update_reservation_passengers", {"reservation_id": "NO6JO3", "passengers": passengers})
+    assert observation.startswith("Error: arguments of update_reservation_passengers nest deeper than 100 levels")
+    assert env.crashed and env.get_data_hash() == gold_hashes(airline)["initial_data_hash"]
+
+
 # ----------------------------------------------------------------------------------------------- reward
 def test_outputs_rule(retail):
     task_id = "test/19"  # outputs 54.04 and 41.64, gold ends with a return

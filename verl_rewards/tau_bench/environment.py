@@ -12,7 +12,9 @@
 Arguments may be a dict or JSON text; unusable text is answered with ``"Error: Invalid tool arguments: ..."``
 and changes nothing (tau-bench's agent would have crashed on it). A tool that returns something other than
 text (``send_certificate`` once all three certificate ids are taken) makes tau-bench's step raise and the run
-score 0: here it sets :attr:`TauBenchEnvironment.crashed` and answers with an error text.
+score 0: here it sets :attr:`TauBenchEnvironment.crashed` and answers with an error text. So do arguments nested
+deeper than :data:`MAX_ARGUMENT_DEPTH` levels (tools store some arguments as given, and tau-bench's hash of such
+data fails on Python's recursion limit); they are not run.
 """
 
 from __future__ import annotations
@@ -32,6 +34,23 @@ RESPOND_ACTION = "respond"
 STOP_TOKEN = "###STOP###"
 TERMINATE_TOOLS = ("transfer_to_human_agents",)
 UserReply = Callable[[str], str]
+MAX_ARGUMENT_DEPTH = 100
+
+
+def nesting_depth(value: Any) -> int:
+    """How deeply dicts and lists nest in ``value`` (0 for a scalar), computed without recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend((v, depth + 1) for v in item)
+        else:
+            deepest = max(deepest, depth)
+            continue
+        deepest = max(deepest, depth + 1)
+    return deepest
 
 
 class TauBenchEnvironment(Environment):
@@ -56,6 +75,9 @@ class TauBenchEnvironment(Environment):
         args, why = parse_arguments(arguments)
         if args is None:
             observation = f"Error: {why}"
+        elif nesting_depth(args) > MAX_ARGUMENT_DEPTH:
+            self.crashed = f"arguments of {tool_name} nest deeper than {MAX_ARGUMENT_DEPTH} levels (not run)"
+            observation = f"Error: {self.crashed}"
         else:
             try:
                 result = self.tools.call(tool_name, copy.deepcopy(args))

@@ -31,6 +31,7 @@ from verl.tools.schemas import (
 
 from ..tau2.verl_tools import SESSIONS, Tau2Session, Tau2Tool
 from .domain import DATA_DIR_ENV, DOMAINS, TauBenchDomain, load_domain
+from .hashing import TUPLE_CODEC
 
 
 class _Property(OpenAIFunctionPropertySchema):
@@ -64,7 +65,8 @@ class TauBenchSession(Tau2Session):
         return tuple(a for a in self.task.actions if kinds.get(a["name"]) == "write")
 
     def matches_target(self, target: Any, name: str, arguments: dict[str, Any]) -> bool:
-        return target["name"] == name and target["kwargs"] == arguments
+        # as the data hash compares values: 100 and 100.0 differ
+        return target["name"] == name and TUPLE_CODEC.record(target["kwargs"]) == TUPLE_CODEC.record(arguments)
 
     def ends_episode(self, name: str, error: bool) -> str | None:
         if getattr(self.env, "crashed", None):
