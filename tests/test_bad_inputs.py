@@ -96,10 +96,9 @@ def test_score_beyond_float32_is_an_invalid_score(small_tokenizer_dir, small_tok
 
 def test_rebuilt_cores_share_one_process_pool(small_tokenizer_dir, small_tokenizer):
     import gc
+    from pathlib import Path
 
     from verl_rewards.rewards import process
-
-    from pathlib import Path
 
     tok = small_tokenizer
     module = Path(__file__).with_name("reward_fns_process.py")

@@ -148,6 +148,18 @@ def prepare_command(args: argparse.Namespace) -> int:
             print(f"{split}: {n} rows -> {report.files[split]}")
         print(f"tool config ({report.num_tools} tools): {report.tool_config}")
         return 0
+    if args.dataset == "tau_bench":
+        from .tau_bench.data import TauBenchPrepareError, prepare_tau_bench
+
+        try:
+            report = prepare_tau_bench(args.data_dir, args.domain, args.out, args.split.split(","), mode=args.mode)
+        except (TauBenchPrepareError, OSError) as exc:
+            print(f"verl-rewards prepare tau_bench: error: {exc}", file=sys.stderr)
+            return 2
+        for split, n in report.rows.items():
+            print(f"{split}: {n} rows -> {report.files[split]}")
+        print(f"tool config ({report.num_tools} tools): {report.tool_config}")
+        return 0
     print(f"unknown dataset {args.dataset}", file=sys.stderr)
     return 2
 
@@ -185,6 +197,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     tau2.add_argument("--domain", required=True, help="airline, retail, mock, ...")
     tau2.add_argument("--out", required=True, help="output directory (<out>/<split>.parquet, <out>/tool_config.yaml)")
     tau2.add_argument("--split", default="train,test", help="comma-separated splits of split_tasks.json, or 'all'")
+    tau_bench = prep.add_parser("tau_bench", help="tau-bench (v1) tasks -> verl parquet + tool config")
+    tau_bench.add_argument("--data-dir", default=None, help="holds retail/ and airline/ (default: $TAU_BENCH_DATA_DIR)")
+    tau_bench.add_argument("--domain", required=True, choices=["retail", "airline"])
+    tau_bench.add_argument("--split", default="train", help="comma-separated: train, test, dev (airline: test)")
+    tau_bench.add_argument("--mode", default="instruction", choices=["instruction"],
+                           help="instruction: the task instruction is the first user message, a text reply ends")
+    tau_bench.add_argument("--out", required=True, help="output directory (<out>/<split>.parquet, tool_config.yaml)")
     from .evaluation import command as eval_cmd
 
     eval_cmd.add_parser(sub)

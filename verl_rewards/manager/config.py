@@ -34,6 +34,7 @@ KNOWN_KEYS = frozenset(
         "max_concurrency",
         "toolrl",
         "tau2",
+        "tau_bench",
         "modules",
         "reward_fn",
         "reward_fn_by_source",
@@ -158,7 +159,8 @@ class ManagerConfig:
             extra_keys=tuple(extra_keys),
             score_kwargs=dict(score_kwargs),
             max_concurrency=max_conc,
-            sections={k: kw[k] for k in ("toolrl", "tau2", "modules", "reward_fn", "reward_fn_by_source", "executor")
+            sections={k: kw[k] for k in ("toolrl", "tau2", "tau_bench", "modules", "reward_fn", "reward_fn_by_source",
+                                         "executor")
                       if k in kw},
         )
 
@@ -168,6 +170,7 @@ def _check_sections(kw: Mapping[str, Any]) -> None:
     shapes = {
         "toolrl": (Mapping, "a mapping of ToolRL options"),
         "tau2": (Mapping, "a mapping of tau2 options"),
+        "tau_bench": (Mapping, "a mapping of tau-bench options"),
         "reward_fn_by_source": (Mapping, "a mapping {data_source: reward name}"),
         "reward_fn": (str, "a registered reward name"),
     }

@@ -8,7 +8,7 @@ Order of precedence, first match wins:
 4. a custom function configured in verl (``reward.custom_reward_function.path``; legacy API: the
    ``compute_score`` argument) — a plain function, or a ``@reward`` function / ``BaseReward`` class;
 5. a built-in reward family whose data sources match (ToolRL for sources containing ``"rlla"``, tau2 for
-   ``tau2/<domain>``);
+   ``tau2/<domain>``, tau-bench v1 for ``tau_bench/<domain>``);
 6. verl's ``default_compute_score`` (gsm8k, math, ...), which raises for unknown sources — reported as a
    scoring failure with the sample id.
 
@@ -57,6 +57,7 @@ class BuiltinRoute:
 BUILTIN_ROUTES: list[BuiltinRoute] = [
     BuiltinRoute("toolrl", "verl_rewards.toolrl.verl_scorer", "toolrl"),
     BuiltinRoute("tau2", "verl_rewards.tau2.verl_scorer", "tau2"),
+    BuiltinRoute("tau_bench", "verl_rewards.tau_bench.verl_scorer", "tau_bench"),
 ]
 
 

@@ -15,10 +15,16 @@ __all__ = ["BaseReward", "RewardRegistryError", "RewardSpec", "ensure_builtins",
            "reward"]
 
 
-BUILTIN_MODULES = ("verl_rewards.rewards.builtin", "verl_rewards.toolrl.verl_scorer", "verl_rewards.tau2.verl_scorer")
+BUILTIN_MODULES = (
+    "verl_rewards.rewards.builtin",
+    "verl_rewards.toolrl.verl_scorer",
+    "verl_rewards.tau2.verl_scorer",
+    "verl_rewards.tau_bench.verl_scorer",
+)
 
 
 def ensure_builtins() -> None:
-    """Register the built-in rewards: ``qa_f1``, ``qa_em``, ``length_penalty``, ``toolrl``, ``tau2``, ``tau_bench``."""
+    """Register the built-in rewards: ``qa_f1``, ``qa_em``, ``length_penalty``, ``toolrl``, ``tau2``,
+    ``tau_bench``, ``tau_bench_v1``."""
     for name in BUILTIN_MODULES:
         importlib.import_module(name)

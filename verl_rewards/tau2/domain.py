@@ -77,13 +77,23 @@ def _import_domain(name: str) -> ModuleType:
     return module
 
 
-def resolve_data_dir(name: str, data_dir: str | os.PathLike[str] | None, files: dict[str, str]) -> Path:
-    """The folder holding ``name``'s data files (see module doc)."""
-    root = data_dir if data_dir is not None else os.environ.get(DATA_DIR_ENV)
+def resolve_data_dir(
+    name: str,
+    data_dir: str | os.PathLike[str] | None,
+    files: dict[str, str],
+    *,
+    env_var: str = DATA_DIR_ENV,
+    label: str = "tau2",
+) -> Path:
+    """The folder holding ``name``'s data files (see module doc); ``files["db"]`` marks a domain folder.
+
+    ``env_var`` and ``label`` let the tau-bench v1 domains use the same rule with their own variable.
+    """
+    root = data_dir if data_dir is not None else os.environ.get(env_var)
     if not root:
         raise DataNotFoundError(
-            f"no tau2 data directory for domain {name!r}: pass data_dir= or set {DATA_DIR_ENV} "
-            "to the folder that holds <domain>/db.json"
+            f"no {label} data directory for domain {name!r}: pass data_dir= or set {env_var} "
+            f"to the folder that holds <domain>/{files['db']}"
         )
     root_path = Path(root).expanduser()
     candidate = root_path / name
@@ -91,7 +101,7 @@ def resolve_data_dir(name: str, data_dir: str | os.PathLike[str] | None, files: 
         return candidate.resolve()
     if (root_path / files["db"]).is_file():
         return root_path.resolve()
-    raise DataNotFoundError(f"tau2 data for domain {name!r} not found: neither {candidate} nor {root_path} holds it")
+    raise DataNotFoundError(f"{label} data for domain {name!r} not found: neither {candidate} nor {root_path} holds it")
 
 
 def _read_db(path: Path, normalize: Any) -> Any:

@@ -8,6 +8,9 @@ proportional to the actions taken, not to the DB size (the airline DB is 7 MB), 
 
 Contract for tool code: read with :meth:`DBState.get` / :meth:`DBState.items` and never mutate what they
 return; mutate only what :meth:`DBState.write` returns; add records with :meth:`DBState.insert`.
+
+How the whole DB becomes text for its hash is a :class:`Codec`: tau2's sorted-key JSON (:data:`JSON_CODEC`, the
+default) or tau-bench v1's tuple text (``verl_rewards.tau_bench.hashing``). The overlay machinery is the same.
 """
 
 from __future__ import annotations
@@ -31,6 +34,35 @@ def dict_hash(value: Any) -> str:
     return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
 
 
+class Codec:
+    """The text a DB hash is taken of, built from per-record texts so unchanged records are serialised once.
+
+    This default is tau2's: ``json.dumps(db, sort_keys=True, default=str)``. A subclass changes the four pieces.
+    Two values must get equal :meth:`record` texts exactly when they hash equal.
+    """
+
+    def record(self, value: Any) -> str:
+        """Text of one record (or of any value)."""
+        return canonical_json(value)
+
+    def sort_keys(self, keys: list[Any]) -> list[Any]:
+        """Record keys of a dict collection in the order the document lists them."""
+        return sorted(keys, key=str)
+
+    def collection(self, items: list[tuple[Any, str]], is_list: bool) -> str:
+        """Text of a collection from its ``(key, record text)`` pairs, already in document order."""
+        if is_list:
+            return "[" + ", ".join(text for _, text in items) + "]"
+        return "{" + ", ".join(json.dumps(k) + ": " + text for k, text in items) + "}"
+
+    def document(self, collections: list[tuple[str, str]]) -> str:
+        """Text of the whole DB from its ``(collection name, text)`` pairs, sorted by name."""
+        return "{" + ", ".join(json.dumps(name) + ": " + text for name, text in collections) + "}"
+
+
+JSON_CODEC = Codec()
+
+
 class BaseDB:
     """An immutable, normalised DB shared by every environment of one domain.
 
@@ -38,9 +70,11 @@ class BaseDB:
     re-serialises the records that changed.
     """
 
-    def __init__(self, data: dict[str, Any]):
+    def __init__(self, data: dict[str, Any], codec: Codec = JSON_CODEC):
         self.data = data
+        self.codec = codec
         self._chunks: dict[str, Any] | None = None
+        self._collection_texts: dict[str, str] = {}
         self._hash: str | None = None
 
     def record_text(self, collection: str, key: Any) -> str:
@@ -50,20 +84,41 @@ class BaseDB:
 
     def _serialised(self) -> dict[str, Any]:
         if self._chunks is None:
+            text = self.codec.record
             chunks: dict[str, Any] = {}
             for name, coll in self.data.items():
                 if isinstance(coll, dict):
-                    chunks[name] = {k: canonical_json(v) for k, v in coll.items()}
+                    chunks[name] = {k: text(v) for k, v in coll.items()}
                 elif isinstance(coll, list):
-                    chunks[name] = {i: canonical_json(v) for i, v in enumerate(coll)}
+                    chunks[name] = {i: text(v) for i, v in enumerate(coll)}
                 else:
-                    chunks[name] = canonical_json(coll)
+                    chunks[name] = text(coll)
             self._chunks = chunks
         return self._chunks
 
+    def collection_text(self, name: str) -> str:
+        """Text of an unmodified base collection (cached)."""
+        hit = self._collection_texts.get(name)
+        if hit is None:
+            chunks = self._serialised()[name]
+            coll = self.data[name]
+            if isinstance(coll, list):
+                hit = self.codec.collection(list(chunks.items()), True)
+            elif isinstance(coll, dict):
+                hit = self.codec.collection([(k, chunks[k]) for k in self.codec.sort_keys(list(coll))], False)
+            else:
+                hit = chunks
+            self._collection_texts[name] = hit
+        return hit
+
     def full_hash(self) -> str:
         if self._hash is None:
-            self._hash = dict_hash(self.data)
+            if self.codec is JSON_CODEC:
+                self._hash = dict_hash(self.data)
+            else:
+                names = sorted(self.data)
+                text = self.codec.document([(n, self.collection_text(n)) for n in names])
+                self._hash = hashlib.sha256(text.encode("utf-8")).hexdigest()
         return self._hash
 
 
@@ -162,7 +217,7 @@ class DBState:
 
     def replace_all(self, data: dict[str, Any]) -> None:
         """Replace the whole state (used by deep-merge initialisation); later reads see ``data``."""
-        self.base = BaseDB(data)
+        self.base = BaseDB(data, self.base.codec)
         self._overlay.clear()
         self._added.clear()
         self._appended.clear()
@@ -194,7 +249,7 @@ class DBState:
                     continue
                 if a is b:
                     continue
-                if canonical_json(a) != canonical_json(b):
+                if self.base.codec.record(a) != self.base.codec.record(b):
                     return False
         return True
 
@@ -219,32 +274,27 @@ class DBState:
         return h.hexdigest()
 
     def _full_text(self) -> str:
-        chunks = self.base._serialised()
-        parts = ["{"]
-        first = True
-        for name in sorted(self.base.data.keys()):
-            coll = self.base.data[name]
-            if not first:
-                parts.append(", ")
-            first = False
-            parts.append(json.dumps(name) + ": ")
+        base = self.base
+        codec = base.codec
+        chunks = base._serialised()
+        texts: list[tuple[str, str]] = []
+        for name in sorted(base.data.keys()):
+            coll = base.data[name]
             over = self._overlay.get(name, {})
-            if isinstance(coll, list):
+            if not over and not self._added.get(name) and not self._appended.get(name):
+                texts.append((name, base.collection_text(name)))
+            elif isinstance(coll, list):
                 items = []
                 for i in self.keys(name):
-                    if i in over or i >= len(coll):
-                        items.append(canonical_json(self.get(name, i)))
-                    else:
-                        items.append(chunks[name][i])
-                parts.append("[" + ", ".join(items) + "]")
+                    text = codec.record(self.get(name, i)) if i in over or i >= len(coll) else chunks[name][i]
+                    items.append((i, text))
+                texts.append((name, codec.collection(items, True)))
             elif isinstance(coll, dict):
-                keys = sorted(self.keys(name), key=str)
                 items = []
-                for k in keys:
-                    text = canonical_json(self.get(name, k)) if k in over or k not in coll else chunks[name][k]
-                    items.append(json.dumps(k) + ": " + text)
-                parts.append("{" + ", ".join(items) + "}")
+                for k in codec.sort_keys(list(self.keys(name))):
+                    text = codec.record(self.get(name, k)) if k in over or k not in coll else chunks[name][k]
+                    items.append((k, text))
+                texts.append((name, codec.collection(items, False)))
             else:
-                parts.append(chunks[name])
-        parts.append("}")
-        return "".join(parts)
+                texts.append((name, chunks[name]))
+        return codec.document(texts)

@@ -1,5 +1,8 @@
 """The tau-bench (v1) reward on tau2 tasks: :func:`tau_bench_reward`.
 
+This is tau-bench's formula applied to tau2's tasks and data. tau-bench's own environments, data and tasks are
+:mod:`verl_rewards.tau_bench`.
+
 Order of operations (tau-bench ``calculate_reward``):
 
 1. ``reward = 1.0``.

@@ -102,13 +102,19 @@ def _call_name(call: Mapping[str, Any]) -> Any:
 
 
 class Tau2Session:
-    """The episode of one trajectory: a live environment, step records and the fields the reward reads."""
+    """The episode of one trajectory: a live environment, step records and the fields the reward reads.
+
+    Subclasses (the tau-bench v1 session) change the stop tool, the progress targets and how a call ends the
+    episode through :attr:`stop_tool`, :meth:`progress_targets`, :meth:`matches_target` and :meth:`ends_episode`.
+    """
+
+    stop_tool: str | None = DONE_TOOL
 
     def __init__(self, domain: Domain, task_id: Any, extra: dict[str, Any], messages: list, trajectory_id: str):
         self.domain = domain
         self.task = domain.task(task_id)
         self.env: Environment = domain.make_env(self.task.id)
-        self.targets = progress_targets(domain, self.task)
+        self.targets = self.progress_targets()
         self._matched = [False] * len(self.targets)
         self.db_hash = self.env.get_data_hash()
         self.value_est = 0.0
@@ -130,6 +136,19 @@ class Tau2Session:
             }
         )
 
+    # ------------------------------------------------------------------ hooks
+    def progress_targets(self) -> tuple[Any, ...]:
+        """The gold actions ``value_est`` counts (see the module doc)."""
+        return progress_targets(self.domain, self.task)
+
+    def matches_target(self, target: Any, name: str, arguments: dict[str, Any]) -> bool:
+        """Whether a call that ran without error matches a progress target (tau2's ACTION rule)."""
+        return compare_action(target, ToolCall(id="", name=name, arguments=arguments))
+
+    def ends_episode(self, name: str, error: bool) -> str | None:
+        """The termination a call that just ran causes, or None (tau2: a successful terminate-tool call)."""
+        return "user_stop" if not error and name in self.env.terminate_tools else None
+
     # ------------------------------------------------------------------ steps
     def _step(self) -> dict[str, Any]:
         return {"turn": self._turn, "bb_hash": self.db_hash, "value_est": self.value_est}
@@ -138,16 +157,17 @@ class Tau2Session:
         self._turn_key = key
         self._turn += 1
         self._ran = []
-        self._stop_turn = any(_call_name(c) == DONE_TOOL for c in _calls_of(message))
+        self._stop_turn = self.stop_tool is not None and any(
+            _call_name(c) == self.stop_tool for c in _calls_of(message)
+        )
         self.extra["prev_step_dict"].append(self._step())
         self.extra["cur_step_dict"].append(self._step())
 
     def _update_progress(self, name: str, arguments: Any) -> None:
         if not isinstance(arguments, dict):
             return
-        call = ToolCall(id="", name=name, arguments=arguments)
         for i, target in enumerate(self.targets):
-            if not self._matched[i] and compare_action(target, call):
+            if not self._matched[i] and self.matches_target(target, name, arguments):
                 self._matched[i] = True
         if self.targets:
             self.value_est = sum(self._matched) / len(self.targets)
@@ -160,7 +180,7 @@ class Tau2Session:
         key = len(messages)
         if key != self._turn_key:
             self._start_turn(key, messages[-1] if messages else None)
-        if name == DONE_TOOL:
+        if self.stop_tool is not None and name == self.stop_tool:
             self._ran.append((name, {}, DONE_OBSERVATION))
             self._end("agent_stop", messages)
             return DONE_OBSERVATION
@@ -179,8 +199,9 @@ class Tau2Session:
             {"turn": self._turn, "name": record["name"], "arguments": record["arguments"], "error": error}
         )
         self.extra["db_hash"] = self.db_hash
-        if not error and name in self.env.terminate_tools:
-            self._end("user_stop", messages)
+        termination = self.ends_episode(name, error)
+        if termination is not None:
+            self._end(termination, messages)
         return observation
 
     def fail_evicted(self) -> None:

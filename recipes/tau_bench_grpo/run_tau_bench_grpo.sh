@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# GRPO on tau-bench (v1) retail or airline, on tau-bench's own data, with verl's tool agent loop (instruction mode:
+# the task instruction is the first user message; a text reply or transfer_to_human_agents ends the episode).
+#
+#   export TAU_BENCH_DATA_DIR=/path/to/tau_bench          # folder holding retail/ and airline/ (tau-bench's files)
+#   verl-rewards prepare tau_bench --domain retail --split train,test --out ~/data/tau_bench_retail
+#   DOMAIN=retail MODEL_PATH=Qwen/Qwen2.5-7B-Instruct bash recipes/tau_bench_grpo/run_tau_bench_grpo.sh [Hydra overrides]
+#
+# The contribution manager scores each trajectory with tau-bench's reward (data hash after the agent's calls vs after
+# the gold actions, plus required outputs) and adds beta * C-0 / C-1 from the tools' step dicts. A trajectory that
+# runs out of turns without a reply or a transfer scores 0, as in tau-bench. max_parallel_calls=1 executes only the
+# first tool call of a message, as tau-bench's tool-calling agent does. Airline has only a test split (50 tasks):
+# train on it only to reproduce published setups.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+
+DOMAIN=${DOMAIN:-retail}   # retail | airline
+case "$DOMAIN" in
+  retail | airline) ;;
+  *) echo "run_tau_bench_grpo.sh: DOMAIN must be retail or airline, got '$DOMAIN'" >&2; exit 2 ;;
+esac
+export TAU_BENCH_DATA_DIR=${TAU_BENCH_DATA_DIR:-$HOME/tau_bench_data}
+DATA_DIR=${DATA_DIR:-$HOME/data/tau_bench_$DOMAIN}
+if [ "$DOMAIN" = retail ]; then DEFAULT_TRAIN=train; else DEFAULT_TRAIN=test; fi
+export TRAIN_FILES=${TRAIN_FILES:-$DATA_DIR/${TRAIN_SPLIT:-$DEFAULT_TRAIN}.parquet}
+export VAL_FILES=${VAL_FILES:-$DATA_DIR/test.parquet}
+TOOL_CONFIG=${TOOL_CONFIG:-$DATA_DIR/tool_config.yaml}
+export MODEL_PATH=${MODEL_PATH:-Qwen/Qwen2.5-7B-Instruct}
+export CONTRIBUTION=${CONTRIBUTION:-1}
+export CONTRIB_TYPE=${CONTRIB_TYPE:-C1}
+export BETA=${BETA:-0.1}
+export EXPERIMENT_NAME=${EXPERIMENT_NAME:-tau-bench-${DOMAIN}-grpo-${CONTRIB_TYPE}-beta${BETA}}
+MAX_TURNS=${MAX_TURNS:-30}   # tau-bench's max_num_steps
+TRAIN_BATCH_SIZE=${TRAIN_BATCH_SIZE:-16}
+
+exec bash "$REPO/examples/grpo_trainer/run_grpo.sh" \
+  +reward.reward_kwargs.tau_bench.data_dir="$TAU_BENCH_DATA_DIR" \
+  data.train_batch_size="$TRAIN_BATCH_SIZE" \
+  data.max_prompt_length=4096 \
+  data.max_response_length=8192 \
+  data.filter_overlong_prompts=True \
+  data.return_raw_chat=True \
+  actor_rollout_ref.rollout.n=8 \
+  actor_rollout_ref.actor.ppo_mini_batch_size="$TRAIN_BATCH_SIZE" \
+  actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 \
+  actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 \
+  actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=1 \
+  actor_rollout_ref.rollout.agent.default_agent_loop=tool_agent \
+  actor_rollout_ref.rollout.multi_turn.enable=True \
+  actor_rollout_ref.rollout.multi_turn.tool_config_path="$TOOL_CONFIG" \
+  actor_rollout_ref.rollout.multi_turn.format=hermes \
+  actor_rollout_ref.rollout.multi_turn.max_assistant_turns="$MAX_TURNS" \
+  actor_rollout_ref.rollout.multi_turn.max_user_turns="$MAX_TURNS" \
+  actor_rollout_ref.rollout.multi_turn.max_parallel_calls=1 \
+  actor_rollout_ref.rollout.multi_turn.max_tool_response_length=4096 \
+  actor_rollout_ref.rollout.multi_turn.tool_response_truncate_side=right \
+  trainer.project_name=verl_rewards_tau_bench \
+  trainer.test_freq=10 \
+  trainer.total_epochs="${EPOCHS:-5}" \
+  "$@"

@@ -1,0 +1,123 @@
+"""verl tools over the tau-bench v1 tools, for verl's ``tool_agent`` loop (instruction mode).
+
+They reuse the tau2 adapters (:mod:`verl_rewards.tau2.verl_tools`): one episode per trajectory kept in the
+process-local session store, the same ``agent_data.extra_fields`` (``messages``, ``termination``,
+``prev_step_dict`` / ``cur_step_dict`` per assistant turn with ``bb_hash`` = tau-bench's data hash and
+``value_est``, ``action_log``, ``db_hash``), so C-0 / C-1 work as on tau2. What differs:
+
+* there is no ``done`` tool: a text reply ends the episode (verl's loop stops when the model calls no tool);
+* any call of ``transfer_to_human_agents`` ends the episode (``termination: "transfer"``), whatever it returns,
+  as in tau-bench; a tool that crashes tau-bench's step ends it too (``"crash"``, scored 0);
+* ``value_est`` is the share of the task's gold write actions already matched by a call that ran without an
+  ``Error:`` answer, with exactly the gold name and arguments (what the data hash needs).
+
+The model sees tau-bench's own tool schemas: the tool config carries each one whole in ``config.openai_schema``
+(verl's schema model would drop the ``items`` of array parameters).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import ConfigDict
+from verl.tools.schemas import (
+    OpenAIFunctionParametersSchema,
+    OpenAIFunctionPropertySchema,
+    OpenAIFunctionSchema,
+    OpenAIFunctionToolSchema,
+)
+
+from ..tau2.verl_tools import SESSIONS, Tau2Session, Tau2Tool
+from .domain import DATA_DIR_ENV, DOMAINS, TauBenchDomain, load_domain
+from .hashing import TUPLE_CODEC
+
+
+class _Property(OpenAIFunctionPropertySchema):
+    model_config = ConfigDict(extra="allow")
+
+
+class _Parameters(OpenAIFunctionParametersSchema):
+    model_config = ConfigDict(extra="allow")
+    properties: dict[str, _Property]
+
+
+class _Function(OpenAIFunctionSchema):
+    model_config = ConfigDict(extra="allow")
+    parameters: _Parameters
+
+
+class FullToolSchema(OpenAIFunctionToolSchema):
+    """verl's tool schema that keeps every field of the original (``items``, nested ``required``, ...)."""
+
+    model_config = ConfigDict(extra="allow")
+    function: _Function
+
+
+class TauBenchSession(Tau2Session):
+    """The episode of one trajectory on a v1 domain (see the module doc)."""
+
+    stop_tool = None
+
+    def progress_targets(self) -> tuple[Any, ...]:
+        kinds = self.domain.tool_kinds()
+        return tuple(a for a in self.task.actions if kinds.get(a["name"]) == "write")
+
+    def matches_target(self, target: Any, name: str, arguments: dict[str, Any]) -> bool:
+        # as the data hash compares values: 100 and 100.0 differ
+        return target["name"] == name and TUPLE_CODEC.record(target["kwargs"]) == TUPLE_CODEC.record(arguments)
+
+    def ends_episode(self, name: str, error: bool) -> str | None:
+        if getattr(self.env, "crashed", None):
+            return "crash"
+        return "transfer" if name in self.env.terminate_tools else None
+
+
+class TauBenchTool(Tau2Tool):
+    """One tool of a tau-bench v1 domain (``config``: ``domain``, ``openai_schema``, optional ``data_dir``).
+
+    Per-row ``create_kwargs`` give ``task_id``, ``domain`` and ``data_dir``. The data folder is the tool config's
+    ``data_dir``, else ``TAU_BENCH_DATA_DIR``, else the row's.
+    """
+
+    def __init__(self, config: dict, tool_schema: OpenAIFunctionToolSchema | None = None):
+        full = (config or {}).get("openai_schema")
+        if isinstance(full, Mapping):
+            tool_schema = FullToolSchema.model_validate(dict(full))
+        super().__init__(config, tool_schema)
+
+    def _default_schema(self) -> OpenAIFunctionToolSchema:
+        raise ValueError("a tau-bench tool needs its schema: tool_schema or config.openai_schema (prepare writes both)")
+
+    def _check_name(self) -> None:
+        domain = self.config.get("domain")
+        if domain not in DOMAINS:
+            raise ValueError(f"tau-bench tool {self.name!r}: config.domain must be one of {sorted(DOMAINS)}")
+        if self.name not in DOMAINS[domain].AgentTools.tool_specs():
+            raise ValueError(f"tau-bench domain {domain!r} has no tool {self.name!r} (check the tool config)")
+
+    def _data_dir(self, create: Mapping[str, Any]) -> str | None:
+        return self.config.get("data_dir") or os.environ.get(DATA_DIR_ENV) or create.get("data_dir") or None
+
+    def _session(self, instance_id: str, agent_data: Any) -> Tau2Session:
+        def factory() -> Tau2Session:
+            create = self._create_kwargs(instance_id, agent_data)
+            task_id = create.get("task_id")
+            if task_id is None:
+                raise ValueError(
+                    "tau-bench tools need tools_kwargs.<tool>.create_kwargs.task_id in each row "
+                    "(verl-rewards prepare tau_bench writes it)"
+                )
+            domain: TauBenchDomain = load_domain(
+                str(create.get("domain") or self.config["domain"]), self._data_dir(create)
+            )
+            return TauBenchSession(
+                domain,
+                task_id,
+                agent_data.extra_fields,
+                agent_data.messages,
+                str(agent_data.request_id),  # type: ignore[arg-type]
+            )
+
+        return SESSIONS.open(agent_data, factory)
