@@ -94,11 +94,11 @@ def test_config_env_fallback_when_keys_absent():
     [
         ({"type": "C2"}, {}, "unknown contribution type 'C2'"),
         (None, {"CONTRIBUTION": "1", "CONTRIB_TYPE": "C7"}, "unknown contribution type 'C7'"),
-        ({"type": "C0", "beta": "abc"}, {}, "must be a number"),
-        ({"type": "C0", "beta": float("nan")}, {}, "must be finite"),
-        ({"type": "C0", "beta": "inf"}, {}, "must be finite"),
-        ({"type": "C0", "beta": True}, {}, "must be a number"),
-        (None, {"BETA": "x"}, "BETA must be a number"),
+        ({"type": "C0", "beta": "abc"}, {}, "contribution.beta: expected a number, got 'abc'"),
+        ({"type": "C0", "beta": float("nan")}, {}, "contribution.beta: expected a finite number"),
+        ({"type": "C0", "beta": "inf"}, {}, "contribution.beta: expected a finite number"),
+        ({"type": "C0", "beta": True}, {}, "contribution.beta: expected a number, got True"),
+        (None, {"BETA": "x"}, "BETA: expected a number, got 'x'"),
         ({"typ": "C0"}, {}, "unknown key(s) ['typ']"),
     ],
 )

@@ -159,10 +159,10 @@ def test_missing_required_parameter_is_a_clear_error(small_tokenizer_dir, small_
     ("kwargs", "message"),
     [
         ({"contribution.type": "C9"}, "unknown contribution type"),
-        ({"contribution.beta": "abc"}, "must be a number"),
-        ({"contribution.beta": "nan"}, "must be finite"),
+        ({"contribution.beta": "abc"}, "contribution.beta: expected a number"),
+        ({"contribution.beta": "nan"}, "contribution.beta: expected a finite number"),
         ({"on_error": "ignore"}, "on_error must be one of"),
-        ({"timeout_s": 0}, "positive finite"),
+        ({"timeout_s": 0}, "timeout_s: expected a positive number"),
         ({"contribtion.type": "C0"}, "unknown key(s) ['contribtion']"),
     ],
 )

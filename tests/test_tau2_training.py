@@ -472,11 +472,12 @@ def _compose_recipe(env: dict[str, str], *extra: str) -> dict:
     return yaml.safe_load(proc.stdout)
 
 
-def test_tau2_recipe_composes_against_verl_config():
+def test_tau2_recipe_composes_against_verl_config(tmp_path):
     from verl_rewards.manager.config import ManagerConfig
     from verl_rewards.tau2.verl_scorer import Tau2Options
 
-    cfg = _compose_recipe({"DOMAIN": "retail", "DATA_DIR": "/data/t2r", "TAU2_DATA_DIR": "/data/tau2"},
+    data = str(tmp_path)  # tau2.data_dir must exist when the manager is built
+    cfg = _compose_recipe({"DOMAIN": "retail", "DATA_DIR": "/data/t2r", "TAU2_DATA_DIR": data},
                           "trainer.total_epochs=2")
     rollout = cfg["actor_rollout_ref"]["rollout"]
     assert rollout["agent"]["default_agent_loop"] == "tool_agent"
@@ -493,7 +494,7 @@ def test_tau2_recipe_composes_against_verl_config():
     settings = ManagerConfig.from_reward_kwargs(kwargs, environ={})
     assert (settings.contribution.type, settings.contribution.beta) == ("C1", 0.1)
     options = Tau2Options.from_config(kwargs["tau2"])
-    assert options.data_dir == "/data/tau2" and options.default_termination == "max_steps"
+    assert options.data_dir == data and options.default_termination == "max_steps"
     bad = subprocess.run(["bash", str(REPO / "recipes/tau2_grpo/run_tau2_grpo.sh"), "--cfg", "job"],
                          env={**os.environ, "DOMAIN": "telecom"}, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "DOMAIN must be airline or retail" in bad.stderr
