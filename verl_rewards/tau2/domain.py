@@ -1,8 +1,12 @@
 """Loading a tau2 domain: data files, tasks, splits, policy, toolkits, fresh environments and cached gold states.
 
-A domain module (``verl_rewards/tau2/domains/<name>.py``) provides ``NAME``, ``FILES`` (data file names: ``db``,
-``policy``, ``tasks``, ``split`` and, with a user DB, ``user_db``), ``TERMINATE_TOOLS``, ``normalize_db(raw)``,
-``AgentTools`` and ``USER_TOOLKIT`` (None, or the user :class:`Toolkit` class; then also ``normalize_user_db``).
+A domain module (``verl_rewards/tau2/domains/<name>.py`` or a package of that name) provides ``NAME``, ``FILES``
+(data file names: ``db``, ``policy``, ``tasks``, ``split`` and, with a user DB, ``user_db``; a ``.toml`` DB is
+read as TOML), ``TERMINATE_TOOLS``, ``normalize_db(raw)``, ``AgentTools`` and ``USER_TOOLKIT`` (None, or the
+user :class:`Toolkit` class; then also ``normalize_user_db``). Optional: ``sync_tools(agent_toolkit,
+user_toolkit)``, run after every successful tool call and initialisation action (tau2's
+``Environment.sync_tools``), and ``policy_text(data_dir, solo=..., policy_type=...)`` when the policy is
+assembled from several files or has a solo-mode variant (with ``POLICY_TYPES``, the accepted policy types).
 
 The data directory is the ``data_dir`` argument, else the ``TAU2_DATA_DIR`` environment variable. It holds one
 folder per domain (``<dir>/mock/db.json``); a directory that directly holds the domain's files is accepted too.
@@ -23,7 +27,7 @@ from types import ModuleType
 from typing import Any
 
 from .environment import Environment
-from .errors import DataNotFoundError, TaskDataError, UnknownDomainError
+from .errors import DataFileError, DataNotFoundError, TaskDataError, UnknownDomainError
 from .state import BaseDB, DBState
 from .tasks import Task, _read_json, load_splits, load_tasks
 from .toolkit import Toolkit
@@ -96,13 +100,28 @@ def resolve_data_dir(name: str, data_dir: str | os.PathLike[str] | None, files: 
 
 def _read_db(path: Path) -> Any:
     if path.suffix == ".toml":
-        import tomllib  # Python 3.11+; only telecom-style TOML databases need it
+        try:
+            import tomllib
+        except ModuleNotFoundError:  # Python < 3.11: the same parser, packaged as tomli
+            import tomli as tomllib
 
         if not path.is_file():
             raise DataNotFoundError(f"tau2 data file not found: {path}")
-        with path.open("rb") as fp:
-            return tomllib.load(fp)
+        try:
+            with path.open("rb") as fp:
+                return tomllib.load(fp)
+        except tomllib.TOMLDecodeError as exc:
+            raise DataFileError(f"tau2 data file {path} is not valid TOML: {exc}") from exc
     return _read_json(path)
+
+
+def _load_db(path: Path, normalize: Any) -> BaseDB:
+    """Read and normalise one DB file; a record that does not fit the domain's model is an error naming the file."""
+    raw = _read_db(path)
+    try:
+        return BaseDB(normalize(raw))
+    except (ValueError, TypeError, KeyError) as exc:
+        raise DataFileError(f"tau2 data file {path} does not fit the domain's model: {exc}") from exc
 
 
 def _json_type(annotation: Any) -> str | None:
@@ -158,14 +177,18 @@ class Domain:
         self.data_dir = resolve_data_dir(name, data_dir, files)
         self.terminate_tools: frozenset[str] = frozenset(module.TERMINATE_TOOLS)
         self.user_toolkit_class: type[Toolkit] | None = getattr(module, "USER_TOOLKIT", None)
+        self.sync_tools: Any = getattr(module, "sync_tools", None)
 
-        self.base_db = BaseDB(module.normalize_db(_read_db(self.data_dir / files["db"])))
+        self.base_db = _load_db(self.data_dir / files["db"], module.normalize_db)
         self.user_base_db: BaseDB | None = None
         if self.user_toolkit_class is not None:
-            self.user_base_db = BaseDB(module.normalize_user_db(_read_db(self.data_dir / files["user_db"])))
+            self.user_base_db = _load_db(self.data_dir / files["user_db"], module.normalize_user_db)
 
-        policy_path = self.data_dir / files["policy"]
-        self.policy = policy_path.read_text(encoding="utf-8") if policy_path.is_file() else ""
+        if hasattr(module, "policy_text"):
+            self.policy = module.policy_text(self.data_dir)
+        else:
+            policy_path = self.data_dir / files["policy"]
+            self.policy = policy_path.read_text(encoding="utf-8") if policy_path.is_file() else ""
         self.tasks: dict[str, Task] = load_tasks(self.data_dir / files["tasks"])
         split_name = files.get("split")
         split_path = self.data_dir / split_name if split_name else None
@@ -200,6 +223,17 @@ class Domain:
         if name not in self.splits:
             raise KeyError(f"unknown split {name!r} for domain {self.name!r}; available: {sorted(self.splits)}")
         return list(self.splits[name])
+
+    def policy_for(self, *, solo: bool = False, policy_type: str | None = None) -> str:
+        """The agent policy; ``solo`` picks the solo-mode variant and ``policy_type`` one of the domain's
+        ``POLICY_TYPES`` (telecom: ``manual``, the default, or ``workflow``) where the domain has them.
+        Other domains have one policy text."""
+        if hasattr(self.module, "policy_text"):
+            kwargs = {} if policy_type is None else {"policy_type": policy_type}
+            return self.module.policy_text(self.data_dir, solo=solo, **kwargs)
+        if policy_type is not None:
+            raise ValueError(f"domain {self.name!r} has a single policy; policy_type must be None")
+        return self.policy
 
     def tool_specs(self) -> list[dict[str, Any]]:
         """The agent tools: name, kind (read/write/generic), mutates_state, description, parameters schema."""
@@ -274,18 +308,20 @@ class Domain:
             self._init_bases[task.id] = hit
             return hit
 
-    def make_env(self, task_id: Any = None) -> Environment:
+    def make_env(self, task_id: Any = None, *, solo_mode: bool = False) -> Environment:
         """A fresh environment; with a task id, that task's initial state is applied.
 
         The initial state is: ``initialization_data`` deep-merged into the DBs, then ``initialization_actions``
-        (any toolkit method), then the mutating tool calls of ``message_history`` replayed (strictly: a recorded
-        output that our tools do not reproduce is a task-data error). The action log starts empty.
+        (any toolkit method, each followed by the domain's sync hook), then the mutating tool calls of
+        ``message_history`` replayed (strictly: a recorded output that our tools do not reproduce is a
+        task-data error). The action log starts empty. ``solo_mode``: see :mod:`verl_rewards.tau2.environment`.
         """
         task = None if task_id is None else self.task(task_id)
         agent_base, user_base, aliased = self._bases_for(task)
         agent_db = DBState(agent_base)
         user_db = None if user_base is None else (agent_db if aliased else DBState(user_base))
-        env = Environment(self, agent_db, user_db)
+        env = Environment(self, agent_db, user_db, solo_mode=solo_mode)
+        env.sync()
         if task is None:
             return env
         env.task_id = task.id

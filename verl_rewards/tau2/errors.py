@@ -25,6 +25,10 @@ class DataNotFoundError(Tau2Error, FileNotFoundError):
     """The tau2 data directory or one of its files is missing."""
 
 
+class DataFileError(Tau2Error, ValueError):
+    """A tau2 data file (a DB, a policy) cannot be parsed or does not fit the domain's model; names the file."""
+
+
 class TaskDataError(Tau2Error, ValueError):
     """A task (or the domain data it relies on) is malformed or cannot be applied.
 
