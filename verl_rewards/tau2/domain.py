@@ -347,7 +347,9 @@ class Domain:
         """The task's gold end state (cached per task) and the errors its replay swallowed.
 
         Every gold action is applied in order to a fresh env with the task's initial state; tool errors are
-        recorded and ignored (tau2). ``skip_terminate`` leaves out terminate tools (tau-bench's replay).
+        recorded and ignored (tau2). Unlike tau2, the domain's sync hook runs after each action, as in a live
+        episode (see :mod:`verl_rewards.tau2.rewards.db`). ``skip_terminate`` leaves out terminate tools
+        (tau-bench's replay).
         The returned environment is shared and read-only: never step it.
         """
         task = self.task(task_id)
