@@ -27,7 +27,7 @@ from types import ModuleType
 from typing import Any
 
 from .environment import Environment
-from .errors import DataFileError, DataNotFoundError, TaskDataError, UnknownDomainError
+from .errors import DataFileError, DataNotFoundError, TaskDataError, TaskValidationError, UnknownDomainError
 from .state import BaseDB, DBState
 from .tasks import Task, _read_json, load_splits, load_tasks
 from .toolkit import Toolkit
@@ -197,10 +197,40 @@ class Domain:
         else:
             self.splits = {"base": list(self.tasks)}
 
+        self._check_env_functions()
+
         self._lock = threading.RLock()
         self._init_bases: dict[str, tuple[BaseDB, BaseDB | None, bool]] = {}
         self._gold: dict[tuple[str, bool], tuple[Environment, list[dict[str, Any]]]] = {}
         self._gold_hashes: dict[tuple[str, bool], str] = {}
+
+    def _check_env_functions(self) -> None:
+        """Every initialisation action and env assertion names a public method of its toolkit (checked at load,
+        so a typo in tasks.json fails here, naming the task, the field and the file, not mid-training)."""
+        kits = {"assistant": self.module.AgentTools, "user": self.user_toolkit_class}
+        tasks_file = self.data_dir / self.module.FILES["tasks"]
+        for task in self.tasks.values():
+            calls: list[tuple[str, Any]] = []
+            if task.initial_state is not None:
+                calls += [
+                    (f"initial_state.initialization_actions[{i}].func_name", c)
+                    for i, c in enumerate(task.initial_state.initialization_actions or ())
+                ]
+            if task.evaluation_criteria is not None:
+                calls += [
+                    (f"evaluation_criteria.env_assertions[{i}].func_name", c)
+                    for i, c in enumerate(task.evaluation_criteria.env_assertions or ())
+                ]
+            for field_path, call in calls:
+                kit = kits.get(call.env_type)
+                name = call.func_name
+                if kit is None or name.startswith("_") or not callable(getattr(kit, name, None)):
+                    side = "agent" if call.env_type == "assistant" else call.env_type
+                    raise TaskValidationError(
+                        task.id,
+                        field_path,
+                        f"the {side} toolkit of domain {self.name!r} has no function {name!r} (in {tasks_file})",
+                    )
 
     def __reduce__(self) -> tuple[Any, tuple[str, str]]:
         """Pickle by reference: unpickling reloads (or reuses) the domain from the same data folder."""
@@ -332,7 +362,9 @@ class Domain:
                     env.run_env_function(call.env_type, call.func_name, call.arguments)
                 except Exception as exc:
                     raise TaskDataError(
-                        task.id, f"initial_state.initialization_actions[{i}]", f"{type(exc).__name__}: {exc}"
+                        task.id,
+                        f"initial_state.initialization_actions[{i}]",
+                        f"{type(exc).__name__}: {exc} (in {self.data_dir / self.module.FILES['tasks']})",
                     ) from exc
         if task.history:
             try:
