@@ -201,6 +201,7 @@ class Domain:
 
         self._lock = threading.RLock()
         self._init_bases: dict[str, tuple[BaseDB, BaseDB | None, bool]] = {}
+        self._initial: dict[str, tuple[BaseDB, BaseDB | None, bool]] = {}
         self._gold: dict[tuple[str, bool], tuple[Environment, list[dict[str, Any]]]] = {}
         self._gold_hashes: dict[tuple[str, bool], str] = {}
 
@@ -344,36 +345,64 @@ class Domain:
         The initial state is: ``initialization_data`` deep-merged into the DBs, then ``initialization_actions``
         (any toolkit method, each followed by the domain's sync hook), then the mutating tool calls of
         ``message_history`` replayed (strictly: a recorded output that our tools do not reproduce is a
-        task-data error). The action log starts empty. ``solo_mode``: see :mod:`verl_rewards.tau2.environment`.
+        task-data error). It is computed once per task and shared, read-only, by the task's environments, so a
+        new environment costs O(1). The action log starts empty. ``solo_mode``: see
+        :mod:`verl_rewards.tau2.environment`.
         """
         task = None if task_id is None else self.task(task_id)
-        agent_base, user_base, aliased = self._bases_for(task)
+        snapshot = self._initial_bases(task)
+        if snapshot is None:  # nothing to apply beyond the initialisation data
+            env = self._env_over(*self._bases_for(task), solo_mode)
+            env.sync()  # tau2 syncs when it builds an environment
+        else:
+            env = self._env_over(*snapshot, solo_mode)
+        if task is not None:
+            env.task_id = task.id
+        return env
+
+    def _env_over(self, agent_base: BaseDB, user_base: BaseDB | None, aliased: bool, solo_mode: bool) -> Environment:
         agent_db = DBState(agent_base)
         user_db = None if user_base is None else (agent_db if aliased else DBState(user_base))
-        env = Environment(self, agent_db, user_db, solo_mode=solo_mode)
-        env.sync()
-        if task is None:
-            return env
+        return Environment(self, agent_db, user_db, solo_mode=solo_mode)
+
+    def _initial_bases(self, task: Task | None) -> tuple[BaseDB, BaseDB | None, bool] | None:
+        """The task's initial state as base DBs (cached per task; see :meth:`make_env`), or None when the task
+        has neither initialisation actions nor a message history."""
+        state = None if task is None else task.initial_state
+        if task is None or state is None or not (state.initialization_actions or task.history):
+            return None
+        with self._lock:
+            hit = self._initial.get(task.id)
+        if hit is not None:
+            return hit
+        bases = self._bases_for(task)
+        env = self._env_over(*bases, False)
         env.task_id = task.id
-        state = task.initial_state
-        if state is not None and state.initialization_actions:
-            for i, call in enumerate(state.initialization_actions):
-                try:
-                    env.run_env_function(call.env_type, call.func_name, call.arguments)
-                except Exception as exc:
-                    raise TaskDataError(
-                        task.id,
-                        f"initial_state.initialization_actions[{i}]",
-                        f"{type(exc).__name__}: {exc} (in {self.data_dir / self.module.FILES['tasks']})",
-                    ) from exc
+        env.sync()
+        for i, call in enumerate(state.initialization_actions or ()):
+            try:
+                env.run_env_function(call.env_type, call.func_name, call.arguments)
+            except Exception as exc:
+                raise TaskDataError(
+                    task.id,
+                    f"initial_state.initialization_actions[{i}]",
+                    f"{type(exc).__name__}: {exc} (in {self.data_dir / self.module.FILES['tasks']})",
+                ) from exc
         if task.history:
             try:
                 env.replay(task.history, strict=True)
             except Exception as exc:
                 raise TaskDataError(task.id, "initial_state.message_history", str(exc)) from exc
-        env.actions.clear()
-        env.done = False
-        return env
+        hit = self._freeze(env, bases[2])
+        with self._lock:
+            return self._initial.setdefault(task.id, hit)
+
+    @staticmethod
+    def _freeze(env: Environment, aliased: bool) -> tuple[BaseDB, BaseDB | None, bool]:
+        agent = env.agent_db.freeze()
+        user_db = env.user_db
+        user = None if user_db is None else (agent if aliased else user_db.freeze())
+        return agent, user, aliased
 
     def gold_env(self, task_id: Any, *, skip_terminate: bool = False) -> tuple[Environment, list[dict[str, Any]]]:
         """The task's gold end state (cached per task) and the errors its replay swallowed.

@@ -204,7 +204,7 @@ class TelecomUserTools(Toolkit):
 
     def set_surrounding(self, field: str, value: Any) -> None:
         """Set one field of the surroundings (used by the environment sync)."""
-        if field not in self.db.base.data["surroundings"]:
+        if not self.db.contains("surroundings", field):
             raise ValueError(f"unknown surroundings field {field!r}")
         self._set("surroundings", field, value)
 
