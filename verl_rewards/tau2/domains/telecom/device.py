@@ -22,8 +22,10 @@ Deliberate differences from tau2 (none is reached by a task's initial state or g
   ``break_vpn`` then degrades to poor performance, so after any ``break_vpn`` every later ``connect_vpn`` in
   that process connects at poor performance. Here ``connect_vpn`` always connects at excellent performance.
 * tau2's ``set_apn_settings`` stores a non-object argument as the APN settings and then fails, leaving a
-  broken phone; here it fails first and changes nothing. Invalid APN fields are refused (as tau2 refuses
-  them) with a message in pydantic's style that is not byte-identical to pydantic's.
+  broken phone; here it fails first and changes nothing. Likewise tau2's ``set_network_mode_preference``
+  stores a non-string mode (a number, say) before failing; here it is refused like any unknown mode.
+  Invalid APN fields are refused (as tau2 refuses them) with a message in pydantic's style that is not
+  byte-identical to pydantic's.
 """
 
 from __future__ import annotations
