@@ -20,7 +20,8 @@ Deliberate differences from tau2 (none is reached by a task's initial state or g
 
 * tau2's ``connect_vpn`` stores one VPN-details object shared by every phone in the process, which
   ``break_vpn`` then degrades to poor performance, so after any ``break_vpn`` every later ``connect_vpn`` in
-  that process connects at poor performance. Here ``connect_vpn`` always connects at excellent performance.
+  that process connects at poor performance. Here ``connect_vpn`` always connects at excellent performance
+  (so reconnecting after disconnecting a broken VPN gives fast data here and slow data in tau2).
 * tau2's ``set_apn_settings`` stores a non-object argument as the APN settings and then fails, leaving a
   broken phone; here it fails first and changes nothing. Likewise tau2's ``set_network_mode_preference``
   stores a non-string mode (a number, say) before failing; here it is refused like any unknown mode.
