@@ -12,8 +12,18 @@ successful write dropped, or a state-changing write added) and scores them:
   cache. It runs on the first ``--baseline-samples`` samples only (it is slow) and must agree with ours. It
   ignores ``initial_state`` and the user DB, which airline and retail do not have (on mock it is only indicative).
 
+Domains scored on env assertions (``--full-domains``, default telecom) are benchmarked on their **full** reward
+(the task's own basis: ENV_ASSERTION, plus ACTION on telecom's transfer tasks) over the ``base`` split, each
+task's gold trajectory and a wrong one (its last user action dropped) alternating in the group:
+
+* **ours**: ``evaluate_trajectory(domain, task, messages)`` on a freshly loaded domain;
+* **baseline**: deep copies of both DBs, the task's initialisation actions, the trajectory's mutating calls and
+  the gold actions replayed on plain dicts with the environment sync after each call, full hashes of both DBs,
+  the assertions and ACTION; no cache. It must agree with ours on every sample it scores.
+
 Prints samples/s for both and their ratio. Domains whose module or data are missing are skipped with a message.
-Usage: ``python benchmarks/bench_tau2_reward.py [--domains airline,retail] [--data-dir DIR]``.
+Usage: ``python benchmarks/bench_tau2_reward.py [--domains airline,retail] [--full-domains telecom]
+[--data-dir DIR]``.
 """
 
 from __future__ import annotations
@@ -34,6 +44,7 @@ sys.path.insert(0, str(REPO))
 from verl_rewards.tau2.domain import Domain, resolve_data_dir  # noqa: E402
 from verl_rewards.tau2.errors import Tau2Error  # noqa: E402
 from verl_rewards.tau2.evaluator import evaluate_trajectory  # noqa: E402
+from verl_rewards.tau2.rewards.action import check_actions  # noqa: E402
 from verl_rewards.tau2.scripted import gold_calls, scripted_trajectory  # noqa: E402
 from verl_rewards.tau2.trajectory import pair_tool_calls, parse_messages  # noqa: E402
 
@@ -114,6 +125,55 @@ def naive_db_reward(domain: Domain, task_id: str, messages: list[dict[str, Any]]
     return 1.0 if full_hash(predicted.db) == full_hash(gold.db) else 0.0
 
 
+def _full_hash(state: PlainState) -> str:
+    return hashlib.sha256(json.dumps(state.data, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def naive_full_reward(domain: Domain, task_id: str, messages: list[dict[str, Any]]) -> float:
+    """The full-reward baseline for a domain with a user DB and a sync hook: copies, replays, hashes, no cache."""
+    task = domain.task(task_id)
+
+    def fresh_env() -> tuple[Any, Any]:
+        agent = domain.module.AgentTools(PlainState(copy.deepcopy(domain.base_db.data)))
+        user = domain.user_toolkit_class(PlainState(copy.deepcopy(domain.user_base_db.data)))
+        for action in task.initial_state.initialization_actions or ():
+            (user if action.env_type == "user" else agent).call(action.func_name, copy.deepcopy(action.arguments))
+            domain.sync_tools(agent, user)
+        return agent, user
+
+    def run(agent: Any, user: Any, name: str, arguments: dict[str, Any], requestor: str) -> None:
+        kit = user if requestor == "user" else agent
+        if not kit.has_tool(name):
+            return
+        try:
+            kit.call(name, copy.deepcopy(arguments))
+            domain.sync_tools(agent, user)
+        except Exception:  # noqa: BLE001 - tool errors are observations
+            pass
+
+    parsed = parse_messages(messages)
+    agent, user = fresh_env()
+    for call, _ in pair_tool_calls(parsed).pairs:
+        kit = user if call.requestor == "user" else agent
+        if call.valid and kit.has_tool(call.name) and kit.tool_specs()[call.name].mutates_state:
+            run(agent, user, call.name, call.arguments or {}, call.requestor)
+    domain.sync_tools(agent, user)
+    gold_agent, gold_user = fresh_env()
+    for name, arguments, requestor in gold_calls(domain, task_id):
+        run(gold_agent, gold_user, name, arguments, requestor)
+    db = _full_hash(agent.db) == _full_hash(gold_agent.db) and _full_hash(user.db) == _full_hash(gold_user.db)
+    assertions = all(
+        (user if a.env_type == "user" else agent).call(a.func_name, copy.deepcopy(a.arguments)) == a.assert_value
+        for a in task.evaluation_criteria.env_assertions or ()
+    )
+    values = {"DB": float(db), "ENV_ASSERTION": float(assertions)}
+    values["ACTION"] = check_actions(task, parsed).reward
+    reward = 1.0
+    for name in task.evaluation_criteria.reward_basis:
+        reward *= values[name]
+    return reward
+
+
 # ------------------------------------------------------------------------------------------ samples
 def _wrong_calls(domain: Domain, task_id: str, fallback: list[Any]) -> list[Any]:
     calls = gold_calls(domain, task_id)
@@ -181,9 +241,59 @@ def bench_domain(name: str, data_dir: str | None, group: int, baseline_samples: 
     )
 
 
+def _drop_last_user_call(calls: list[Any]) -> list[Any]:
+    users = [i for i, c in enumerate(calls) if c[2] == "user"]
+    return calls[: users[-1]] + calls[users[-1] + 1 :] if users else calls[:-1]
+
+
+def bench_full_domain(name: str, data_dir: str | None, group: int, baseline_samples: int, split: str) -> None:
+    try:
+        folder = resolve_data_dir(name, data_dir, {"db": "db.toml"})
+        builder = Domain(name, folder)
+    except (Tau2Error, FileNotFoundError) as exc:
+        print(f"{name:8s} SKIPPED: {exc}")
+        return
+    samples = []
+    for task_id in builder.split(split):
+        calls = gold_calls(builder, task_id)
+        correct = scripted_trajectory(builder, task_id, calls)
+        wrong = scripted_trajectory(builder, task_id, _drop_last_user_call(calls))
+        samples += [(task_id, correct if i % 2 == 0 else wrong, i % 2 == 0) for i in range(group)]
+    gold_only = [s for s in samples if s[2]]
+
+    fresh = Domain(name, folder)  # cold gold cache
+    t0 = time.perf_counter()
+    ours = [evaluate_trajectory(fresh, tid, msgs).reward for tid, msgs, _ in samples]
+    ours_s = time.perf_counter() - t0
+    fresh = Domain(name, folder)
+    t0 = time.perf_counter()
+    for tid, msgs, _ in gold_only:
+        evaluate_trajectory(fresh, tid, msgs)
+    gold_rate = len(gold_only) / (time.perf_counter() - t0)
+
+    subset = samples[:baseline_samples]
+    t0 = time.perf_counter()
+    naive = [naive_full_reward(fresh, tid, msgs) for tid, msgs, _ in subset]
+    naive_s = time.perf_counter() - t0
+
+    agree = sum(a == b for a, b in zip(ours, naive, strict=False))
+    correct_ok = sum((r == 1.0) == good for r, (_, _, good) in zip(ours, samples, strict=True))
+    ours_rate = len(samples) / ours_s
+    naive_rate = len(subset) / naive_s if subset else float("nan")
+    print(
+        f"{name:8s} full reward, split {split}: tasks={len(samples) // group:4d} samples={len(samples):5d}"
+        f"  ours {ours_rate:9.1f} samples/s (gold trajectories only: {gold_rate:9.1f})"
+        f"  | baseline {naive_rate:7.2f} samples/s on {len(subset)}"
+        f"  | speed-up {ours_rate / naive_rate:7.1f}x"
+        f"  | baseline agrees {agree}/{len(subset)}  | correct/wrong as built {correct_ok}/{len(samples)}"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--domains", default="airline,retail")
+    parser.add_argument("--full-domains", default="telecom", help="domains benchmarked on their full reward")
+    parser.add_argument("--split", default="base", help="split of the --full-domains")
     parser.add_argument("--data-dir", default=os.environ.get("TAU2_DATA_DIR") or str(REPO.parent / "shared/data/tau2"))
     parser.add_argument("--group", type=int, default=8, help="trajectories per task (GRPO group size)")
     parser.add_argument("--baseline-samples", type=int, default=16, help="samples scored by the slow baseline")
@@ -192,6 +302,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"tau2 DB reward throughput (group={args.group}, data={args.data_dir})")
     for name in [d.strip() for d in args.domains.split(",") if d.strip()]:
         bench_domain(name, args.data_dir, args.group, args.baseline_samples, args.max_tasks)
+    for name in [d.strip() for d in args.full_domains.split(",") if d.strip()]:
+        bench_full_domain(name, args.data_dir, args.group, args.baseline_samples, args.split)
     return 0
 
 

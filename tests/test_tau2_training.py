@@ -496,8 +496,8 @@ def test_tau2_recipe_composes_against_verl_config(tmp_path):
     options = Tau2Options.from_config(kwargs["tau2"])
     assert options.data_dir == data and options.default_termination == "max_steps"
     bad = subprocess.run(["bash", str(REPO / "recipes/tau2_grpo/run_tau2_grpo.sh"), "--cfg", "job"],
-                         env={**os.environ, "DOMAIN": "telecom"}, capture_output=True, text=True, timeout=60)
-    assert bad.returncode == 2 and "DOMAIN must be airline or retail" in bad.stderr
+                         env={**os.environ, "DOMAIN": "banking"}, capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "DOMAIN must be airline, retail, telecom or mock" in bad.stderr
 
 
 def test_store_evicts_finished_sessions_first_and_fails_an_evicted_live_one_visibly(prepared):

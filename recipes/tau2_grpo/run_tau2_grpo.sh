@@ -1,9 +1,18 @@
 #!/usr/bin/env bash
-# GRPO on tau2 airline or retail with verl's multi-turn tool agent loop and the contribution term on.
+# GRPO on a tau2 domain (airline, retail, telecom or mock) with verl's multi-turn tool agent loop and the
+# contribution term on.
 #
-#   export TAU2_DATA_DIR=$HOME/tau2-bench/data/tau2/domains     # folder holding airline/ and retail/
+#   export TAU2_DATA_DIR=$HOME/tau2-bench/data/tau2/domains     # folder holding airline/, retail/, telecom/ ...
 #   verl-rewards prepare tau2 --data-dir "$TAU2_DATA_DIR" --domain airline --out ~/data/tau2_airline
 #   DOMAIN=airline MODEL_PATH=Qwen/Qwen2.5-7B-Instruct bash recipes/tau2_grpo/run_tau2_grpo.sh [Hydra overrides]
+#
+# telecom trains on TELECOM_SPLIT (default train: 74 tasks; small, base or full = all 2,285 tasks, which
+# include the 40 test tasks) and validates on test:
+#   verl-rewards prepare tau2 --data-dir "$TAU2_DATA_DIR" --domain telecom --split train,test --out ~/data/tau2_telecom
+#   DOMAIN=telecom [TELECOM_SPLIT=full] bash recipes/tau2_grpo/run_tau2_grpo.sh
+# (prepare the split you train on: --split full,test for TELECOM_SPLIT=full). Its prompts are long (the
+# manual policy plus 44 tool schemas, about 11k tokens), so MAX_PROMPT_LENGTH defaults to 16384 there.
+# mock has one split, base (10 tasks), used for training and validation: a smoke test of the wiring.
 #
 # During rollout the policy calls the domain's tools (tool_config.yaml written by `prepare`) through verl's
 # tool_agent loop; each trajectory keeps one environment. The contribution manager scores every finished
@@ -11,21 +20,31 @@
 # worker) and adds beta * C-0 / C-1 computed from the per-turn step dicts the tools record.
 # A trajectory that never calls `done` (nor transfers to a human) ran out of turns or tokens: it is scored as
 # tau2's max_steps termination, i.e. 0 (set TAU2_DEFAULT_TERMINATION=agent_stop to score it anyway).
-# One domain per run: the two domains share tool names with different behaviour.
+# One domain per run: domains share tool names with different behaviour.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 
-DOMAIN=${DOMAIN:-airline}   # airline | retail
+DOMAIN=${DOMAIN:-airline}   # airline | retail | telecom | mock
+PROMPT_LENGTH=6144
 case "$DOMAIN" in
-  airline | retail) ;;
-  *) echo "run_tau2_grpo.sh: DOMAIN must be airline or retail, got '$DOMAIN'" >&2; exit 2 ;;
+  airline | retail) TRAIN_SPLIT=train; VAL_SPLIT=test ;;
+  telecom)
+    TRAIN_SPLIT=${TELECOM_SPLIT:-train}; VAL_SPLIT=test; PROMPT_LENGTH=16384
+    case "$TRAIN_SPLIT" in
+      small | train | test | base | full) ;;
+      *) echo "run_tau2_grpo.sh: TELECOM_SPLIT must be small, train, test, base or full, got '$TRAIN_SPLIT'" >&2
+         exit 2 ;;
+    esac ;;
+  mock) TRAIN_SPLIT=base; VAL_SPLIT=base ;;
+  *) echo "run_tau2_grpo.sh: DOMAIN must be airline, retail, telecom or mock, got '$DOMAIN'" >&2; exit 2 ;;
 esac
+MAX_PROMPT_LENGTH=${MAX_PROMPT_LENGTH:-$PROMPT_LENGTH}
 export TAU2_DATA_DIR=${TAU2_DATA_DIR:-$HOME/tau2-bench/data/tau2/domains}
 DATA_DIR=${DATA_DIR:-$HOME/data/tau2_$DOMAIN}
-export TRAIN_FILES=${TRAIN_FILES:-$DATA_DIR/train.parquet}
-export VAL_FILES=${VAL_FILES:-$DATA_DIR/test.parquet}
+export TRAIN_FILES=${TRAIN_FILES:-$DATA_DIR/$TRAIN_SPLIT.parquet}
+export VAL_FILES=${VAL_FILES:-$DATA_DIR/$VAL_SPLIT.parquet}
 TOOL_CONFIG=${TOOL_CONFIG:-$DATA_DIR/tool_config.yaml}
 export MODEL_PATH=${MODEL_PATH:-Qwen/Qwen2.5-7B-Instruct}
 export CONTRIBUTION=${CONTRIBUTION:-1}
@@ -34,7 +53,7 @@ export BETA=${BETA:-0.1}
 export EXPERIMENT_NAME=${EXPERIMENT_NAME:-tau2-${DOMAIN}-grpo-${CONTRIB_TYPE}-beta${BETA}}
 TAU2_DEFAULT_TERMINATION=${TAU2_DEFAULT_TERMINATION:-max_steps}
 MAX_TURNS=${MAX_TURNS:-30}
-# small batches: airline has 30 training tasks, retail 74, and verl drops the last incomplete batch
+# small batches: airline has 30 training tasks, retail and telecom 74, mock 10; verl drops the last incomplete batch
 TRAIN_BATCH_SIZE=${TRAIN_BATCH_SIZE:-8}
 
 exec bash "$REPO/examples/grpo_trainer/run_grpo.sh" \
@@ -42,7 +61,7 @@ exec bash "$REPO/examples/grpo_trainer/run_grpo.sh" \
   +reward.reward_kwargs.tau2.default_termination="$TAU2_DEFAULT_TERMINATION" \
   +reward.reward_kwargs.tau2.nl_policy=skip \
   data.train_batch_size="$TRAIN_BATCH_SIZE" \
-  data.max_prompt_length=6144 \
+  data.max_prompt_length="$MAX_PROMPT_LENGTH" \
   data.max_response_length=8192 \
   data.filter_overlong_prompts=True \
   data.return_raw_chat=True \

@@ -4,10 +4,13 @@ Public API:
 
 * :func:`load_domain` ``(name, data_dir=None)`` → :class:`Domain` (cached per name and data folder). Data come from
   ``data_dir`` or the ``TAU2_DATA_DIR`` environment variable (a folder holding ``<domain>/db.json`` ...).
-* ``domain.make_env(task_id=None)`` → a fresh :class:`Environment` with the task's initial state;
-  ``env.step(tool_name, arguments, requestor="assistant")`` → observation string; ``env.get_data_hash()``,
+* ``domain.make_env(task_id=None, solo_mode=False)`` → a fresh :class:`Environment` with the task's initial
+  state; ``env.step(tool_name, arguments, requestor="assistant")`` → observation string (``requestor="user"``
+  for user tools; in solo mode the agent calls them directly); ``env.get_data_hash()``,
   ``env.get_user_data_hash()``; ``env.actions`` is the action log.
-* ``domain.tasks`` ({id: Task}), ``domain.split(name)``, ``domain.policy``, ``domain.tool_specs()``.
+* ``domain.tasks`` ({id: Task}), ``domain.split(name)``, ``domain.policy``, ``domain.policy_for(solo=...,
+  policy_type=...)``, ``domain.tool_specs()``, ``domain.user_tool_specs()``.
+* Domains: ``mock``, ``airline``, ``retail``, ``telecom`` (:mod:`verl_rewards.tau2.domains`).
 * :func:`evaluate_trajectory` — tau2's evaluator (DB, ENV_ASSERTION, ACTION, COMMUNICATE, NL_ASSERTION).
 * :func:`tau_bench_reward` — tau-bench's DB-hash + required-outputs reward.
 

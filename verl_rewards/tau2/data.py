@@ -8,7 +8,7 @@ One row per task (``<out>/<split>.parquet``)::
                    user: the ticket, or the task's user scenario written as a ticket]
     ability       "tool_use"
     reward_model  {"style": "rule", "ground_truth": {"task_id": id, "evaluation_criteria": JSON text}}
-    extra_info    {"index": row number in the file, "split", "task_id", "domain",
+    extra_info    {"index": row number in the file, "split", "task_id", "domain", "solo_mode": true,
                    "tools_kwargs": {<tool>: {"create_kwargs": {"domain", "task_id", "data_dir"}}}}
 
 The evaluation criteria are stored as JSON text: their argument dicts differ from task to task and a parquet
@@ -16,9 +16,13 @@ struct would add every other task's keys as nulls. The reward reads the criteria
 from the row; the copy is there for inspection.
 
 The tool config (``<out>/tool_config.yaml``) lists one :class:`~verl_rewards.tau2.verl_tools.Tau2Tool` per
-agent tool of the domain plus the ``done`` tool (:class:`~verl_rewards.tau2.verl_tools.Tau2DoneTool`), each
-with an OpenAI function schema generated from our tool registry: parameter types from the type hints
-(``Literal`` → ``enum``), descriptions from the docstrings' ``Args:`` sections.
+agent tool of the domain, then (for domains with a user toolkit: mock, telecom) one per user tool, plus the
+``done`` tool (:class:`~verl_rewards.tau2.verl_tools.Tau2DoneTool`), each with an OpenAI function schema
+generated from our tool registry: parameter types from the type hints (``Literal`` → ``enum``), descriptions
+from the docstrings' ``Args:`` sections. Rows are tau2's *solo mode*: no user simulator takes part, so the
+agent gets the user's tools too (their descriptions start with :data:`USER_TOOL_PREFIX`; their calls act on
+the customer's side of the same trajectory's environment), the system prompt carries the domain's solo policy
+where it has one (telecom), and ``extra_info.solo_mode`` tells the reward to replay the trajectory that way.
 """
 
 from __future__ import annotations
@@ -64,6 +68,9 @@ How to work:
 - If the customer asked for information, state it plainly in your messages.
 - When the ticket is fully handled, or cannot be handled, call the `done` tool in a message of its own.
   The episode ends there; nothing after it counts."""
+
+USER_TOOL_PREFIX = "[Customer's device: you perform this action on the customer's own phone/account] "
+"""Start of every user tool's description in the tool schemas (tau2's solo agent acts for the customer)."""
 
 TICKET_HEADER = 'Support ticket (the notes below are written to the customer: "you" is the customer)'
 _SCENARIO_FIELDS = (
@@ -176,11 +183,29 @@ def done_schema() -> dict[str, Any]:
 
 
 def tool_schemas(domain: Domain) -> list[dict[str, Any]]:
-    """OpenAI schemas of the domain's agent tools (registry order) followed by ``done``."""
+    """OpenAI schemas of the domain's agent tools, then its user tools (registry order), then ``done``."""
     specs = domain.module.AgentTools.tool_specs()
-    if DONE_TOOL in specs:
+    user_specs = domain.user_toolkit_class.tool_specs() if domain.user_toolkit_class is not None else {}
+    if DONE_TOOL in specs or DONE_TOOL in user_specs:
         raise Tau2PrepareError(f"domain {domain.name!r} already has a tool named {DONE_TOOL!r}")
-    return [function_schema(name, spec.func) for name, spec in specs.items()] + [done_schema()]
+    both = sorted(set(specs) & set(user_specs))
+    if both:
+        raise Tau2PrepareError(f"domain {domain.name!r}: agent and user tools share names {both} (solo mode)")
+    schemas = [function_schema(name, spec.func) for name, spec in specs.items()]
+    schemas += [user_tool_schema(name, spec.func) for name, spec in user_specs.items()]
+    return schemas + [done_schema()]
+
+
+def user_tool_schema(name: str, func: Callable[..., Any]) -> dict[str, Any]:
+    """Schema of a user tool offered to the solo agent: its description starts with :data:`USER_TOOL_PREFIX`."""
+    summary = _parse_docstring(inspect.getdoc(func) or "")[0] or name.replace("_", " ")
+    return function_schema(name, func, USER_TOOL_PREFIX + summary)
+
+
+def tool_names(domain: Domain) -> list[str]:
+    """Names of the tools a row offers: agent tools, user tools, ``done`` (the order of :func:`tool_schemas`)."""
+    user = domain.user_toolkit_class.tool_specs() if domain.user_toolkit_class is not None else {}
+    return [*domain.module.AgentTools.tool_specs(), *user, DONE_TOOL]
 
 
 def tool_config(domain: Domain, data_dir: str | None = None) -> dict[str, Any]:
@@ -216,8 +241,8 @@ def write_tool_config(domain: Domain, path: str | os.PathLike[str], data_dir: st
 
 # -------------------------------------------------------------------------------------------------- prompts
 def solo_system_prompt(domain: Domain) -> str:
-    """System message: solo-mode instructions, then the domain policy."""
-    policy = domain.policy.strip()
+    """System message: solo-mode instructions, then the domain's (solo-mode) policy."""
+    policy = domain.policy_for(solo=True).strip()
     return f"{SOLO_INSTRUCTIONS}\n\n<policy>\n{policy}\n</policy>" if policy else SOLO_INSTRUCTIONS
 
 
@@ -263,7 +288,7 @@ def task_row(
 ) -> dict[str, Any]:
     """One verl row for ``task`` (see the module doc)."""
     create = {"domain": domain.name, "task_id": task.id, "data_dir": data_dir or ""}
-    names = [*domain.module.AgentTools.tool_specs(), DONE_TOOL]
+    names = tool_names(domain)
     return {
         "data_source": f"tau2/{domain.name}",
         "agent_name": AGENT_NAME,
@@ -281,6 +306,7 @@ def task_row(
             "split": split,
             "task_id": task.id,
             "domain": domain.name,
+            "solo_mode": True,
             "tools_kwargs": {name: {"create_kwargs": dict(create)} for name in names},
         },
     }

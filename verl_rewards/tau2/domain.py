@@ -1,8 +1,12 @@
 """Loading a tau2 domain: data files, tasks, splits, policy, toolkits, fresh environments and cached gold states.
 
-A domain module (``verl_rewards/tau2/domains/<name>.py``) provides ``NAME``, ``FILES`` (data file names: ``db``,
-``policy``, ``tasks``, ``split`` and, with a user DB, ``user_db``), ``TERMINATE_TOOLS``, ``normalize_db(raw)``,
-``AgentTools`` and ``USER_TOOLKIT`` (None, or the user :class:`Toolkit` class; then also ``normalize_user_db``).
+A domain module (``verl_rewards/tau2/domains/<name>.py`` or a package of that name) provides ``NAME``, ``FILES``
+(data file names: ``db``, ``policy``, ``tasks``, ``split`` and, with a user DB, ``user_db``; a ``.toml`` DB is
+read as TOML), ``TERMINATE_TOOLS``, ``normalize_db(raw)``, ``AgentTools`` and ``USER_TOOLKIT`` (None, or the
+user :class:`Toolkit` class; then also ``normalize_user_db``). Optional: ``sync_tools(agent_toolkit,
+user_toolkit)``, run after every successful tool call and initialisation action (tau2's
+``Environment.sync_tools``), and ``policy_text(data_dir, solo=..., policy_type=...)`` when the policy is
+assembled from several files or has a solo-mode variant (with ``POLICY_TYPES``, the accepted policy types).
 
 The data directory is the ``data_dir`` argument, else the ``TAU2_DATA_DIR`` environment variable. It holds one
 folder per domain (``<dir>/mock/db.json``); a directory that directly holds the domain's files is accepted too.
@@ -23,7 +27,7 @@ from types import ModuleType
 from typing import Any
 
 from .environment import Environment
-from .errors import DataFileError, DataNotFoundError, TaskDataError, UnknownDomainError
+from .errors import DataFileError, DataNotFoundError, TaskDataError, TaskValidationError, UnknownDomainError
 from .state import BaseDB, DBState
 from .tasks import Task, _read_json, load_splits, load_tasks
 from .toolkit import Toolkit
@@ -107,7 +111,10 @@ def resolve_data_dir(
 def _read_db(path: Path, normalize: Any) -> Any:
     """A database file through its domain's normaliser; :class:`DataFileError` naming the file if it is unusable."""
     if path.suffix == ".toml":
-        import tomllib  # Python 3.11+; only telecom-style TOML databases need it
+        try:
+            import tomllib
+        except ModuleNotFoundError:  # Python < 3.11: the same parser, packaged as tomli
+            import tomli as tomllib
 
         if not path.is_file():
             raise DataNotFoundError(f"tau2 data file not found: {path}")
@@ -176,17 +183,21 @@ class Domain:
         self.data_dir = resolve_data_dir(name, data_dir, files)
         self.terminate_tools: frozenset[str] = frozenset(module.TERMINATE_TOOLS)
         self.user_toolkit_class: type[Toolkit] | None = getattr(module, "USER_TOOLKIT", None)
+        self.sync_tools: Any = getattr(module, "sync_tools", None)
 
         self.base_db = BaseDB(_read_db(self.data_dir / files["db"], module.normalize_db))
         self.user_base_db: BaseDB | None = None
         if self.user_toolkit_class is not None:
             self.user_base_db = BaseDB(_read_db(self.data_dir / files["user_db"], module.normalize_user_db))
 
-        policy_path = self.data_dir / files["policy"]
-        try:
-            self.policy = policy_path.read_text(encoding="utf-8") if policy_path.is_file() else ""
-        except UnicodeDecodeError as exc:
-            raise DataFileError(f"tau2 data file {policy_path} is not valid UTF-8 ({exc.reason})") from None
+        if hasattr(module, "policy_text"):
+            self.policy = module.policy_text(self.data_dir)
+        else:
+            policy_path = self.data_dir / files["policy"]
+            try:
+                self.policy = policy_path.read_text(encoding="utf-8") if policy_path.is_file() else ""
+            except UnicodeDecodeError as exc:
+                raise DataFileError(f"tau2 data file {policy_path} is not valid UTF-8 ({exc.reason})") from None
         self.tasks: dict[str, Task] = load_tasks(self.data_dir / files["tasks"])
         split_name = files.get("split")
         split_path = self.data_dir / split_name if split_name else None
@@ -195,10 +206,41 @@ class Domain:
         else:
             self.splits = {"base": list(self.tasks)}
 
+        self._check_env_functions()
+
         self._lock = threading.RLock()
         self._init_bases: dict[str, tuple[BaseDB, BaseDB | None, bool]] = {}
+        self._initial: dict[str, tuple[BaseDB, BaseDB | None, bool]] = {}
         self._gold: dict[tuple[str, bool], tuple[Environment, list[dict[str, Any]]]] = {}
         self._gold_hashes: dict[tuple[str, bool], str] = {}
+
+    def _check_env_functions(self) -> None:
+        """Every initialisation action and env assertion names a public method of its toolkit (checked at load,
+        so a typo in tasks.json fails here, naming the task, the field and the file, not mid-training)."""
+        kits = {"assistant": self.module.AgentTools, "user": self.user_toolkit_class}
+        tasks_file = self.data_dir / self.module.FILES["tasks"]
+        for task in self.tasks.values():
+            calls: list[tuple[str, Any]] = []
+            if task.initial_state is not None:
+                calls += [
+                    (f"initial_state.initialization_actions[{i}].func_name", c)
+                    for i, c in enumerate(task.initial_state.initialization_actions or ())
+                ]
+            if task.evaluation_criteria is not None:
+                calls += [
+                    (f"evaluation_criteria.env_assertions[{i}].func_name", c)
+                    for i, c in enumerate(task.evaluation_criteria.env_assertions or ())
+                ]
+            for field_path, call in calls:
+                kit = kits.get(call.env_type)
+                name = call.func_name
+                if kit is None or name.startswith("_") or not callable(getattr(kit, name, None)):
+                    side = "agent" if call.env_type == "assistant" else call.env_type
+                    raise TaskValidationError(
+                        task.id,
+                        field_path,
+                        f"the {side} toolkit of domain {self.name!r} has no function {name!r} (in {tasks_file})",
+                    )
 
     def __reduce__(self) -> tuple[Any, tuple[str, str]]:
         """Pickle by reference: unpickling reloads (or reuses) the domain from the same data folder."""
@@ -221,6 +263,17 @@ class Domain:
         if name not in self.splits:
             raise KeyError(f"unknown split {name!r} for domain {self.name!r}; available: {sorted(self.splits)}")
         return list(self.splits[name])
+
+    def policy_for(self, *, solo: bool = False, policy_type: str | None = None) -> str:
+        """The agent policy; ``solo`` picks the solo-mode variant and ``policy_type`` one of the domain's
+        ``POLICY_TYPES`` (telecom: ``manual``, the default, or ``workflow``) where the domain has them.
+        Other domains have one policy text."""
+        if hasattr(self.module, "policy_text"):
+            kwargs = {} if policy_type is None else {"policy_type": policy_type}
+            return self.module.policy_text(self.data_dir, solo=solo, **kwargs)
+        if policy_type is not None:
+            raise ValueError(f"domain {self.name!r} has a single policy; policy_type must be None")
+        return self.policy
 
     def tool_specs(self) -> list[dict[str, Any]]:
         """The agent tools: name, kind (read/write/generic), mutates_state, description, parameters schema."""
@@ -295,44 +348,78 @@ class Domain:
             self._init_bases[task.id] = hit
             return hit
 
-    def make_env(self, task_id: Any = None) -> Environment:
+    def make_env(self, task_id: Any = None, *, solo_mode: bool = False) -> Environment:
         """A fresh environment; with a task id, that task's initial state is applied.
 
         The initial state is: ``initialization_data`` deep-merged into the DBs, then ``initialization_actions``
-        (any toolkit method), then the mutating tool calls of ``message_history`` replayed (strictly: a recorded
-        output that our tools do not reproduce is a task-data error). The action log starts empty.
+        (any toolkit method, each followed by the domain's sync hook), then the mutating tool calls of
+        ``message_history`` replayed (strictly: a recorded output that our tools do not reproduce is a
+        task-data error). It is computed once per task and shared, read-only, by the task's environments, so a
+        new environment costs O(1). The action log starts empty. ``solo_mode``: see
+        :mod:`verl_rewards.tau2.environment`.
         """
         task = None if task_id is None else self.task(task_id)
-        agent_base, user_base, aliased = self._bases_for(task)
+        snapshot = self._initial_bases(task)
+        if snapshot is None:  # nothing to apply beyond the initialisation data
+            env = self._env_over(*self._bases_for(task), solo_mode)
+            env.sync()  # tau2 syncs when it builds an environment
+        else:
+            env = self._env_over(*snapshot, solo_mode)
+        if task is not None:
+            env.task_id = task.id
+        return env
+
+    def _env_over(self, agent_base: BaseDB, user_base: BaseDB | None, aliased: bool, solo_mode: bool) -> Environment:
         agent_db = DBState(agent_base)
         user_db = None if user_base is None else (agent_db if aliased else DBState(user_base))
-        env = Environment(self, agent_db, user_db)
-        if task is None:
-            return env
+        return Environment(self, agent_db, user_db, solo_mode=solo_mode)
+
+    def _initial_bases(self, task: Task | None) -> tuple[BaseDB, BaseDB | None, bool] | None:
+        """The task's initial state as base DBs (cached per task; see :meth:`make_env`), or None when the task
+        has neither initialisation actions nor a message history."""
+        state = None if task is None else task.initial_state
+        if task is None or state is None or not (state.initialization_actions or task.history):
+            return None
+        with self._lock:
+            hit = self._initial.get(task.id)
+        if hit is not None:
+            return hit
+        bases = self._bases_for(task)
+        env = self._env_over(*bases, False)
         env.task_id = task.id
-        state = task.initial_state
-        if state is not None and state.initialization_actions:
-            for i, call in enumerate(state.initialization_actions):
-                try:
-                    env.run_env_function(call.env_type, call.func_name, call.arguments)
-                except Exception as exc:
-                    raise TaskDataError(
-                        task.id, f"initial_state.initialization_actions[{i}]", f"{type(exc).__name__}: {exc}"
-                    ) from exc
+        env.sync()
+        for i, call in enumerate(state.initialization_actions or ()):
+            try:
+                env.run_env_function(call.env_type, call.func_name, call.arguments)
+            except Exception as exc:
+                raise TaskDataError(
+                    task.id,
+                    f"initial_state.initialization_actions[{i}]",
+                    f"{type(exc).__name__}: {exc} (in {self.data_dir / self.module.FILES['tasks']})",
+                ) from exc
         if task.history:
             try:
                 env.replay(task.history, strict=True)
             except Exception as exc:
                 raise TaskDataError(task.id, "initial_state.message_history", str(exc)) from exc
-        env.actions.clear()
-        env.done = False
-        return env
+        hit = self._freeze(env, bases[2])
+        with self._lock:
+            return self._initial.setdefault(task.id, hit)
+
+    @staticmethod
+    def _freeze(env: Environment, aliased: bool) -> tuple[BaseDB, BaseDB | None, bool]:
+        agent = env.agent_db.freeze()
+        user_db = env.user_db
+        user = None if user_db is None else (agent if aliased else user_db.freeze())
+        return agent, user, aliased
 
     def gold_env(self, task_id: Any, *, skip_terminate: bool = False) -> tuple[Environment, list[dict[str, Any]]]:
         """The task's gold end state (cached per task) and the errors its replay swallowed.
 
         Every gold action is applied in order to a fresh env with the task's initial state; tool errors are
-        recorded and ignored (tau2). ``skip_terminate`` leaves out terminate tools (tau-bench's replay).
+        recorded and ignored (tau2). Unlike tau2, the domain's sync hook runs after each action, as in a live
+        episode (see :mod:`verl_rewards.tau2.rewards.db`). ``skip_terminate`` leaves out terminate tools
+        (tau-bench's replay).
         The returned environment is shared and read-only: never step it.
         """
         task = self.task(task_id)

@@ -5,6 +5,11 @@ helper that is not a tool, arguments that are not a JSON object, wrong parameter
 call all come back as the observation ``"Error: <message>"`` with the state unchanged (tools validate before
 they mutate). Every call, failed or not, is appended to :attr:`Environment.actions`.
 
+Domains with a ``sync_tools`` hook (telecom) run it after every successful tool call, every initialisation
+action or env-assertion call, and at the end of a replay, as tau2's environment does. In *solo mode*
+(``Domain.make_env(..., solo_mode=True)``, tau2's solo agent that acts without a user simulator) an agent call
+of a user tool acts on the user toolkit, and calls with requestor ``"user"`` are refused.
+
 Hashes (:meth:`get_data_hash`) are tau2's: sha256 of the sorted-key JSON of the whole DB. They cost O(DB size),
 so reward code compares states with :meth:`same_db_as` instead, which costs O(records touched).
 """
@@ -44,8 +49,9 @@ def _parse_output(text: Any) -> Any:
 class Environment:
     """One episode of a domain. Build it with :meth:`Domain.make_env`, not directly."""
 
-    def __init__(self, domain: Domain, agent_db: DBState, user_db: DBState | None):
+    def __init__(self, domain: Domain, agent_db: DBState, user_db: DBState | None, *, solo_mode: bool = False):
         self.domain = domain
+        self.solo_mode = bool(solo_mode)
         self.tools: Toolkit = domain.module.AgentTools(agent_db)
         user_cls = domain.user_toolkit_class
         self.user_tools: Toolkit | None = None
@@ -101,13 +107,24 @@ class Environment:
                 return kit.tool_specs()[name].mutates_state
         return True
 
+    def sync(self) -> None:
+        """Run the domain's ``sync_tools`` hook (no-op for domains without one)."""
+        hook = self.domain.sync_tools
+        if hook is not None and self.user_tools is not None:
+            hook(self.tools, self.user_tools)
+
     def _route(self, name: Any, requestor: str) -> Toolkit:
         if requestor == "user":
+            if self.solo_mode:
+                raise ToolError("User tool calls are not allowed in solo mode")
             if self.user_tools is None:
                 raise ToolError("User tools not available")
             kit = self.user_tools
         elif requestor == "assistant":
             kit = self.tools
+            if self.solo_mode and self.user_tools is not None and isinstance(name, str):
+                if not kit.has_tool(name) and self.user_tools.has_tool(name):
+                    kit = self.user_tools
         else:
             raise ToolError(f"Invalid requestor: {str(requestor)[:40]}")
         if not isinstance(name, str) or not kit.has_tool(name):
@@ -121,6 +138,7 @@ class Environment:
         try:
             kit = self._route(name, requestor)
             result = kit.call(name, copy.deepcopy(arguments))
+            self.sync()
             observation, error = serialise_result(result), False
         except Exception as exc:  # noqa: BLE001 - every tool failure becomes an observation
             observation, error = f"Error: {exc}", True
@@ -144,7 +162,8 @@ class Environment:
         """Execute one model-chosen tool call and return its observation (never raises).
 
         ``arguments`` may be a dict or a JSON string (see :mod:`verl_rewards.tau2.trajectory` for the rules).
-        ``requestor="user"`` routes to the user toolkit (mock). A call of a terminate tool sets :attr:`done`.
+        ``requestor="user"`` routes to the user toolkit (mock, telecom); in solo mode an agent call of a user
+        tool does. A call of a terminate tool sets :attr:`done`.
         """
         bad = check_tool_name(tool_name)
         if bad is not None:
@@ -164,6 +183,7 @@ class Environment:
         """Call any public toolkit method (tool or helper such as ``assert_*``) and return its raw result.
 
         Used for task initialisation actions and env assertions; exceptions propagate (tau2 does the same).
+        The domain's sync hook runs after the call.
         """
         if env_type == "user":
             kit = self.user_tools
@@ -173,7 +193,9 @@ class Environment:
             raise ValueError(f"Invalid environment type: {env_type}")
         if kit is None:
             raise ValueError(f"Function {func_name} not found in {env_type} tools (no {env_type} toolkit)")
-        return kit.call(func_name, copy.deepcopy(arguments))
+        result = kit.call(func_name, copy.deepcopy(arguments))
+        self.sync()
+        return result
 
     # ----------------------------------------------------------------- replay
     def replay(self, messages: Iterable[Message], *, strict: bool = False) -> dict[str, Any]:
@@ -224,4 +246,5 @@ class Environment:
                         "recorded": str(answer.content)[:_MISMATCH_SHOWN],
                     }
                 )
+        self.sync()
         return report

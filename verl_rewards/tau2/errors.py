@@ -26,8 +26,8 @@ class DataNotFoundError(Tau2Error, FileNotFoundError):
 
 
 class DataFileError(Tau2Error, ValueError):
-    """A tau2 data file cannot be used: not UTF-8, not valid JSON/TOML (truncated, empty, nested too deeply),
-    or not the shape its domain expects. The message names the file."""
+    """A tau2 data file (a DB, a policy, tasks, splits) cannot be used: not UTF-8, not valid JSON/TOML (truncated,
+    empty, nested too deeply), or not the shape its domain expects. The message names the file."""
 
 
 class TaskDataError(Tau2Error, ValueError):

@@ -152,13 +152,15 @@ def evaluate_trajectory(
     nl_policy: str = "require",
     assertion_errors: str = "raise",
     strict_replay: bool = False,
+    solo_mode: bool = False,
 ) -> EvaluationResult:
     """Score one trajectory of ``task_id`` the way tau2's evaluator does (see the module doc).
 
     ``assertion_errors``: ``"raise"`` (default) raises :class:`EnvAssertionError` when an env assertion cannot
     be evaluated; ``"zero"`` scores it as unmet. ``strict_replay=True`` raises :class:`ReplayMismatchError` when
     a replayed mutating call does not reproduce its recorded tool message (tau2's ``strict``); by default the
-    mismatch is only reported in ``replay["mismatches"]``.
+    mismatch is only reported in ``replay["mismatches"]``. ``solo_mode=True`` replays the trajectory as tau2's
+    solo mode does: agent calls of user tools act on the user toolkit, user tool calls are refused.
     """
     if nl_policy not in NL_POLICIES:
         raise ValueError(f"nl_policy must be one of {NL_POLICIES}, got {nl_policy!r}")
@@ -216,7 +218,7 @@ def evaluate_trajectory(
         result.db_match = result.agent_db_match = result.user_db_match = True
         result.note = "No expected actions or env assertions"
     else:
-        env, report = predicted_env(dom, task, body, strict=strict_replay)
+        env, report = predicted_env(dom, task, body, strict=strict_replay, solo_mode=solo_mode)
         result.predicted_env, result.replay = env, report
         db = check_db(dom, task, body, predicted=env)
         db_reward = db.reward

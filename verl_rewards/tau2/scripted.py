@@ -21,14 +21,16 @@ def scripted_trajectory(
     *,
     final_text: str | None = "Done.",
     user_text: str = "Hi, I need help.",
+    solo_mode: bool = False,
 ) -> list[dict[str, Any]]:
     """Messages for ``calls`` (``(name, arguments[, requestor])``) executed on ``task_id``'s initial state.
 
     The messages start after the task's initial history. Each call becomes one assistant (or user, for requestor
     ``"user"``) message with an OpenAI-style tool call, followed by the tool message holding the real observation.
+    ``solo_mode`` runs the calls in a solo-mode environment (agent calls of user tools act on the phone).
     """
     dom = as_domain(domain)
-    env = dom.make_env(task_id)
+    env = dom.make_env(task_id, solo_mode=solo_mode)
     messages: list[dict[str, Any]] = [{"role": "user", "content": user_text}]
     for i, call in enumerate(calls):
         name, arguments = call[0], call[1]

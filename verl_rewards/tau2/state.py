@@ -265,6 +265,13 @@ class DBState:
                 out[name] = coll
         return out
 
+    def freeze(self) -> BaseDB:
+        """The current state as a new shared :class:`BaseDB` (unchanged records are shared, not copied).
+
+        The records this state wrote become base records: do not write to this state afterwards.
+        """
+        return BaseDB(self.to_dict())
+
     def full_hash(self) -> str:
         """tau2-compatible sha256 of the whole DB. Re-serialises only touched records."""
         if not self._overlay:

@@ -10,6 +10,8 @@ What a row must carry:
 * the domain: from ``data_source`` ``tau2/<domain>``, or ``extra_info.domain``;
 * the trajectory: the OpenAI-style messages recorded by the rollout (``tool_extra_fields["messages"]``, as our
   tau2 tools record them); without them, the prompt plus the response as one assistant message;
+* whether the episode ran in tau2's solo mode (``extra_info.solo_mode``, written by ``prepare tau2``): the
+  agent's calls of user tools then act on the user side when the trajectory is replayed;
 * the termination reason: ``tool_extra_fields["termination"]`` (``agent_stop`` when the agent called ``done``),
   else ``extra_info.termination``, else ``default_termination`` (``agent_stop``).
 
@@ -176,6 +178,7 @@ def score_tau2(
         judge=options.judge,
         nl_policy=options.nl_policy,
         assertion_errors=options.assertion_errors,
+        solo_mode=bool(extra_info.get("solo_mode", False)),
     )
     out = {"reward": float(result.reward), "db_match": float(bool(result.db_match))}
     scored = result.termination in SCORED_TERMINATIONS  # an early stop scores 0 in every component

@@ -19,14 +19,17 @@ Only small picklable data go into ``agent_data.extra_fields``; verl hands that d
                    terminate tool (``transfer_to_human_agents``: tau2's user simulator hangs up after a
                    transfer), else None (the reward then uses ``reward.reward_kwargs.tau2.default_termination``)
 ``prev_step_dict``  one dict per assistant turn that called our tools: ``{"turn", "bb_hash", "value_est"}``
-``cur_step_dict``   before / after the turn (``bb_hash``: the tau2 hash of the agent DB)
+``cur_step_dict``   before / after the turn (``bb_hash``: the tau2 hash of the agent DB; for domains with a
+                   user DB, mock and telecom, the sha256 of the agent and user DB hashes, so a fix on the
+                   customer's phone counts as a change)
 ``trajectory_id``  ``agent_data.request_id``
 ``action_log``     the calls run on the environment: ``{"turn", "name", "arguments", "error"}``
 ``db_hash``        the agent DB hash after the last call (the state the reward's replay must reach)
 =================  ==========================================================================================
 
-``value_est`` (for C-1) is the share of the task's *progress targets* matched so far: the gold actions of the
-assistant on write tools (or, for a task without gold writes, all its assistant gold actions), where a target
+``value_est`` (for C-1) is the share of the task's *progress targets* matched so far: the gold actions on write
+tools (or, for a task without gold writes, all its gold actions; user-requested ones included, since the solo
+agent performs them), where a target
 is matched once a call that ran without error matches it under tau2's ACTION rule (same name; the compared
 arguments are ``compare_args`` or the call's own keys). It lies in [0, 1], starts at 0, never decreases, and
 stays 0 for tasks without gold actions. So C-1 sums to the final share, and C-0 counts the turns that changed
@@ -41,6 +44,7 @@ and their tool answers. The reward replays exactly what ran, whatever the model 
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import threading
@@ -53,7 +57,7 @@ from uuid import uuid4
 from verl.tools.base_tool import BaseTool
 from verl.tools.schemas import OpenAIFunctionToolSchema, ToolResponse
 
-from .data import DONE_TOOL, done_schema, function_schema
+from .data import DONE_TOOL, done_schema, function_schema, user_tool_schema
 from .domain import DATA_DIR_ENV, Domain, _import_domain, load_domain
 from .environment import Environment
 from .rewards.action import compare_action
@@ -83,9 +87,10 @@ EXTRA_KEYS = (
 
 
 def progress_targets(domain: Domain, task: Task) -> tuple[Action, ...]:
-    """The gold actions ``value_est`` counts: assistant write actions, else all assistant actions."""
+    """The gold actions ``value_est`` counts: write actions, else all actions. User-requested gold actions count
+    too: in solo mode the agent performs them (telecom's fixes on the customer's phone)."""
     criteria = task.evaluation_criteria
-    actions = [a for a in (criteria.actions or ()) if a.requestor == "assistant"] if criteria is not None else []
+    actions = list(criteria.actions or ()) if criteria is not None else []
     kinds = domain.tool_kinds()
     writes = [a for a in actions if kinds.get(a.name) == "write"]
     return tuple(writes or actions)
@@ -113,10 +118,11 @@ class Tau2Session:
     def __init__(self, domain: Domain, task_id: Any, extra: dict[str, Any], messages: list, trajectory_id: str):
         self.domain = domain
         self.task = domain.task(task_id)
-        self.env: Environment = domain.make_env(self.task.id)
+        self.env: Environment = self.make_env()
         self.targets = self.progress_targets()
         self._matched = [False] * len(self.targets)
         self.db_hash = self.env.get_data_hash()
+        self.bb_hash = self._bb_hash()
         self.value_est = 0.0
         self.ended: str | None = None
         self.extra = extra
@@ -137,6 +143,10 @@ class Tau2Session:
         )
 
     # ------------------------------------------------------------------ hooks
+    def make_env(self) -> Environment:
+        """The episode's environment: tau2's solo mode (no user simulator; the agent may act for the customer)."""
+        return self.domain.make_env(self.task.id, solo_mode=True)
+
     def progress_targets(self) -> tuple[Any, ...]:
         """The gold actions ``value_est`` counts (see the module doc)."""
         return progress_targets(self.domain, self.task)
@@ -151,7 +161,13 @@ class Tau2Session:
 
     # ------------------------------------------------------------------ steps
     def _step(self) -> dict[str, Any]:
-        return {"turn": self._turn, "bb_hash": self.db_hash, "value_est": self.value_est}
+        return {"turn": self._turn, "bb_hash": self.bb_hash, "value_est": self.value_est}
+
+    def _bb_hash(self) -> str:
+        user = self.env.get_user_data_hash()
+        if user is None:
+            return self.db_hash
+        return hashlib.sha256(f"{self.db_hash}/{user}".encode()).hexdigest()
 
     def _start_turn(self, key: int, message: Any) -> None:
         self._turn_key = key
@@ -191,6 +207,7 @@ class Tau2Session:
         error = bool(record["error"])
         if self.env.has_tool(name) and self.env.is_mutating_tool(name):
             self.db_hash = self.env.get_data_hash()  # failed writes may mutate too (tau2 quirks): always rehash
+            self.bb_hash = self._bb_hash()
         if not error:
             self._update_progress(name, record["arguments"])
         self._ran.append((name, record["arguments"] if record["arguments"] is not None else arguments, observation))
@@ -304,9 +321,19 @@ class SessionStore:
 SESSIONS = SessionStore()
 
 
+def _tool_specs(domain_name: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The agent and the user tool registries of a domain module (the user's is empty without a user toolkit)."""
+    module = _import_domain(domain_name)
+    user = getattr(module, "USER_TOOLKIT", None)
+    return module.AgentTools.tool_specs(), (user.tool_specs() if user is not None else {})
+
+
 class Tau2Tool(BaseTool):
-    """One agent tool of a tau2 domain (``config``: ``domain``, optional ``data_dir`` and ``max_sessions``, the
-    live trajectories one worker keeps, default 4096; the name is the schema's).
+    """One tool of a tau2 domain (``config``: ``domain``, optional ``data_dir`` and ``max_sessions``, the live
+    trajectories one worker keeps, default 4096; the name is the schema's).
+
+    A user tool (telecom's phone tools) runs on the user side of the trajectory's environment: the episode is
+    tau2's solo mode, where the agent acts for the customer.
 
     Per-row ``create_kwargs`` (``tools_kwargs.<tool>.create_kwargs`` of the dataset) give ``task_id``, ``domain``
     and ``data_dir``. The data folder is the tool config's ``data_dir``, else ``TAU2_DATA_DIR``, else the row's.
@@ -326,14 +353,16 @@ class Tau2Tool(BaseTool):
         name, domain = self.config.get("name"), self.config.get("domain")
         if not name or not domain:
             raise ValueError("a tau2 tool without tool_schema needs config.name and config.domain")
-        spec = _import_domain(str(domain)).AgentTools.tool_specs().get(name)
-        if spec is None:
-            raise ValueError(f"tau2 domain {domain!r} has no tool {name!r}")
-        return OpenAIFunctionToolSchema.model_validate(function_schema(name, spec.func))
+        agent, user = _tool_specs(str(domain))
+        if name in agent:
+            return OpenAIFunctionToolSchema.model_validate(function_schema(name, agent[name].func))
+        if name in user:
+            return OpenAIFunctionToolSchema.model_validate(user_tool_schema(name, user[name].func))
+        raise ValueError(f"tau2 domain {domain!r} has no tool {name!r}")
 
     def _check_name(self) -> None:
         domain = self.config.get("domain")
-        if domain and self.name not in _import_domain(str(domain)).AgentTools.tool_specs():
+        if domain and not any(self.name in specs for specs in _tool_specs(str(domain))):
             raise ValueError(f"tau2 domain {domain!r} has no tool {self.name!r} (check the tool config)")
 
     async def create(self, instance_id: str | None = None, **kwargs: Any) -> tuple[str, ToolResponse]:

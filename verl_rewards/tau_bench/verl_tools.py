@@ -60,6 +60,9 @@ class TauBenchSession(Tau2Session):
 
     stop_tool = None
 
+    def make_env(self) -> Any:
+        return self.domain.make_env(self.task.id)  # tau-bench has no solo mode: the agent's tools only
+
     def progress_targets(self) -> tuple[Any, ...]:
         kinds = self.domain.tool_kinds()
         return tuple(a for a in self.task.actions if kinds.get(a["name"]) == "write")

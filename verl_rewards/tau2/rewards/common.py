@@ -24,13 +24,14 @@ class ComponentResult:
 
 
 def predicted_env(
-    domain: Domain, task: Task, body: Sequence[Message], *, strict: bool = False
+    domain: Domain, task: Task, body: Sequence[Message], *, strict: bool = False, solo_mode: bool = False
 ) -> tuple[Environment, dict[str, Any]]:
     """The agent's end state: a fresh env with the task's initial state, then ``body``'s mutating calls replayed.
 
     ``body`` is the trajectory after the task's initial message history (see ``trajectory.strip_history``).
-    Returns the environment and the replay report.
+    ``solo_mode``: agent calls of user tools act on the user toolkit. Returns the environment and the replay
+    report.
     """
-    env = domain.make_env(task.id)
+    env = domain.make_env(task.id, solo_mode=solo_mode)
     report = env.replay(body, strict=strict)
     return env, report

@@ -1,0 +1,109 @@
+"""The tau2 ``telecom`` domain: a mobile carrier's accounts (agent side) and the customer's phone (user side).
+
+The agent looks up customers, lines and bills and can resume lines, enable roaming, refuel data and send
+payment requests (:mod:`.agent`, data ``db.toml``); the customer acts on their own phone with 30 user tools
+(:mod:`.device`, data ``user_db.toml``). Tasks break the phone and the account in their initialisation
+actions; they are scored by env assertions on the phone's derived state (can it send MMS, does mobile data
+work, how fast is it), plus ACTION for the 32 transfer tasks.
+
+The two sides are kept consistent by :func:`sync_tools`, which the environment runs after every successful
+tool call and every initialisation action (tau2's ``TelecomEnvironment.sync_tools``).
+
+Policies (:func:`policy_text`): ``<main_policy>`` from ``main_policy.md`` and ``<tech_support_policy>`` from
+``tech_support_manual.md`` (``policy_type="manual"``, the default) or ``tech_support_workflow.md``
+(``"workflow"``); solo mode uses ``main_policy_solo.md`` and, for the workflow, ``tech_support_workflow_solo.md``
+(the manual has no solo variant).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ...errors import DataNotFoundError
+from .agent import TODAY, TelecomTools, normalize_db
+from .device import TelecomUserTools, normalize_user_db
+
+NAME = "telecom"
+FILES = {
+    "db": "db.toml",
+    "user_db": "user_db.toml",
+    "policy": "main_policy.md",
+    "tasks": "tasks.json",
+    "split": "split_tasks.json",
+}
+TERMINATE_TOOLS = ("transfer_to_human_agents",)
+POLICY_TYPES = ("manual", "workflow")
+_POLICY_FILES = {
+    # (solo, policy_type): (main policy, tech-support policy)
+    (False, "manual"): ("main_policy.md", "tech_support_manual.md"),
+    (False, "workflow"): ("main_policy.md", "tech_support_workflow.md"),
+    (True, "manual"): ("main_policy_solo.md", "tech_support_manual.md"),
+    (True, "workflow"): ("main_policy_solo.md", "tech_support_workflow_solo.md"),
+}
+
+AgentTools = TelecomTools
+USER_TOOLKIT = TelecomUserTools
+
+__all__ = [
+    "FILES",
+    "NAME",
+    "POLICY_TYPES",
+    "TERMINATE_TOOLS",
+    "TODAY",
+    "AgentTools",
+    "TelecomTools",
+    "TelecomUserTools",
+    "USER_TOOLKIT",
+    "normalize_db",
+    "normalize_user_db",
+    "policy_text",
+    "sync_tools",
+]
+
+
+def policy_text(data_dir: Path, *, solo: bool = False, policy_type: str = "manual") -> str:
+    """The agent policy as tau2 assembles it (see the module doc)."""
+    if policy_type not in POLICY_TYPES:
+        raise ValueError(f"telecom policy_type must be one of {POLICY_TYPES}, got {policy_type!r}")
+    texts = []
+    for name in _POLICY_FILES[(bool(solo), policy_type)]:
+        path = Path(data_dir) / name
+        if not path.is_file():
+            raise DataNotFoundError(f"tau2 telecom policy file not found: {path}")
+        texts.append(path.read_text(encoding="utf-8"))
+    main, tech = texts
+    return f"<main_policy>\n{main}\n</main_policy>\n<tech_support_policy>\n{tech}\n</tech_support_policy>"
+
+
+def sync_tools(agent: TelecomTools, user: TelecomUserTools) -> None:
+    """Mirror the account into the phone's surroundings, and settle a paid payment request.
+
+    Once the customer's phone number is known: the line with that number must exist; ``line_active`` is
+    whether it is Active, ``roaming_allowed`` whether roaming is enabled on it, ``mobile_data_usage_exceeded``
+    whether ``data_used_gb >= plan.data_limit_gb + data_refueling_gb``. A paid payment request marks its bill
+    Paid and is cleared; then, with no request pending, the customer's first Awaiting Payment bill becomes
+    the new request (``amount_due`` = its ``total_due``).
+    """
+    phone = user.surrounding("phone_number")
+    if phone is None:
+        return
+    line = agent.line_by_phone(phone)
+    if line is None:
+        raise ValueError(f"Wrong scenario, line not found for phone number: {phone}")
+    user.set_surrounding("line_active", line["status"] == "Active")
+    user.set_surrounding("roaming_allowed", bool(line["roaming_enabled"]))
+    plan = agent.plan_of(line)  # raises "Plan with ID ... not found" (tau2's own check never runs)
+    exceeded = line["data_used_gb"] >= plan["data_limit_gb"] + line["data_refueling_gb"]
+    user.set_surrounding("mobile_data_usage_exceeded", bool(exceeded))
+    request = user.surrounding("payment_request")
+    if request is not None and request["paid"]:
+        agent.mark_bill_paid(request["bill_id"])
+        user.set_surrounding("payment_request", None)
+        request = None
+    if request is None:
+        bills = agent.bills_awaiting_payment(phone)
+        if bills:
+            user.set_surrounding(
+                "payment_request",
+                {"bill_id": bills[0]["bill_id"], "amount_due": float(bills[0]["total_due"]), "paid": False},
+            )
