@@ -558,8 +558,8 @@ def test_missing_and_broken_db_files_are_named(tmp_path: Path) -> None:
     with pytest.raises(DataNotFoundError, match="user_db.toml"):
         load_domain("telecom", folder)
     (folder / "user_db.toml").write_text("[device\nairplane_mode = true\n")
-    with pytest.raises(DataFileError, match="user_db.toml is not valid TOML"):
+    with pytest.raises(DataFileError, match="user_db.toml is not valid UTF-8 TOML"):
         load_domain("telecom", folder)
     (folder / "user_db.toml").write_text('[device]\nsim_card_status = "lost"\n')
-    with pytest.raises(DataFileError, match=r"user_db.toml does not fit(.|\n)*sim_card_status"):
+    with pytest.raises(DataFileError, match=r"user_db.toml does not match the domain's schema(.|\n)*sim_card_status"):
         load_domain("telecom", folder)
