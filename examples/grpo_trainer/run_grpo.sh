@@ -23,11 +23,11 @@ VAL_FILES=${VAL_FILES:-$HOME/data/rlla/test.parquet}
 N_GPUS=${N_GPUS:-8}
 EXPERIMENT_NAME=${EXPERIMENT_NAME:-grpo-contribution-${CONTRIB_TYPE}-beta${BETA}}
 
-if [ "$CONTRIBUTION" = "1" ]; then
-  contrib_type=$CONTRIB_TYPE
-else
-  contrib_type=none
-fi
+case "${CONTRIBUTION,,}" in
+  1|true|yes|on) contrib_type=$CONTRIB_TYPE ;;
+  0|false|no|off|"") contrib_type=none ;;
+  *) echo "CONTRIBUTION=$CONTRIBUTION is not a switch: use 1/0, true/false, yes/no or on/off" >&2; exit 2 ;;
+esac
 
 python3 -m verl.trainer.main_ppo \
   "hydra.searchpath=[file://$CONFIGS]" \
