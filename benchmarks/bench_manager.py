@@ -1,21 +1,29 @@
 """Throughput of the ``contribution`` manager against verl's built-in ``naive`` manager, in one run.
 
 The same GRPO batch (default 1024 samples, responses of 1-2k Qwen tokens, left-padded prompts) and the same
-verl-style scoring function go through verl's real ``RewardLoopManager`` / ``RewardLoopWorker`` actors on a
-local Ray cluster, once per manager configuration. Prints samples/s for each and the ratios.
+verl-style scoring function go through
 
-    python benchmarks/bench_manager.py [--samples 1024] [--workers 2] [--repeats 3]
+* ``--mode ray``: verl's real ``RewardLoopManager`` / ``RewardLoopWorker`` actors on a local Ray cluster, once per
+  manager configuration (samples/s for each and the ratios);
+* ``--mode worker``: one verl ``RewardLoopWorker`` in this process, as its actor runs it (``run_single`` per
+  sample gathered on one event loop), naive and contribution(C0) timed in ABBA order (whichever runs first in a
+  pair is favoured), plus the per-sample cost of each stage of our path (decoding, building the sample,
+  routing + guarded call, contribution term, extras).
+
+    python benchmarks/bench_manager.py [--mode ray|worker|both] [--samples 1024] [--workers 2] [--repeats 7]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import random
 import statistics
 import sys
 import tempfile
 import time
+from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import start_manager  # noqa: E402
@@ -77,8 +85,109 @@ def time_rounds(managers: dict, batch, repeats: int) -> dict[str, list[float]]:
     return times
 
 
+def in_worker(overrides: list[str], tok_dir: str) -> Any:
+    """A verl ``RewardLoopWorker`` built in this process (no Ray) with its own event loop."""
+    from verl.experimental.reward_loop.reward_loop import RewardLoopWorker
+
+    from verl_rewards.verl_config import compose_config
+
+    asyncio.set_event_loop(asyncio.new_event_loop())  # the worker (and naive) capture the current loop
+    config = compose_config([f"actor_rollout_ref.model.path={tok_dir}", *overrides])
+    return RewardLoopWorker(config)
+
+
+def score_in_worker(worker: Any, batch: Any) -> float:
+    """Seconds for one batch the way the worker actor scores it (``compute_score_batch``)."""
+    start = time.perf_counter()
+    worker.loop.run_until_complete(worker.compute_score_batch(batch))
+    return time.perf_counter() - start
+
+
+def stage_costs(worker: Any, batch: Any, tok: Any) -> dict[str, float]:
+    """Per-sample microseconds of each stage of the contribution manager's path, measured one at a time."""
+    from verl_rewards.contribution import compute_contribution
+    from verl_rewards.manager.sample import sample_from_row
+
+    mgr = worker.reward_manager
+    core = mgr.core
+    items = [batch[i : i + 1] for i in range(len(batch))]
+    n = len(items)
+    out: dict[str, float] = {}
+
+    start = time.perf_counter()
+    samples = []
+    for item in items:
+        row = {k: v[0] for k, v in item.non_tensor_batch.items()}
+        b = item.batch
+        samples.append(sample_from_row(b["prompts"][0], b["responses"][0], b["attention_mask"][0], row, {}))
+    out["sample (slice row, step dicts)"] = (time.perf_counter() - start) / n * 1e6
+
+    scorer = core.route(samples[0])
+    decode = core.decode_for(scorer)
+    start = time.perf_counter()
+    for s in samples:
+        core.decode(s, decode)
+    out["decode (tokenizer)"] = (time.perf_counter() - start) / n * 1e6
+
+    start = time.perf_counter()
+    for s in samples:
+        compute_contribution("C0", s.prev_step_dict, s.cur_step_dict)
+    out["contribution term (C0)"] = (time.perf_counter() - start) / n * 1e6
+
+    start = time.perf_counter()
+    for s in samples:
+        core.keys.row({"base_score": 1.0, "contrib": 1.0, "reward_error": 0, "reward_timeout": 0, "acc": 1.0})
+    out["extras row"] = (time.perf_counter() - start) / n * 1e6
+
+    async def all_scores() -> list:
+        return await asyncio.gather(*(core.score(s) for s in samples))
+
+    start = time.perf_counter()
+    worker.loop.run_until_complete(all_scores())
+    out["core.score (route, decode, guarded call, contrib, extras)"] = (time.perf_counter() - start) / n * 1e6
+
+    start = time.perf_counter()
+    worker.loop.run_until_complete(asyncio.gather(*(mgr.run_single(item) for item in items)))
+    out["run_single end to end"] = (time.perf_counter() - start) / n * 1e6
+    return out
+
+
+def worker_mode(batch: Any, tok: Any, tok_dir: str, repeats: int) -> None:
+    fn = [
+        "reward.custom_reward_function.path=pkg://verl_rewards.demo",
+        "reward.custom_reward_function.name=arith_reward",
+    ]
+    naive = in_worker([*fn, "reward.reward_manager.name=naive"], tok_dir)
+    naive_loop = naive.loop
+    ours = in_worker([*fn, "reward.reward_manager.name=contribution", "+reward.reward_kwargs.contribution.type=C0"],
+                     tok_dir)
+    print(f"\none RewardLoopWorker in this process, {len(batch)} samples, ABBA order, {repeats} rounds:")
+    for w in (naive, ours):  # warm-up: thread pools, tokenizer caches
+        asyncio.set_event_loop(w.loop)
+        score_in_worker(w, batch[:32])
+    times: dict[str, list[float]] = {"naive": [], "contribution C0": []}
+    for r in range(repeats):
+        order = [("naive", naive), ("contribution C0", ours)]
+        if r % 2:
+            order.reverse()
+        for name, w in order + order[::-1]:
+            asyncio.set_event_loop(w.loop)
+            times[name].append(score_in_worker(w, batch))
+    rates = {name: len(batch) / statistics.median(ts) for name, ts in times.items()}
+    for name, rate in rates.items():
+        print(f"  {name:<18} {rate:>8.1f} samples/s  (median of {len(times[name])})")
+    print(f"  contribution(C0) / naive = {rates['contribution C0'] / rates['naive']:.2f}x")
+    asyncio.set_event_loop(ours.loop)
+    print("\nper-sample cost of each stage of the contribution path (us, measured separately):")
+    for stage, us in stage_costs(ours, batch, tok).items():
+        print(f"  {stage:<58} {us:>8.1f}")
+    print(f"  (a naive step: {1e6 / rates['naive']:.1f} us/sample)")
+    naive_loop.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mode", choices=["ray", "worker", "both"], default="both")
     parser.add_argument("--samples", type=int, default=1024)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=7)
@@ -101,7 +210,11 @@ def main() -> None:
         f"batch: {len(batch)} samples, responses {int(lengths.min())}-{int(lengths.max())} tokens "
         f"(mean {lengths.mean():.0f}), Qwen vocabulary ({len(tok)} tokens), built in {time.perf_counter() - t0:.1f} s"
     )
-    print(f"verl RewardLoopManager, reward.num_workers={args.workers}, local Ray with 2 CPUs\n")
+    if args.mode in ("worker", "both"):
+        worker_mode(batch, tok, tok_dir, args.repeats)
+    if args.mode == "worker":
+        return
+    print(f"\nverl RewardLoopManager, reward.num_workers={args.workers}, local Ray with 2 CPUs\n")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     configs = {
         "naive (verl built-in)": ["reward.reward_manager.name=naive"],

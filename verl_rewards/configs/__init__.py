@@ -1,1 +1,1 @@
-"""Hydra config group ``verl_rewards`` (``hydra.searchpath=[pkg://verl_rewards.configs] +verl_rewards=contribution``)."""
+"""Hydra config group ``verl_rewards``: ``hydra.searchpath=[pkg://verl_rewards.configs] +verl_rewards=...``."""

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..contribution import compute_contribution
+from ..decoding import DecodeBatcher
 from ..extras import ExtraKeys
 from ..threads import thread_executor
 from .config import DecodeConfig, ManagerConfig, ManagerConfigError
@@ -101,19 +102,13 @@ class FunctionScorer(Scorer):
         }
 
     async def run(self, sample: Sample, core: ScoringCore) -> ScoreResult:
-        decode = core.decode_for(self)
         fn = self.fn
+        text = await core.decode_async(sample, core.decode_for(self))
+        kwargs = fn.select_kwargs(self._fields(sample, text, core))
         if fn.is_async:
-            text = await asyncio.to_thread(core.decode, sample, decode)
-            kwargs = fn.select_kwargs(self._fields(sample, text, core))
             raw = await thread_executor().run_async(lambda: fn.fn(**kwargs))
         else:
-
-            def call_sync() -> Any:
-                text = core.decode(sample, decode)
-                return fn.fn(**fn.select_kwargs(self._fields(sample, text, core)))
-
-            raw = await thread_executor().run(call_sync)
+            raw = await thread_executor().run(lambda: fn.fn(**kwargs))
         return normalise_result(raw)
 
 
@@ -139,6 +134,7 @@ class ScoringCore:
         self.config = config
         self.route = route
         self.failures = FailureLog()
+        self.decoder = DecodeBatcher(tokenizer)
         try:
             self.keys = ExtraKeys([*config.extra_keys, *declared_keys])
         except ValueError as exc:
@@ -153,15 +149,26 @@ class ScoringCore:
         return list(self.keys.names)
 
     # ------------------------------------------------------------------ decoding
-    def decode(self, sample: Sample, decode: DecodeConfig) -> str:
+    def _text_or_ids(self, sample: Sample, decode: DecodeConfig) -> tuple[str | None, list[int], bool]:
         include_prompt = bool(decode.include_prompt)
         if sample.response_text is not None:
-            return (sample.prompt_text or "") + sample.response_text if include_prompt else sample.response_text
+            text = (sample.prompt_text or "") + sample.response_text if include_prompt else sample.response_text
+            return text, [], True
         skip = True if decode.skip_special_tokens is None else decode.skip_special_tokens
         ids = _as_list(sample.response_ids)
         if include_prompt:
             ids = _as_list(sample.prompt_ids) + ids
-        return self.tokenizer.decode(ids, skip_special_tokens=skip)
+        return None, ids, skip
+
+    def decode(self, sample: Sample, decode: DecodeConfig) -> str:
+        """The sample's text as ``decode`` says, in the calling thread."""
+        text, ids, skip = self._text_or_ids(sample, decode)
+        return text if text is not None else self.decoder.decode_now(ids, skip)
+
+    async def decode_async(self, sample: Sample, decode: DecodeConfig) -> str:
+        """The sample's text; concurrent samples share one batched decode off the event loop."""
+        text, ids, skip = self._text_or_ids(sample, decode)
+        return text if text is not None else await self.decoder.decode(ids, skip)
 
     def decode_for(self, scorer: Scorer) -> DecodeConfig:
         cfg = self.config.decode

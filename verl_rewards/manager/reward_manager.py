@@ -104,10 +104,9 @@ class ContributionRewardManager(RewardManagerBase):
     # --------------------------------------------------------- reward-loop API (verl 0.9)
     async def run_single(self, data: DataProto) -> dict:
         """Score the last output of one trajectory: ``{"reward_score", "reward_extra_info"}``."""
-        last = data[-1:]
-        row = {k: v[0] for k, v in last.non_tensor_batch.items()}
-        b = last.batch
-        sample = sample_from_row(b["prompts"][0], b["responses"][0], b["attention_mask"][0], row, last.meta_info)
+        b = data.batch  # the last row, read in place: slicing a DataProto costs more than scoring a short reward
+        row = {k: v[-1] for k, v in data.non_tensor_batch.items()}
+        sample = sample_from_row(b["prompts"][-1], b["responses"][-1], b["attention_mask"][-1], row, data.meta_info)
         result = await self.core.score(sample)
         return {"reward_score": result.reward, "reward_extra_info": result.extra}
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -38,8 +37,7 @@ class LayerScorer(Scorer):
         """Inputs come from the task row, known only per sample: :func:`build_inputs` raises on the first one."""
 
     async def run(self, sample: Sample, core: ScoringCore) -> ScoreResult:
-        decode = core.decode_for(self)
-        text = await asyncio.to_thread(core.decode, sample, decode)
+        text = await core.decode_async(sample, core.decode_for(self))
 
         def decode_prompt() -> str:
             if sample.prompt_text is not None:
