@@ -106,7 +106,7 @@ def score_in_worker(worker: Any, batch: Any) -> float:
 def stage_costs(worker: Any, batch: Any, tok: Any) -> dict[str, float]:
     """Per-sample microseconds of each stage of the contribution manager's path, measured one at a time."""
     from verl_rewards.contribution import compute_contribution
-    from verl_rewards.manager.sample import sample_from_row
+    from verl_rewards.scoring.sample import sample_from_row
 
     mgr = worker.reward_manager
     core = mgr.core
@@ -123,11 +123,18 @@ def stage_costs(worker: Any, batch: Any, tok: Any) -> dict[str, float]:
     out["sample (slice row, step dicts)"] = (time.perf_counter() - start) / n * 1e6
 
     scorer = core.route(samples[0])
-    decode = core.decode_for(scorer)
+    ctx = core.context
     start = time.perf_counter()
     for s in samples:
-        core.decode(s, decode)
-    out["decode (tokenizer)"] = (time.perf_counter() - start) / n * 1e6
+        ctx.decode_now(s, scorer.spec.decode)
+    out["decode alone (one by one)"] = (time.perf_counter() - start) / n * 1e6
+
+    async def decode_all() -> list:
+        return await asyncio.gather(*(ctx.decode_text(s, scorer.spec.decode) for s in samples))
+
+    start = time.perf_counter()
+    worker.loop.run_until_complete(decode_all())
+    out["decode alone (batched, as the scorer does)"] = (time.perf_counter() - start) / n * 1e6
 
     start = time.perf_counter()
     for s in samples:
@@ -135,7 +142,7 @@ def stage_costs(worker: Any, batch: Any, tok: Any) -> dict[str, float]:
     out["contribution term (C0)"] = (time.perf_counter() - start) / n * 1e6
 
     start = time.perf_counter()
-    for s in samples:
+    for _ in samples:
         core.keys.row({"base_score": 1.0, "contrib": 1.0, "reward_error": 0, "reward_timeout": 0, "acc": 1.0})
     out["extras row"] = (time.perf_counter() - start) / n * 1e6
 

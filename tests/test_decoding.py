@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from verl_rewards.decoding import MAX_BATCH, DecodeBatcher, backend_of
+from verl_rewards.scoring.decoding import MAX_BATCH, DecodeBatcher, backend_of
 
 
 def _samples(tok, n: int, seed: int = 0) -> list[list[int]]:

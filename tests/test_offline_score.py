@@ -93,7 +93,7 @@ def _write_big_line(path: Path, n_bytes: int, chunk: int = 1 << 20) -> None:
 def test_line_over_the_cap_is_rejected_while_read_with_bounded_memory(tmp_path, monkeypatch):
     import tracemalloc
 
-    from verl_rewards.rewards import offline
+    from verl_rewards import offline
 
     cap = 2 << 20
     monkeypatch.setattr(offline, "MAX_LINE_BYTES", cap)
@@ -110,7 +110,7 @@ def test_line_over_the_cap_is_rejected_while_read_with_bounded_memory(tmp_path, 
 
 
 def test_line_of_exactly_the_cap_is_read_and_one_more_byte_is_not(tmp_path, monkeypatch):
-    from verl_rewards.rewards import offline
+    from verl_rewards import offline
 
     monkeypatch.setattr(offline, "MAX_LINE_BYTES", 100_000)
     head, tail = b'{"response": "', b'"}'
@@ -188,7 +188,7 @@ def test_out_may_be_the_input_file(tmp_path, capsys):
 def test_histogram_write_failure_keeps_the_old_histogram(tmp_path, monkeypatch):
     from matplotlib.figure import Figure
 
-    from verl_rewards.rewards.offline import write_histogram
+    from verl_rewards.offline import write_histogram
 
     hist = tmp_path / "h.png"
     write_histogram([0.0, 1.0, 1.0], str(hist))

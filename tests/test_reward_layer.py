@@ -174,7 +174,7 @@ def test_pooled_env_same_id_same_env_and_reset_after(small_tokenizer_dir, small_
     assert 1 <= env_cls.created - before <= 2
     assert max(out["reward_extra_info"]["env_resets"]) >= 1  # 5 calls on at most 2 envs: reused after reset
 
-    from verl_rewards.rewards.pools import EnvPool
+    from verl_rewards.scoring.pools import EnvPool
 
     async def shared() -> tuple:
         pool = EnvPool(env_cls, 1)
@@ -224,11 +224,11 @@ def test_process_executor_runs_rewards_in_worker_processes_and_cuts_hangs(small_
         out = mgr(_batch(tok, ["short", "far too long"], length_penalty=[True] * 2, max_length=[5] * 2),
                   return_dict=True)
         assert out["reward_extra_info"]["base_score"] == [1.0, 0.0]
-        runner = mgr.router._runner
+        runner = mgr.core._runner
         assert runner is not None and runner.worker_pids  # scored in child processes
     finally:
-        if mgr.router._runner is not None:
-            mgr.router._runner.close()
+        if mgr.core._runner is not None:
+            mgr.core._runner.close()
     mgr = _manager(small_tokenizer_dir, tok, ["reward_fn=t_hang", "executor=process", "timeout_s=1"])
     try:
         start = time.monotonic()
@@ -236,5 +236,5 @@ def test_process_executor_runs_rewards_in_worker_processes_and_cuts_hangs(small_
         assert time.monotonic() - start < 1 + 2.5  # the limit holds even while the worker is still starting
         assert out["reward_extra_info"]["reward_timeout"] == [1]
     finally:
-        if mgr.router._runner is not None:
-            mgr.router._runner.close()
+        if mgr.core._runner is not None:
+            mgr.core._runner.close()

@@ -76,9 +76,9 @@ def test_builtin_reward_by_module_name(runner):
     assert out == pytest.approx({"reward": 0.8, "f1": 0.8, "em": 0.0, "precision": 2 / 3, "recall": 1.0})
 
 
-def test_builtins_are_loaded_on_demand_and_unknown_names_fail():
-    with ProcessRunner(max_workers=1, modules=[FNS]) as r:
-        assert run(r, "proc_test_trivial", final_response="x") == 1.0  # a worker that needs no built-ins
+def test_listed_builtins_are_registered_in_workers_and_unknown_names_fail():
+    with ProcessRunner(max_workers=1, modules=[FNS, "verl_rewards.builtins"]) as r:  # as the engine lists them
+        assert run(r, "proc_test_trivial", final_response="x") == 1.0
         out = run(r, "qa_em", timeout_s=60.0, final_response="The answer.", ground_truth=["an answer", "x"])
         assert out["reward"] == 1.0
         with pytest.raises(RemoteRewardError, match="no reward named 'proc_test_no_such_reward'") as info:

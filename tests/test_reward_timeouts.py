@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from verl_rewards.threads import ThreadExecutor
+from verl_rewards.scoring.threads import ThreadExecutor
 
 from manager_support import build_manager, make_batch
 

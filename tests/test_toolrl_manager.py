@@ -98,5 +98,5 @@ def test_unknown_chat_template_is_an_error_at_build(small_tokenizer_dir, small_t
     llama.chat_template = "<|start_header_id|>{{ role }}<|end_header_id|>{{ content }}<|eot_id|>"
     mgr = _manager(small_tokenizer_dir, llama, ["+reward.reward_kwargs.toolrl.with_length=false"])
     text = "<|start_header_id|>assistant<|end_header_id|>" + GOOD + "<|eot_id|>"
-    score = mgr.router._built["toolrl"].fn.fn(solution_str=text, ground_truth=GT, step=0)
+    score = mgr.router._families["toolrl"].spec.func(solution_str=text, ground_truth=GT, step=0)
     assert score["score"] == 4.0  # the Llama 3 markers were picked from the tokenizer's template

@@ -94,7 +94,7 @@ def score_command(args: argparse.Namespace) -> int:
     Output paths and the histogram format are checked before anything is scored.
     """
     from .files import OutputPathError, check_output_path
-    from .rewards.offline import histogram_format, read_rollouts, score_samples, write_histogram, write_scored
+    from .offline import histogram_format, read_rollouts, score_samples, write_histogram, write_scored
 
     source = Path(args.input).resolve()
     if args.hist:
@@ -215,7 +215,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "score":
         from .files import OutputPathError
         from .manager import ManagerConfigError, RewardInputError
-        from .rewards.offline import OfflineInputError
+        from .offline import OfflineInputError
 
         try:
             return score_command(args)

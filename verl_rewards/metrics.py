@@ -2,7 +2,7 @@
 
 verl 0.9.1 logs reward extras only during validation. These hooks add ``reward_extra/<key>/mean|max|min`` to the
 training metrics, next to ``critic/score/*``, and make validation and GDPO read extras the way the manager lays
-them out (:mod:`verl_rewards.extras`: absent values skipped, undeclared components unpacked):
+them out (:mod:`verl_rewards.scoring.extras`: absent values skipped, undeclared components unpacked):
 
 * **legacy trainer** (``trainer.use_v1=False``): the extras travel in the batch (``non_tensor_batch`` +
   ``meta_info["reward_extra_keys"]``), so wrapping ``metric_utils.compute_data_metrics`` is enough
@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from .extras import ABSENT_KEY, UNDECLARED_KEY, present_columns, rows_to_columns
+from .scoring.extras import ABSENT_KEY, UNDECLARED_KEY, present_columns, rows_to_columns
 
 logger = logging.getLogger("verl_rewards")
 

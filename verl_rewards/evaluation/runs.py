@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..extras import present_columns
+from ..scoring.extras import present_columns
 from .passk import SuccessRule, pass_hat_ks
 
 INFRA_ERROR = "infrastructure_error"
@@ -235,7 +235,7 @@ def task_reward_of(extras: Mapping[str, Any]) -> tuple[float | None, str | None]
 
 def reported_extras(extras: Mapping[str, Any]) -> dict[str, Any]:
     """A row's extras without the placeholders of keys it did not report, undeclared components unpacked
-    (the layout of :mod:`verl_rewards.extras`)."""
+    (the layout of :mod:`verl_rewards.scoring.extras`)."""
     columns = present_columns({k: [v] for k, v in extras.items()})
     return {k: v[0] for k, v in columns.items() if v}
 

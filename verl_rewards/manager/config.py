@@ -12,17 +12,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import builtins
 from ..coerce import finite_float, parse_bool
 from ..contribution import ContributionConfig, ContributionConfigError
-from ..threads import EXECUTORS
+from ..scoring.contract import ConfigError, DecodeConfig
+from ..scoring.families import families
+from ..scoring.threads import EXECUTORS
 
 ON_ERROR_CHOICES = ("fallback", "raise")
 DEFAULT_TIMEOUT_S = 60.0
 #: upper bound of ``timeout_s`` (one week): larger waits overflow the OS timers the executors use
 MAX_TIMEOUT_S = 7 * 24 * 3600.0
 
-#: top-level keys of ``reward.reward_kwargs`` this package reads; anything else is a typo and an error.
-KNOWN_KEYS = frozenset(
+#: top-level keys of ``reward.reward_kwargs`` besides the reward families' sections (``toolrl``, ``tau2``,
+#: ``tau_bench``); anything else is a typo and an error.
+ENGINE_KEYS = frozenset(
     {
         "contribution",
         "decode",
@@ -32,9 +36,6 @@ KNOWN_KEYS = frozenset(
         "extra_keys",
         "score_kwargs",
         "max_concurrency",
-        "toolrl",
-        "tau2",
-        "tau_bench",
         "modules",
         "reward_fn",
         "reward_fn_by_source",
@@ -43,7 +44,13 @@ KNOWN_KEYS = frozenset(
 )
 
 
-class ManagerConfigError(ValueError):
+def known_keys() -> frozenset[str]:
+    """Every valid top-level key: the engine's and one section per registered reward family."""
+    builtins.load()
+    return ENGINE_KEYS | {family.name for family in families()}
+
+
+class ManagerConfigError(ConfigError):
     """A ``reward.reward_kwargs`` value is invalid; raised when the manager is built."""
 
 
@@ -75,14 +82,6 @@ def _float(value: Any, key: str, *, positive: bool = False, maximum: float | Non
 
 
 @dataclass(frozen=True)
-class DecodeConfig:
-    """How a rollout becomes ``solution_str``. ``None`` fields defer to the scoring function's preference."""
-
-    include_prompt: bool | None = None
-    skip_special_tokens: bool | None = None
-
-
-@dataclass(frozen=True)
 class ManagerConfig:
     """Validated ``reward.reward_kwargs`` for :class:`~verl_rewards.manager.ContributionRewardManager`."""
 
@@ -94,7 +93,16 @@ class ManagerConfig:
     extra_keys: tuple[str, ...] = ()
     score_kwargs: Mapping[str, Any] = field(default_factory=dict)
     max_concurrency: int = 64
-    sections: Mapping[str, Any] = field(default_factory=dict)
+    executor: str = "thread"
+    modules: tuple[str, ...] = ()
+    reward_fn: str | None = None
+    reward_fn_by_source: Mapping[str, str] = field(default_factory=dict)
+    #: the reward families' own sections (``toolrl``, ``tau2``, ...), validated by each family when built
+    family_sections: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def section(self, family: str) -> Mapping[str, Any] | None:
+        """The ``reward.reward_kwargs.<family>`` section, or None when absent."""
+        return self.family_sections.get(family)
 
     @classmethod
     def from_reward_kwargs(
@@ -104,11 +112,10 @@ class ManagerConfig:
         kw = to_plain(reward_kwargs) or {}
         if not isinstance(kw, Mapping):
             raise ManagerConfigError(f"reward.reward_kwargs must be a mapping, got {type(kw).__name__}")
-        unknown = sorted(set(kw) - KNOWN_KEYS)
+        valid = known_keys()
+        unknown = sorted(set(kw) - valid)
         if unknown:
-            raise ManagerConfigError(
-                f"unknown key(s) {unknown} in reward.reward_kwargs; valid keys: {sorted(KNOWN_KEYS)}"
-            )
+            raise ManagerConfigError(f"unknown key(s) {unknown} in reward.reward_kwargs; valid keys: {sorted(valid)}")
         env = os.environ if environ is None else environ
         contribution_section = kw.get("contribution")
         if contribution_section is not None and not isinstance(contribution_section, Mapping):
@@ -143,7 +150,9 @@ class ManagerConfig:
         extra_keys = kw.get("extra_keys") or []
         if not isinstance(extra_keys, list | tuple) or not all(isinstance(k, str) for k in extra_keys):
             raise ManagerConfigError(f"reward.reward_kwargs.extra_keys must be a list of names, got {extra_keys!r}")
-        _check_sections(kw)
+        _check_sections(kw, valid - ENGINE_KEYS)
+        modules = kw.get("modules") or ()
+        modules = tuple(m for m in modules.split(",") if m.strip()) if isinstance(modules, str) else tuple(modules)
         score_kwargs = kw.get("score_kwargs") or {}
         if not isinstance(score_kwargs, Mapping):
             raise ManagerConfigError("reward.reward_kwargs.score_kwargs must be a mapping")
@@ -159,20 +168,20 @@ class ManagerConfig:
             extra_keys=tuple(extra_keys),
             score_kwargs=dict(score_kwargs),
             max_concurrency=max_conc,
-            sections={k: kw[k] for k in ("toolrl", "tau2", "tau_bench", "modules", "reward_fn", "reward_fn_by_source",
-                                         "executor")
-                      if k in kw},
+            executor=str(kw.get("executor") or "thread"),
+            modules=modules,
+            reward_fn=kw.get("reward_fn") or None,
+            reward_fn_by_source={str(k): str(v) for k, v in (kw.get("reward_fn_by_source") or {}).items()},
+            family_sections={k: dict(kw[k] or {}) for k in valid - ENGINE_KEYS if k in kw},
         )
 
 
-def _check_sections(kw: Mapping[str, Any]) -> None:
-    """The shapes of the sections other modules read (their values are validated where they are used)."""
-    shapes = {
-        "toolrl": (Mapping, "a mapping of ToolRL options"),
-        "tau2": (Mapping, "a mapping of tau2 options"),
-        "tau_bench": (Mapping, "a mapping of tau-bench options"),
+def _check_sections(kw: Mapping[str, Any], family_keys: frozenset[str]) -> None:
+    """The shapes of the sections (the families validate their own sections' values when they are built)."""
+    shapes: dict[str, tuple[type, str]] = {
         "reward_fn_by_source": (Mapping, "a mapping {data_source: reward name}"),
         "reward_fn": (str, "a registered reward name"),
+        **{name: (Mapping, f"a mapping of {name} options") for name in family_keys},
     }
     for key, (kind, what) in shapes.items():
         if kw.get(key) is not None and not isinstance(kw[key], kind):

@@ -1,115 +1,33 @@
-"""The scoring core shared by both manager adapters: one async call per sample.
+"""The scoring engine shared by both manager adapters and offline scoring: one async call per sample.
 
-For one :class:`~verl_rewards.manager.sample.Sample` it decodes the text, picks the scoring function,
-calls it with the arguments it accepts under a time limit, adds ``beta * R_contrib`` and returns the total
-with the run's fixed set of extra keys (:class:`~verl_rewards.extras.ExtraKeys`).
+For one :class:`~verl_rewards.scoring.sample.Sample` it picks the reward (:class:`~verl_rewards.manager.routing.
+Router`), runs its :class:`~verl_rewards.scoring.contract.Scorer` under the run's time limit and concurrency
+bound, turns failures into the fallback score with flags, adds ``beta * R_contrib`` and lays the components onto
+the run's fixed extra keys (:class:`~verl_rewards.scoring.extras.ExtraKeys`). Scorers see a frozen
+:class:`~verl_rewards.scoring.contract.ScoringContext`, never the engine.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable
+import threading
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..contribution import compute_contribution
-from ..decoding import DecodeBatcher
-from ..extras import ExtraKeys
-from ..threads import thread_executor
-from .config import DecodeConfig, ManagerConfig, ManagerConfigError
-from .sample import Sample
-from .scoring import (
-    FLOAT32_MAX,
-    NUMBER_KEY,
-    TOOLRL_TUPLE_KEYS,
-    FailureLog,
-    ScoreFn,
-    ScoreResult,
-    ScoreResultError,
-    normalise_result,
-)
+from ..rewards.process import shared_runner
+from ..scoring.contract import RewardInputError, Scorer, ScoringContext
+from ..scoring.decoding import DecodeBatcher
+from ..scoring.extras import ExtraKeys
+from ..scoring.result import FLOAT32_MAX, ScoreResult, ScoreResultError
+from ..scoring.sample import Sample
+from ..scoring.threads import thread_executor
+from .config import ManagerConfig, ManagerConfigError
 
 logger = logging.getLogger("verl_rewards")
-
-#: fields every scoring function may ask for by parameter name
-SCORE_FIELDS = (
-    "data_source",
-    "solution_str",
-    "ground_truth",
-    "extra_info",
-    "step",
-    "prev_step_dict",
-    "cur_step_dict",
-)
-
-
-def _as_list(ids: Any) -> list[int]:
-    return ids.tolist() if hasattr(ids, "tolist") else list(ids)
-
-
-class RewardInputError(TypeError):
-    """A scoring function requires a parameter that no field provides (a setup error, never a fallback)."""
-
-
-class Scorer:
-    """A scoring function as the core runs it: how to decode, which extra keys it always returns, and
-    :meth:`run`, one guarded call for one sample (the core adds the time limit and the fallback)."""
-
-    name: str = "scorer"
-    decode: DecodeConfig = DecodeConfig()
-    extra_keys: tuple[str, ...] = ()
-
-    def check_inputs(self, core: ScoringCore) -> None:
-        """Raise :class:`RewardInputError` when a required parameter has no source (checked once)."""
-
-    async def run(self, sample: Sample, core: ScoringCore) -> ScoreResult:
-        raise NotImplementedError
-
-
-class FunctionScorer(Scorer):
-    """A plain scoring function (verl or ToolRL style) called with the :data:`SCORE_FIELDS` it accepts."""
-
-    def __init__(self, fn: ScoreFn, decode: DecodeConfig | None = None, extra_keys: tuple[str, ...] = ()):
-        self.fn = fn
-        self.name = fn.name
-        self.decode = decode or DecodeConfig()
-        # a plain function declares what it returns through an ``extra_keys`` attribute; a number is also
-        # reported as ``acc`` and a ToolRL-style tuple as format/correctness/length
-        declared = getattr(fn.fn, "extra_keys", ())
-        declared = tuple(declared) if isinstance(declared, list | tuple) else ()
-        self.extra_keys = tuple(extra_keys) if extra_keys else (NUMBER_KEY, *TOOLRL_TUPLE_KEYS, *declared)
-
-    def check_inputs(self, core: ScoringCore) -> None:
-        available = {*SCORE_FIELDS, *core.config.score_kwargs}
-        missing = self.fn.missing(dict.fromkeys(available))
-        if missing:
-            raise RewardInputError(
-                f"scoring function {self.name} requires parameter(s) {missing} that no field provides; "
-                f"available fields: {sorted(available)} (add constants with reward.reward_kwargs.score_kwargs)"
-            )
-
-    def _fields(self, sample: Sample, text: str, core: ScoringCore) -> dict[str, Any]:
-        return {
-            "data_source": sample.data_source,
-            "solution_str": text,
-            "ground_truth": sample.ground_truth,
-            "extra_info": sample.extra_info,
-            "step": sample.step,
-            "prev_step_dict": sample.prev_step_dict,
-            "cur_step_dict": sample.cur_step_dict,
-            **core.config.score_kwargs,
-        }
-
-    async def run(self, sample: Sample, core: ScoringCore) -> ScoreResult:
-        fn = self.fn
-        text = await core.decode_async(sample, core.decode_for(self))
-        kwargs = fn.select_kwargs(self._fields(sample, text, core))
-        if fn.is_async:
-            raw = await thread_executor().run_async(lambda: fn.fn(**kwargs))
-        else:
-            raw = await thread_executor().run(lambda: fn.fn(**kwargs))
-        return normalise_result(raw)
+_LOGGED_FAILURES_MAX = 5
 
 
 @dataclass
@@ -129,18 +47,27 @@ class ScoringCore:
         config: ManagerConfig,
         route: Callable[[Sample], Scorer],
         declared_keys: Iterable[str] = (),
+        modules: Sequence[str] = (),
     ):
         self.tokenizer = tokenizer
         self.config = config
         self.route = route
         self.failures = FailureLog()
-        self.decoder = DecodeBatcher(tokenizer)
+        self._modules = tuple(modules)
+        self._runner: Any = None
+        self.context = ScoringContext(
+            decoder=DecodeBatcher(tokenizer),
+            decode=config.decode,
+            score_kwargs=dict(config.score_kwargs),
+            executor=config.executor,
+            timeout_s=config.timeout_s,
+            process_runner=self._process_runner,
+        )
         try:
             self.keys = ExtraKeys([*config.extra_keys, *declared_keys])
         except ValueError as exc:
             raise ManagerConfigError(str(exc)) from None
         self._semaphores: dict[int, asyncio.Semaphore] = {}
-        self._checked: set[int] = set()
         thread_executor().ensure_capacity(config.max_concurrency)  # admitted calls never queue behind hung ones
 
     @property
@@ -148,42 +75,11 @@ class ScoringCore:
         """The extra keys every sample of this run reports, in a fixed order."""
         return list(self.keys.names)
 
-    # ------------------------------------------------------------------ decoding
-    def _text_or_ids(self, sample: Sample, decode: DecodeConfig) -> tuple[str | None, list[int], bool]:
-        include_prompt = bool(decode.include_prompt)
-        if sample.response_text is not None:
-            text = (sample.prompt_text or "") + sample.response_text if include_prompt else sample.response_text
-            return text, [], True
-        skip = True if decode.skip_special_tokens is None else decode.skip_special_tokens
-        ids = _as_list(sample.response_ids)
-        if include_prompt:
-            ids = _as_list(sample.prompt_ids) + ids
-        return None, ids, skip
-
-    def decode(self, sample: Sample, decode: DecodeConfig) -> str:
-        """The sample's text as ``decode`` says, in the calling thread."""
-        text, ids, skip = self._text_or_ids(sample, decode)
-        return text if text is not None else self.decoder.decode_now(ids, skip)
-
-    async def decode_async(self, sample: Sample, decode: DecodeConfig) -> str:
-        """The sample's text; concurrent samples share one batched decode off the event loop."""
-        text, ids, skip = self._text_or_ids(sample, decode)
-        return text if text is not None else await self.decoder.decode(ids, skip)
-
-    def decode_for(self, scorer: Scorer) -> DecodeConfig:
-        cfg = self.config.decode
-        return DecodeConfig(
-            include_prompt=cfg.include_prompt if cfg.include_prompt is not None else scorer.decode.include_prompt,
-            skip_special_tokens=cfg.skip_special_tokens
-            if cfg.skip_special_tokens is not None
-            else scorer.decode.skip_special_tokens,
-        )
-
-    # ------------------------------------------------------------------- scoring
-    def _check_inputs(self, scorer: Scorer) -> None:
-        if id(scorer) not in self._checked:
-            scorer.check_inputs(self)
-            self._checked.add(id(scorer))
+    def _process_runner(self) -> Any:
+        """The worker processes for ``executor=process`` (shared by every engine with the same modules)."""
+        if self._runner is None:
+            self._runner = shared_runner((*self._modules, "verl_rewards.builtins"), owner=self)
+        return self._runner
 
     def _semaphore(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()
@@ -196,11 +92,10 @@ class ScoringCore:
     async def score(self, sample: Sample) -> SampleScore:
         """Score one sample; failures become the fallback score with flags unless ``on_error=raise``."""
         scorer = self.route(sample)
-        self._check_inputs(scorer)
         error = timeout = 0
         async with self._semaphore():
             try:
-                result = await asyncio.wait_for(scorer.run(sample, self), timeout=self.config.timeout_s)
+                result = await asyncio.wait_for(scorer.run(sample, self.context), timeout=self.config.timeout_s)
             except (asyncio.TimeoutError, TimeoutError) as exc:
                 if self.config.on_error == "raise":
                     raise TimeoutError(
@@ -242,3 +137,25 @@ class ScoringCore:
             if key not in extra:
                 extra[key] = value
         return SampleScore(reward=float(total), extra=self.keys.row(extra, scorer.name))
+
+
+class FailureLog:
+    """Logs the first few scoring failures in full (sample id + traceback), then only counts them."""
+
+    def __init__(self, limit: int = _LOGGED_FAILURES_MAX):
+        self.limit = limit
+        self.count = 0
+        self._lock = threading.Lock()
+
+    def report(self, what: str, sample_id: Any, exc: BaseException | None) -> None:
+        with self._lock:
+            self.count += 1
+            n = self.count
+        if n <= self.limit:
+            logger.warning(
+                "verl-rewards: %s for sample %s (failure %d; later ones are counted, not logged)",
+                what,
+                sample_id,
+                n,
+                exc_info=exc if exc is not None and not isinstance(exc, TimeoutError) else None,
+            )

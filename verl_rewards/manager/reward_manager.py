@@ -18,10 +18,10 @@ from verl import DataProto
 from verl.experimental.reward_loop.reward_manager import register
 from verl.experimental.reward_loop.reward_manager.base import RewardManagerBase
 
+from ..scoring.sample import sample_from_row, samples_from_batch
 from .config import ManagerConfig, to_plain
 from .core import ScoringCore
 from .routing import Router
-from .sample import sample_from_row, samples_from_batch
 
 logger = logging.getLogger("verl_rewards")
 
@@ -92,7 +92,7 @@ class ContributionRewardManager(RewardManagerBase):
             custom_path=custom_path,
             tokenizer=tokenizer,
         )
-        self.core = ScoringCore(tokenizer, self.settings, self.router, self.router.declared_keys())
+        self.core = ScoringCore(tokenizer, self.settings, self.router, self.router.declared_keys(), self.router.modules)
         logger.info(
             "verl-rewards: contribution manager ready (type=%s, beta=%s, timeout_s=%s, on_error=%s)",
             self.settings.contribution.type,

@@ -22,7 +22,6 @@ import asyncio
 import atexit
 import collections
 import concurrent.futures
-import importlib
 import inspect
 import multiprocessing
 import multiprocessing.connection
@@ -31,7 +30,6 @@ import os
 import pickle
 import queue
 import signal
-import sys
 import threading
 import time
 import traceback
@@ -39,8 +37,8 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .loading import load_modules
-from .registry import RewardRegistryError, RewardSpec, get_reward
+from ..scoring.loading import load_modules
+from ..scoring.spec import RewardSpec, get_reward
 
 __all__ = ["ProcessRunner", "RemoteRewardError"]
 
@@ -97,34 +95,13 @@ def _watch_parent(parent_pid: int) -> None:
 
 
 def _init_child(modules: Sequence[str]) -> None:
-    """Import ``verl_rewards.rewards`` (if the package has an ``__init__``) and the configured reward modules."""
-    package_init = os.path.join(os.path.dirname(os.path.abspath(__file__)), "__init__.py")
-    if os.path.isfile(package_init):
-        importlib.import_module("verl_rewards.rewards")
+    """Import the configured reward modules (the engine adds ``verl_rewards.builtins``)."""
     load_modules(list(modules))
 
 
-_builtins_loaded = False
-
-
 def _resolve(name: str) -> RewardSpec:
-    """``get_reward(name)``; on a miss, register the package's built-in rewards once and look again.
-
-    Built-ins are loaded on demand because some pull in heavy dependencies: a worker serving only user
-    rewards starts faster.
-    """
-    global _builtins_loaded
-    try:
-        return get_reward(name)
-    except RewardRegistryError:
-        if _builtins_loaded:
-            raise
-        _builtins_loaded = True
-        ensure = getattr(sys.modules.get("verl_rewards.rewards"), "ensure_builtins", None)
-        if ensure is None:
-            raise
-        ensure()
-        return get_reward(name)
+    """The registered reward ``name`` (the runner's modules, ``verl_rewards.builtins`` among them, registered it)."""
+    return get_reward(name)
 
 
 def _run_job(data: bytes) -> tuple[bool, Any]:

@@ -1,6 +1,6 @@
-"""Reward functions by name: the ``@reward`` decorator, the ``BaseReward`` class and their registry.
+"""Defining rewards: the ``@reward`` decorator and the ``BaseReward`` class (registered by name).
 
-A reward gets its inputs **by parameter name** (see :mod:`verl_rewards.rewards.inputs` for the fields) and
+A reward gets its inputs **by parameter name** (see :mod:`verl_rewards.scoring.inputs` for the fields) and
 returns a number or a dict with ``reward`` (or verl's ``score``) whose other keys become
 ``reward_extra/<key>/*`` metrics::
 
@@ -13,107 +13,40 @@ returns a number or a dict with ``reward`` (or verl's ``score``) whose other key
         name = "api_reward"
         def call(self, final_response: str) -> float: ...
 
-Names are case-insensitive. Registering a second, different reward under a taken name is an error; loading
-the same module twice is not.
+Both build a :class:`~verl_rewards.scoring.spec.RewardSpec` and put it in the registry of
+:mod:`verl_rewards.scoring.spec` (names are case-insensitive; a second, different reward under a taken name is an
+error; loading the same module twice is not).
 """
 
 from __future__ import annotations
 
 import inspect
-import os
-import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
-from ..threads import EXECUTORS
+from ..scoring.spec import (
+    RewardRegistryError,
+    RewardSpec,
+    _origin,
+    get_reward,
+    is_registered,
+    register,
+    registered_names,
+    unregister,
+)
 
-
-class RewardRegistryError(ValueError):
-    """A reward could not be registered or found."""
-
-
-@dataclass
-class RewardSpec:
-    """What the registry knows of one reward: its callable and how to run it."""
-
-    name: str
-    func: Callable[..., Any]
-    origin: str  # "module:qualname", used to accept a harmless re-registration
-    env_cls: type | None = None
-    env_kwargs: dict[str, Any] = field(default_factory=dict)
-    pool_size: int = -1
-    executor: str | None = None  # None: the run's default ("thread" unless configured)
-    extra_keys: tuple[str, ...] = ()
-    is_async: bool = False
-    params: tuple[str, ...] = ()
-    required: tuple[str, ...] = ()
-    owner: Any = None  # the BaseReward subclass, for class-based rewards
-
-    def __post_init__(self) -> None:
-        if self.executor is not None and self.executor not in EXECUTORS:
-            raise RewardRegistryError(f"reward {self.name!r}: executor must be one of {EXECUTORS}")
-        if self.env_cls is not None and self.pool_size < 1:
-            raise RewardRegistryError(f"reward {self.name!r}: env_cls needs pool_size >= 1, got {self.pool_size}")
-        sig = inspect.signature(self.func)
-        named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-        ps = [p for p in sig.parameters.values() if p.kind in named and p.name != "self"]
-        self.params = tuple(p.name for p in ps)
-        self.required = tuple(p.name for p in ps if p.default is inspect.Parameter.empty)
-        self.is_async = inspect.iscoroutinefunction(self.func)
-        if self.env_cls is None and "env" in self.params:
-            raise RewardRegistryError(f"reward {self.name!r} takes `env` but declares no env_cls/pool_size")
-
-    def invoke(self, **kwargs: Any) -> Any:
-        """Call the reward with keyword arguments (a coroutine for async rewards)."""
-        return self.func(**kwargs)
-
-
-_REGISTRY: dict[str, RewardSpec] = {}
-_LOCK = threading.RLock()
-
-
-def _origin(obj: Any) -> str:
-    """Where a reward is defined: source file + qualified name (stable when a file is imported twice, even under
-    another module name, as verl's ``custom_reward_function.path`` loader does)."""
-    code_owner = obj.__dict__.get("call", obj) if inspect.isclass(obj) else obj
-    code = getattr(inspect.unwrap(code_owner), "__code__", None)
-    where = os.path.realpath(code.co_filename) if code is not None else getattr(obj, "__module__", "?")
-    return f"{where}:{getattr(obj, '__qualname__', repr(obj))}"
-
-
-def register(spec: RewardSpec) -> RewardSpec:
-    """Add ``spec`` to the registry; a different reward under the same name is an error."""
-    key = spec.name.lower()
-    with _LOCK:
-        existing = _REGISTRY.get(key)
-        if existing is not None and existing.origin != spec.origin:
-            raise RewardRegistryError(
-                f"reward name {spec.name!r} is already registered by {existing.origin}; "
-                f"cannot register {spec.origin} under the same name"
-            )
-        _REGISTRY[key] = spec
-    return spec
-
-
-def get_reward(name: str) -> RewardSpec:
-    """The reward registered as ``name`` (case-insensitive)."""
-    with _LOCK:
-        spec = _REGISTRY.get(str(name).lower())
-        if spec is None:
-            raise RewardRegistryError(f"no reward named {name!r}; registered: {sorted(_REGISTRY)}")
-        return spec
-
-
-def registered_names() -> list[str]:
-    with _LOCK:
-        return sorted(_REGISTRY)
-
-
-def unregister(name: str) -> None:
-    """Remove a reward (tests and interactive use)."""
-    with _LOCK:
-        _REGISTRY.pop(str(name).lower(), None)
+__all__ = [
+    "BaseReward",
+    "RewardFunction",
+    "RewardRegistryError",
+    "RewardSpec",
+    "get_reward",
+    "is_registered",
+    "register",
+    "registered_names",
+    "reward",
+    "unregister",
+]
 
 
 class RewardFunction:

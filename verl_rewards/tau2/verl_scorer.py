@@ -41,10 +41,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..manager.config import ManagerConfig, ManagerConfigError
-from ..manager.core import Scorer
 from ..rewards.registry import RewardSpec, reward
-from ..rewards.scorer import LayerScorer
+from ..scoring.contract import ConfigError, Scorer
+from ..scoring.families import Family
+from ..scoring.runner import RewardScorer
 from .domain import load_domain
 from .evaluator import NL_POLICIES, SCORED_TERMINATIONS, TERMINATION_REASONS, evaluate_trajectory
 from .tau_bench import tau_bench_reward
@@ -85,35 +85,35 @@ class Tau2Options:
         section = dict(section or {})
         unknown = sorted(set(section) - _OPTION_KEYS)
         if unknown:
-            raise ManagerConfigError(
+            raise ConfigError(
                 f"unknown key(s) {unknown} in reward.reward_kwargs.tau2; valid: {sorted(_OPTION_KEYS)}"
             )
         kind = str(section.get("reward", "tau2"))
         if kind not in ("tau2", "tau_bench"):
-            raise ManagerConfigError(f"reward.reward_kwargs.tau2.reward must be tau2 or tau_bench, got {kind!r}")
+            raise ConfigError(f"reward.reward_kwargs.tau2.reward must be tau2 or tau_bench, got {kind!r}")
         nl_policy = str(section.get("nl_policy", "skip"))
         if nl_policy not in NL_POLICIES:
-            raise ManagerConfigError(f"reward.reward_kwargs.tau2.nl_policy must be one of {NL_POLICIES}")
+            raise ConfigError(f"reward.reward_kwargs.tau2.nl_policy must be one of {NL_POLICIES}")
         errors = str(section.get("assertion_errors", "zero"))
         if errors not in ("zero", "raise"):
-            raise ManagerConfigError("reward.reward_kwargs.tau2.assertion_errors must be zero or raise")
+            raise ConfigError("reward.reward_kwargs.tau2.assertion_errors must be zero or raise")
         judge = section.get("judge")
         if judge:
             module_name, _, func = str(judge).partition(":")
             try:
                 judge = getattr(importlib.import_module(module_name), func)
             except (ImportError, AttributeError, ValueError) as exc:
-                raise ManagerConfigError(f"reward.reward_kwargs.tau2.judge {section['judge']!r}: {exc}") from None
+                raise ConfigError(f"reward.reward_kwargs.tau2.judge {section['judge']!r}: {exc}") from None
         termination = str(section.get("default_termination", "agent_stop")).strip().lower()
         if termination not in TERMINATION_REASONS:
-            raise ManagerConfigError(
+            raise ConfigError(
                 f"reward.reward_kwargs.tau2.default_termination must be one of {TERMINATION_REASONS}, "
                 f"got {section.get('default_termination')!r}"
             )
         data_dir = section.get("data_dir")
         if data_dir is not None:
             if not isinstance(data_dir, str | os.PathLike) or not Path(data_dir).expanduser().is_dir():
-                raise ManagerConfigError(f"reward.reward_kwargs.tau2.data_dir {data_dir!r} is not a directory")
+                raise ConfigError(f"reward.reward_kwargs.tau2.data_dir {data_dir!r} is not a directory")
             data_dir = str(Path(data_dir).expanduser())
         return cls(
             data_dir=data_dir,
@@ -212,10 +212,10 @@ def _spec(name: str, options: Tau2Options) -> RewardSpec:
     return RewardSpec(name=name, func=tau2_reward, origin=f"{__file__}:{name}", extra_keys=keys)
 
 
-def make_scorer(config: ManagerConfig, tokenizer: Any = None) -> Scorer:
+def make_scorer(section: Mapping[str, Any] | None, tokenizer: Any = None) -> Scorer:
     """The scorer for ``tau2/<domain>`` rows, configured by ``reward.reward_kwargs.tau2``."""
-    options = Tau2Options.from_config(config.sections.get("tau2"))
-    return LayerScorer(_spec(options.reward, options), executor="thread")
+    options = Tau2Options.from_config(section)
+    return RewardScorer(_spec(options.reward, options), executor="thread")
 
 
 @reward(name="tau2", extra_keys=TAU2_KEYS + TAU2_EVAL_KEYS)
@@ -228,3 +228,6 @@ def tau2(trajectory: list, data_source: str, ground_truth: Any, extra_info: dict
 def tau_bench(trajectory: list, data_source: str, ground_truth: Any, extra_info: dict) -> dict:
     """tau-bench reward (final DB hash vs gold replay, required outputs) with default options."""
     return score_tau2(trajectory, data_source, ground_truth, extra_info, Tau2Options(reward="tau_bench"))
+
+
+FAMILY = Family(name="tau2", matches=matches, make_scorer=make_scorer, extra_keys=EXTRA_KEYS)

@@ -30,10 +30,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..manager.config import ManagerConfig, ManagerConfigError
-from ..manager.core import Scorer
 from ..rewards.registry import RewardSpec, reward
-from ..rewards.scorer import LayerScorer
+from ..scoring.contract import ConfigError, Scorer
+from ..scoring.families import Family
+from ..scoring.runner import RewardScorer
 from .domain import DOMAINS, load_domain
 from .reward import ENDED_BY_TRANSFER, tau_bench_reward
 
@@ -57,7 +57,7 @@ class TauBenchOptions:
         section = dict(section or {})
         unknown = sorted(set(section) - _OPTION_KEYS)
         if unknown:
-            raise ManagerConfigError(
+            raise ConfigError(
                 f"unknown key(s) {unknown} in reward.reward_kwargs.tau_bench; valid: {sorted(_OPTION_KEYS)}"
             )
         return cls(data_dir=section.get("data_dir") or None)
@@ -120,12 +120,15 @@ def _spec(options: TauBenchOptions) -> RewardSpec:
     )
 
 
-def make_scorer(config: ManagerConfig, tokenizer: Any = None) -> Scorer:
+def make_scorer(section: Mapping[str, Any] | None, tokenizer: Any = None) -> Scorer:
     """The scorer for ``tau_bench/<domain>`` rows, configured by ``reward.reward_kwargs.tau_bench``."""
-    return LayerScorer(_spec(TauBenchOptions.from_config(config.sections.get("tau_bench"))), executor="thread")
+    return RewardScorer(_spec(TauBenchOptions.from_config(section)), executor="thread")
 
 
 @reward(name="tau_bench_v1", extra_keys=EXTRA_KEYS)
 def tau_bench_v1(trajectory: list, data_source: str, ground_truth: Any, extra_info: dict) -> dict:
     """tau-bench v1 reward on tau-bench's own data (``TAU_BENCH_DATA_DIR``) for ``tau_bench/<domain>`` rows."""
     return score_tau_bench(trajectory, data_source, ground_truth, extra_info, TauBenchOptions())
+
+
+FAMILY = Family(name="tau_bench", matches=matches, make_scorer=make_scorer, extra_keys=EXTRA_KEYS)

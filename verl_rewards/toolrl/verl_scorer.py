@@ -13,12 +13,14 @@ what verl's rollout dumps hold in ``output``; options come from ToolRL's environ
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
-from ..manager.config import DecodeConfig, ManagerConfig, ManagerConfigError
-from ..manager.core import Scorer
-from ..manager.routing import scorer_from_callable
 from ..rewards.registry import reward
+from ..scoring.contract import ConfigError, DecodeConfig, Scorer
+from ..scoring.families import Family
+from ..scoring.runner import RewardScorer
+from ..scoring.spec import spec_from_callable
 from .extraction import detect_chat_template
 from .options import ToolRLOptions
 from .scoring import score_with_options
@@ -32,30 +34,30 @@ def matches(data_source: str) -> bool:
     return "rlla" in data_source
 
 
-def make_scorer(config: ManagerConfig, tokenizer: Any = None) -> Scorer:
+def make_scorer(section: Mapping[str, Any] | None, tokenizer: Any = None) -> Scorer:
     """A :class:`Scorer` for ToolRL with the run's options.
 
     With ``chat_template="auto"`` the assistant markers come from the tokenizer's chat template (Qwen/ChatML or
     Llama 3); a tokenizer whose template uses neither is an error when the manager is built.
     """
     try:
-        options = ToolRLOptions.from_config(config.sections.get("toolrl"))
+        options = ToolRLOptions.from_config(section)
         if options.chat_template == "auto" and getattr(tokenizer, "chat_template", None) is not None:
             options = dataclasses.replace(options, chat_template=detect_chat_template(tokenizer))
     except (TypeError, ValueError) as exc:
-        raise ManagerConfigError(f"reward.reward_kwargs.toolrl: {exc}") from None
+        raise ConfigError(f"reward.reward_kwargs.toolrl: {exc}") from None
 
     def toolrl_score(solution_str: str, ground_truth: Any, step: int = 0) -> dict[str, float]:
         return score_with_options(solution_str, str(ground_truth), step, options)
 
-    return scorer_from_callable(
-        toolrl_score,
-        decode=DecodeConfig(include_prompt=True, skip_special_tokens=False),
-        extra_keys=EXTRA_KEYS,
-    )
+    decode = DecodeConfig(include_prompt=True, skip_special_tokens=False)
+    return RewardScorer(spec_from_callable(toolrl_score, name="toolrl", decode=decode, extra_keys=EXTRA_KEYS))
 
 
 @reward(name=REWARD_NAME, extra_keys=EXTRA_KEYS)
 def toolrl(final_response: str, ground_truth: Any, step: int = 0) -> dict[str, float]:
     """ToolRL's reward of a response (special tokens skipped) with ToolRL's environment-variable options."""
     return score_with_options(final_response, str(ground_truth), step, ToolRLOptions.from_config(None))
+
+
+FAMILY = Family(name="toolrl", matches=matches, make_scorer=make_scorer, extra_keys=EXTRA_KEYS)

@@ -1,9 +1,10 @@
-"""The fields a reward can ask for by parameter name.
+"""The one input resolver: the fields a reward (registered or a plain ``compute_score``) gets by parameter name.
 
 Predefined fields:
 
 ============== ==========================================================================================
-``final_response`` the decoded response of the rollout (special tokens skipped)
+``final_response`` the decoded rollout: the response with special tokens skipped, unless the reward or the
+                   run's ``decode.*`` keys ask for the prompt too or for special tokens (ToolRL does)
 ``solution_str``   the same text (verl's name for it)
 ``trajectory``     the rollout's messages: ``tool_extra_fields["messages"]`` when the agent loop recorded them,
                    else the prompt messages plus the response as one assistant message
@@ -15,17 +16,23 @@ Predefined fields:
 
 Any other parameter is looked up in the task row: first its top-level columns, then ``extra_info`` keys,
 then ``reward_model`` keys (so a parquet column or an ``extra_info`` key ``max_length`` reaches a reward
-parameter ``max_length``). A required parameter with no source is a :class:`RewardInputError` on the first
+parameter ``max_length``); ``reward.reward_kwargs.score_kwargs`` constants win over those row fields. A reward
+that takes ``**kwargs`` also gets every verl-style field (:data:`VERL_FIELDS`, as verl's own managers pass
+them) and the constants. A required parameter with no source is a :class:`RewardInputError` on the first
 sample, naming the parameter and the fields that exist.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from ..manager.core import RewardInputError
-from ..manager.sample import Sample
+from .contract import RewardInputError
+from .sample import Sample
+
+if TYPE_CHECKING:
+    from .contract import ScoringContext
+    from .spec import RewardSpec
 
 PREDEFINED = (
     "final_response",
@@ -42,6 +49,8 @@ PREDEFINED = (
     "cur_step_dict",
     "extra_info",
 )
+#: what verl's managers pass a ``compute_score``; a reward taking ``**kwargs`` gets all of them
+VERL_FIELDS = ("data_source", "solution_str", "ground_truth", "extra_info", "step", "prev_step_dict", "cur_step_dict")
 _HIDDEN_COLUMNS = frozenset({"tool_extra_fields", "__num_turns__", "prompt_len", "response_len", "raw_prompt"})
 
 
@@ -83,53 +92,47 @@ def available_names(sample: Sample | None = None) -> list[str]:
     return sorted(names)
 
 
-def build_inputs(
-    params: tuple[str, ...],
-    required: tuple[str, ...],
-    sample: Sample,
-    response_text: str,
-    decode_prompt: Callable[[], str],
-    reward_name: str,
-    constants: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """Keyword arguments for a reward with parameters ``params`` (``env`` is added by the caller).
-
-    ``constants`` (``reward.reward_kwargs.score_kwargs``) win over task-row fields, not over predefined ones.
-    """
+def resolve_inputs(spec: RewardSpec, sample: Sample, text: str, ctx: ScoringContext) -> dict[str, Any]:
+    """Keyword arguments for ``spec`` on ``sample`` (``env`` is added by the caller); see the module doc."""
+    constants = ctx.score_kwargs
     tool_extra = sample.row.get("tool_extra_fields")
     tool_extra = tool_extra if isinstance(tool_extra, Mapping) else {}
-    row = None
+    row: dict[str, Any] | None = None
     kwargs: dict[str, Any] = {}
+    if spec.accepts_any:
+        kwargs.update({name: getattr(sample, name) for name in VERL_FIELDS if name != "solution_str"})
+        kwargs["solution_str"] = text
+        kwargs.update(constants)
     missing = []
-    for name in params:
-        if name == "env":
+    for name in spec.params:
+        if name == "env" or name in kwargs:
             continue
         if name in ("final_response", "solution_str"):
-            kwargs[name] = response_text
+            kwargs[name] = text
         elif name == "trajectory":
             recorded = _as_messages(tool_extra.get("messages"))
             if recorded is None:
                 prompt = _as_messages(sample.row.get("raw_prompt")) or []
-                recorded = prompt + [{"role": "assistant", "content": response_text}]
+                recorded = prompt + [{"role": "assistant", "content": text}]
             kwargs[name] = recorded
         elif name == "id":
             kwargs[name] = trajectory_id(sample)
         elif name == "prompt":
-            kwargs[name] = decode_prompt()
+            kwargs[name] = ctx.decode_prompt(sample)
         elif name == "messages":
             kwargs[name] = _as_messages(sample.row.get("raw_prompt")) or []
         elif name in ("data_source", "ground_truth", "step", "prev_step_dict", "cur_step_dict", "extra_info"):
             kwargs[name] = getattr(sample, name)
         else:
             if row is None:
-                row = {**row_fields(sample), **(constants or {})}
+                row = {**row_fields(sample), **constants}
             if name in row:
                 kwargs[name] = row[name]
-            elif name in required:
+            elif name in spec.required and name not in spec.fixed_kwargs:
                 missing.append(name)
     if missing:
         raise RewardInputError(
-            f"reward {reward_name!r} requires parameter(s) {missing} that no field provides; "
-            f"available fields: {available_names(sample)}"
+            f"reward {spec.name!r} requires parameter(s) {missing} that no field provides; "
+            f"available fields: {available_names(sample)} (constants: reward.reward_kwargs.score_kwargs)"
         )
     return kwargs

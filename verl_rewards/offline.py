@@ -29,12 +29,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ..extras import present_columns
-from ..files import atomic_path
-from ..manager.config import ManagerConfig
-from ..manager.core import ScoringCore
-from ..manager.routing import Router
-from ..manager.sample import Sample
+from .files import atomic_path
+from .manager.config import ManagerConfig
+from .manager.core import ScoringCore
+from .manager.routing import Router
+from .scoring.extras import present_columns
+from .scoring.sample import Sample
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
 READ_CHUNK = 64 * 1024
@@ -171,7 +171,7 @@ def score_samples(samples: Iterable[Sample], reward_kwargs: Mapping[str, Any]) -
         reward_kwargs["decode"] = decode
     config = ManagerConfig.from_reward_kwargs(reward_kwargs)
     router = Router(config, custom=None, default=None)
-    core = ScoringCore(None, config, router, router.declared_keys())
+    core = ScoringCore(None, config, router, router.declared_keys(), router.modules)
 
     async def run_all() -> list:
         return await asyncio.gather(*(core.score(s) for s in samples))
