@@ -12,8 +12,8 @@ import pytest
 import torch
 
 from verl_rewards.batching import padded_batch
-from verl_rewards.scoring.extras import ABSENT_KEY, MAX_UNDECLARED_NAMES, UNDECLARED_KEY, ExtraKeys, present_columns
 from verl_rewards.metrics import reward_extra_metrics, validation_infos
+from verl_rewards.scoring.extras import ABSENT_KEY, MAX_UNDECLARED_NAMES, UNDECLARED_KEY, ExtraKeys, present_columns
 
 from conftest import compose_verl_config
 
