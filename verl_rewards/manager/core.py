@@ -1,7 +1,8 @@
 """The scoring core shared by both manager adapters: one async call per sample.
 
 For one :class:`~verl_rewards.manager.sample.Sample` it decodes the text, picks the scoring function,
-calls it with the arguments it accepts under a time limit, adds ``beta * R_contrib`` and returns the total
+calls it with the arguments it accepts under a time limit, adds the contribution terms ``sum_i beta_i * R_i``
+(:mod:`verl_rewards.contribution`) and returns the total
 with the run's fixed set of extra keys (:class:`~verl_rewards.extras.ExtraKeys`).
 """
 
@@ -13,7 +14,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..contribution import compute_contribution
 from ..extras import ExtraKeys
 from ..threads import thread_executor
 from .config import DecodeConfig, ManagerConfig, ManagerConfigError
@@ -140,7 +140,7 @@ class ScoringCore:
         self.route = route
         self.failures = FailureLog()
         try:
-            self.keys = ExtraKeys([*config.extra_keys, *declared_keys])
+            self.keys = ExtraKeys([*config.extra_keys, *config.contribution.extra_keys, *declared_keys])
         except ValueError as exc:
             raise ManagerConfigError(str(exc)) from None
         self._semaphores: dict[int, asyncio.Semaphore] = {}
@@ -214,9 +214,8 @@ class ScoringCore:
                 self.failures.report(f"{what} in {scorer.name}", sample.sample_id, exc)
                 result = ScoreResult(self.config.fallback_reward)
 
-        contrib_cfg = self.config.contribution
-        contrib = compute_contribution(contrib_cfg.type, sample.prev_step_dict, sample.cur_step_dict)
-        total = result.score + contrib_cfg.beta * contrib
+        contrib = self.config.contribution.evaluate(sample.prev_step_dict, sample.cur_step_dict, sample.step)
+        total = result.score + contrib.bonus
         if not abs(total) <= FLOAT32_MAX:  # a huge score plus beta * contrib: not storable, flagged
             if self.config.on_error == "raise":
                 raise ScoreResultError(f"total reward {total:g} of sample {sample.sample_id} does not fit float32")
@@ -226,10 +225,11 @@ class ScoringCore:
             total = result.score
         extra = {
             "base_score": result.score,
-            "contrib": contrib,
+            "contrib": contrib.bonus,
             "reward_error": error,
             "reward_timeout": timeout,
             "step_dict_error": int(sample.step_dict_error),
+            **contrib.extras,
         }
         for key, value in result.components.items():
             if key not in extra:
