@@ -123,7 +123,9 @@ def test_demo_prints_reward_extra_training_metrics(ray_cluster, capsys):
     metrics = run_demo(n_prompts=4, rollout_n=4, contrib_type="C1", beta=0.05)
     out = capsys.readouterr().out
     assert "reward_extra/contrib/mean" in out and "critic/score/mean" in out
-    expected = metrics["reward_extra/base_score/mean"] + 0.05 * metrics["reward_extra/contrib/mean"]
+    expected = metrics["reward_extra/base_score/mean"] + metrics["reward_extra/contrib/mean"]  # contrib: the bonus
     assert metrics["critic/score/mean"] == pytest.approx(expected, abs=1e-5)
+    assert metrics["reward_extra/contrib/mean"] == pytest.approx(0.05 * metrics["reward_extra/contrib_c1/mean"])
+    assert metrics["reward_extra/beta_c1/mean"] == pytest.approx(0.05)
     assert metrics["reward_extra/reward_error/max"] == 0.0
     assert 0.0 <= metrics["reward_extra/acc/mean"] <= 1.0
