@@ -216,7 +216,7 @@ class ScoringCore:
 
         contrib = self.config.contribution.evaluate(sample.prev_step_dict, sample.cur_step_dict, sample.step)
         total = result.score + contrib.bonus
-        if not abs(total) <= FLOAT32_MAX:  # a huge score plus beta * contrib: not storable, flagged
+        if not abs(total) <= FLOAT32_MAX:  # a huge score plus the contribution bonus: not storable, flagged
             if self.config.on_error == "raise":
                 raise ScoreResultError(f"total reward {total:g} of sample {sample.sample_id} does not fit float32")
             error = 1
