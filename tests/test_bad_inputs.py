@@ -72,7 +72,7 @@ def test_deeply_nested_step_dict_is_flagged_not_a_crash(small_tokenizer_dir, sma
     out = mgr(batch, return_dict=True)
     assert out["reward_extra_info"]["step_dict_error"] == [1, 1, 0]
     assert out["reward_extra_info"]["reward_error"] == [0, 0, 0]
-    assert out["reward_extra_info"]["contrib"] == [1.0, 1.0, 1.0]  # the defaults ("{}") differ from "b"
+    assert out["reward_extra_info"]["contrib_c0"] == [1.0, 1.0, 1.0]  # the defaults ("{}") differ from "b"
 
 
 def test_short_non_tensor_column_names_the_column(small_tokenizer_dir, small_tokenizer):

@@ -84,8 +84,8 @@ def test_prepare_toolrl_with_nothing_to_convert_keeps_the_old_parquet(tmp_path, 
         (["--prompts", "0"], "--prompts must be a positive integer, got 0"),
         (["--n", "-1"], "--n must be a positive integer, got -1"),
         (["--workers", "0"], "--workers must be a positive integer, got 0"),
-        (["--beta", "nan"], "--beta must be a finite number, got nan"),
-        (["--beta=-inf"], "--beta must be a finite number, got -inf"),
+        (["--beta", "nan"], "--beta must be a finite number >= 0, got nan"),
+        (["--beta=-inf"], "--beta must be a finite number >= 0, got -inf"),
     ],
 )
 def test_demo_rejects_impossible_settings_before_ray_starts(capsys, args, message):

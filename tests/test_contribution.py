@@ -77,23 +77,24 @@ def test_per_turn_step_lists_sum_over_turns():
 def test_config_hydra_keys_win_over_environment():
     env = {"CONTRIBUTION": "1", "CONTRIB_TYPE": "C1", "BETA": "0.9"}
     cfg = ContributionConfig.from_config({"type": "c0", "beta": 0.1}, env)
-    assert (cfg.type, cfg.beta) == ("C0", 0.1)
+    assert cfg == ContributionConfig.single("C0", 0.1)
+    assert (cfg.type, cfg.terms[0].schedule.beta) == ("C0", 0.1)
 
 
 def test_config_env_fallback_when_keys_absent():
     assert ContributionConfig.from_config(None, {"CONTRIBUTION": "1", "CONTRIB_TYPE": "C1", "BETA": "0.2"}) == (
-        ContributionConfig("C1", 0.2)
+        ContributionConfig.single("C1", 0.2)
     )
-    assert ContributionConfig.from_config(None, {"CONTRIBUTION": "1"}) == ContributionConfig("C0", 0.05)
+    assert ContributionConfig.from_config(None, {"CONTRIBUTION": "1"}) == ContributionConfig.single("C0", 0.05)
     assert ContributionConfig.from_config(None, {"CONTRIB_TYPE": "C1"}).type == "none"  # not enabled
-    assert ContributionConfig.from_config({"beta": 0.3}, {"CONTRIBUTION": "0"}) == ContributionConfig("none", 0.3)
+    assert ContributionConfig.from_config({"beta": 0.3}, {"CONTRIBUTION": "0"}) == ContributionConfig()
 
 
 @pytest.mark.parametrize(
     ("section", "env", "message"),
     [
-        ({"type": "C2"}, {}, "unknown contribution type 'C2'"),
-        (None, {"CONTRIBUTION": "1", "CONTRIB_TYPE": "C7"}, "unknown contribution type 'C7'"),
+        ({"type": "C3"}, {}, "contribution.type: unknown contribution type 'C3'"),
+        (None, {"CONTRIBUTION": "1", "CONTRIB_TYPE": "C7"}, "CONTRIB_TYPE: unknown contribution type 'C7'"),
         ({"type": "C0", "beta": "abc"}, {}, "contribution.beta: expected a number, got 'abc'"),
         ({"type": "C0", "beta": float("nan")}, {}, "contribution.beta: expected a finite number"),
         ({"type": "C0", "beta": "inf"}, {}, "contribution.beta: expected a finite number"),

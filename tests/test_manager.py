@@ -48,7 +48,8 @@ def test_legacy_batch_places_total_on_last_valid_token(small_tokenizer_dir, smal
             assert torch.count_nonzero(row) == (1 if expected[i] else 0)
     extra = out["reward_extra_info"]
     assert extra["base_score"] == [1.0, 0.0, 0.0, 1.0]
-    assert extra["contrib"] == [1.0, 0.0, 1.0, 0.0]
+    assert extra["contrib_c0"] == [1.0, 0.0, 1.0, 0.0]  # R before beta
+    assert extra["contrib"] == [0.5, 0.0, 0.5, 0.0] and extra["beta_c0"] == [0.5] * 4  # the bonus beta * R
     assert extra["reward_error"] == [0, 0, 0, 0]
     assert set(extra) >= {"base_score", "contrib", "reward_error", "reward_timeout", "acc"}
 
@@ -68,7 +69,8 @@ def test_run_single_reads_streaming_layout_and_tool_extra_fields(small_tokenizer
     )
     out = asyncio.run(mgr.run_single(item))
     assert out["reward_score"] == pytest.approx(1.0 + 2.0 * 0.5)
-    assert out["reward_extra_info"]["contrib"] == pytest.approx(0.5)
+    assert out["reward_extra_info"]["contrib_c1"] == pytest.approx(0.5)
+    assert out["reward_extra_info"]["contrib"] == pytest.approx(2.0 * 0.5)
     assert out["reward_extra_info"]["base_score"] == 1.0
 
 
@@ -85,7 +87,7 @@ def test_step_dicts_found_in_extra_info_and_as_json_strings(small_tokenizer_dir,
         },
     )
     out = asyncio.run(mgr.run_single(item))
-    assert out["reward_score"] == 1.0 and out["reward_extra_info"]["contrib"] == 1.0
+    assert out["reward_score"] == 1.0 and out["reward_extra_info"]["contrib_c0"] == 1.0
 
 
 def test_toolrl_style_function_gets_step_and_step_dicts_and_tuple_components(small_tokenizer_dir, small_tokenizer):
@@ -179,9 +181,9 @@ def test_env_fallback_and_explicit_config_precedence(small_tokenizer_dir, small_
     monkeypatch.setenv("CONTRIB_TYPE", "C1")
     monkeypatch.setenv("BETA", "0.25")
     mgr = build_manager(small_tokenizer_dir, small_tokenizer, "exact_match")
-    assert (mgr.settings.contribution.type, mgr.settings.contribution.beta) == ("C1", 0.25)
+    assert (mgr.settings.contribution.type, mgr.settings.contribution.terms[0].schedule.beta) == ("C1", 0.25)
     mgr = build_manager(small_tokenizer_dir, small_tokenizer, "exact_match", {"contribution.type": "none"})
-    assert mgr.settings.contribution.type == "none" and mgr.settings.contribution.beta == 0.25
+    assert mgr.settings.contribution.type == "none" and not mgr.settings.contribution.terms
 
 
 def test_every_sample_gets_the_same_extra_keys_across_calls(small_tokenizer_dir, small_tokenizer):

@@ -72,7 +72,7 @@ def test_mixed_sources_and_faulty_rewards_in_one_batch(ray_cluster, small_tokeni
     assert extras["base_score"].tolist() == [1.0, 0.5, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0]
     assert extras["reward_error"].tolist() == [0, 0, 0, 1, 0, 1, 0, 0]
     assert extras["reward_timeout"].tolist() == [0, 0, 0, 0, 1, 0, 0, 0]
-    assert extras["contrib"].tolist() == [1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0]
+    assert extras["contrib_c0"].tolist() == [1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0]
     # a failed call's base score is the fallback; the contribution term still applies
     assert scores.sum(-1).tolist() == pytest.approx([1.05, 0.5, 0.05, 0.0, 0.05, 0.0, 1.05, 1.0])
     for key in ("em", "f1", "cls_calls"):  # extras of different rewards are all present on every row

@@ -97,7 +97,8 @@ def test_streaming_call_and_colocated_batch_with_contribution(ray_cluster, small
         out = mgr.compute_rm_score(batch)
         scores, extras = extract_reward(batch.union(out))
         assert scores.sum(-1).tolist() == pytest.approx([2.0 + 0.5 * 0.4, 0.0])
-        assert extras["contrib"].tolist() == pytest.approx([0.4, 0.0])
+        assert extras["contrib_c1"].tolist() == pytest.approx([0.4, 0.0])
+        assert extras["contrib"].tolist() == pytest.approx([0.5 * 0.4, 0.0])
         # the agent loop's streaming call: one trajectory to a worker handle, step dicts in tool_extra_fields
         item = streaming_item(
             tok.encode("q", add_special_tokens=False),
@@ -111,7 +112,7 @@ def test_streaming_call_and_colocated_batch_with_contribution(ray_cluster, small
         )
         result = ray.get(mgr.reward_loop_worker_handles[0].compute_score.remote(item))
         assert result["reward_score"] == pytest.approx(2.5)
-        assert result["reward_extra_info"]["contrib"] == 1.0
+        assert result["reward_extra_info"]["contrib_c1"] == 1.0
     finally:
         _release(mgr)
 
@@ -122,7 +123,9 @@ def test_demo_prints_reward_extra_training_metrics(ray_cluster, capsys):
     metrics = run_demo(n_prompts=4, rollout_n=4, contrib_type="C1", beta=0.05)
     out = capsys.readouterr().out
     assert "reward_extra/contrib/mean" in out and "critic/score/mean" in out
-    expected = metrics["reward_extra/base_score/mean"] + 0.05 * metrics["reward_extra/contrib/mean"]
+    expected = metrics["reward_extra/base_score/mean"] + metrics["reward_extra/contrib/mean"]  # contrib: the bonus
     assert metrics["critic/score/mean"] == pytest.approx(expected, abs=1e-5)
+    assert metrics["reward_extra/contrib/mean"] == pytest.approx(0.05 * metrics["reward_extra/contrib_c1/mean"])
+    assert metrics["reward_extra/beta_c1/mean"] == pytest.approx(0.05)
     assert metrics["reward_extra/reward_error/max"] == 0.0
     assert 0.0 <= metrics["reward_extra/acc/mean"] <= 1.0

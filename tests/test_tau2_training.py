@@ -452,7 +452,7 @@ def test_reward_loop_scores_tool_agent_rollouts(ray_cluster, prepared, small_tok
         assert info["reward_error"] == 0 and info["reward_timeout"] == 0, (domain_name, task_id, kind, info)
         assert info["base_score"] == want["reward"], (domain_name, task_id, kind, info)
         contrib = want[contrib_type.lower()]
-        assert info["contrib"] == pytest.approx(contrib)
+        assert info[f"contrib_{contrib_type.lower()}"] == pytest.approx(contrib)
         assert out.reward_score == pytest.approx(want["reward"] + BETA * contrib)
         assert {"db_match", "tau2_db", "tau2_action", "tau2_communicate", "tau2_env_assertion"} <= set(info)
         if kind != "incomplete":

@@ -59,7 +59,7 @@ def test_rlla_rows_are_scored_by_toolrl_with_components(qwen_tokenizer_dir, qwen
     assert extra["correctness"][0] == 3.0 and extra["correctness"][2] == -3.0
     assert -3.0 < extra["correctness"][1] < 3.0
     assert extra["length"] == [0.0, 0.0, 0.0]
-    assert extra["contrib"] == [1.0, 0.0, 1.0]
+    assert extra["contrib_c0"] == [1.0, 0.0, 1.0]
     totals = out["reward_tensor"].sum(-1).tolist()
     assert totals[0] == pytest.approx(4.0 + 0.05)
     assert totals[2] == pytest.approx(-3.0 + 0.05)

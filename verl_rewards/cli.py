@@ -171,7 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     demo = sub.add_parser("demo", help="score a GRPO batch through verl's real reward loop on CPU")
     demo.add_argument("--prompts", type=int, default=8, help="number of prompts (GRPO groups)")
     demo.add_argument("--n", type=int, default=4, help="rollouts per prompt")
-    demo.add_argument("--contrib-type", default="C1", choices=["C0", "C1", "none"])
+    demo.add_argument("--contrib-type", default="C1", choices=["C0", "C1", "C2", "none"])
     demo.add_argument("--beta", type=float, default=0.05)
     demo.add_argument("--workers", type=int, default=2, help="reward.num_workers")
     score = sub.add_parser("score", help="score a JSONL of rollouts offline with a registered reward")
@@ -180,7 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     score.add_argument("--module", action="append", default=[], help="module name or .py file to import (repeat)")
     score.add_argument("--timeout-s", type=float, default=60.0)
     score.add_argument("--executor", choices=["thread", "process"], default="thread")
-    score.add_argument("--contrib-type", choices=["C0", "C1", "none"], default="none")
+    score.add_argument("--contrib-type", choices=["C0", "C1", "C2", "none"], default="none")
     score.add_argument("--beta", type=float, default=0.05)
     score.add_argument("--hist", default="rewards.png", help="histogram image of the rewards, format from the "
                        "extension: .png, .svg, .pdf, ... ('' to skip)")

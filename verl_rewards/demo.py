@@ -72,13 +72,13 @@ def check_demo_args(n_prompts: int, rollout_n: int, num_workers: int, contrib_ty
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise DemoArgumentError(f"--{name} must be a positive integer, got {value!r}")
     try:  # the manager's own rules for both settings
-        ContributionConfig.from_config({"type": contrib_type})
+        ContributionConfig.from_config({"type": contrib_type}, environ={})
     except ContributionConfigError as exc:
         raise DemoArgumentError(f"--contrib-type: {exc}") from None
     try:
-        ContributionConfig.from_config({"type": "none", "beta": beta})
+        ContributionConfig.from_config({"type": "none", "beta": beta}, environ={})
     except ContributionConfigError:
-        raise DemoArgumentError(f"--beta must be a finite number, got {beta!r}") from None
+        raise DemoArgumentError(f"--beta must be a finite number >= 0, got {beta!r}") from None
 
 
 def run_demo(

@@ -4,13 +4,14 @@
 #   CONTRIBUTION=1 CONTRIB_TYPE=C0 BETA=0.05 bash examples/grpo_trainer/run_grpo.sh [extra Hydra overrides]
 #
 # CONTRIBUTION=1 turns the beta * R_contrib term on (CONTRIB_TYPE: C0 = blackboard changed,
-# C1 = positive critic value delta; BETA its weight); CONTRIBUTION=0 turns it off. Every argument is passed
+# C1 = positive critic value delta, C2 = potential-based shaping of value_est; BETA its weight);
+# CONTRIBUTION=0 turns it off. Every argument is passed
 # to main_ppo after ours, so any Hydra override (or `--cfg job` to print the composed config) works.
 # Data: verl parquet files (see README "Data"); model: any HF chat model path.
 set -euo pipefail
 
 export CONTRIBUTION=${CONTRIBUTION:-1}   # 0 to disable
-export CONTRIB_TYPE=${CONTRIB_TYPE:-C0}  # C0 / C1
+export CONTRIB_TYPE=${CONTRIB_TYPE:-C0}  # C0 / C1 / C2
 export BETA=${BETA:-0.05}
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

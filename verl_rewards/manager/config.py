@@ -119,7 +119,9 @@ class ManagerConfig:
         env = os.environ if environ is None else environ
         contribution_section = kw.get("contribution")
         if contribution_section is not None and not isinstance(contribution_section, Mapping):
-            raise ManagerConfigError("reward.reward_kwargs.contribution must be a mapping with keys type, beta")
+            raise ManagerConfigError(
+                "reward.reward_kwargs.contribution must be a mapping (type, beta, ... or terms: [...])"
+            )
         try:
             contribution = ContributionConfig.from_config(contribution_section, env)
         except ContributionConfigError as exc:

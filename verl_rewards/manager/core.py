@@ -2,7 +2,8 @@
 
 For one :class:`~verl_rewards.scoring.sample.Sample` it picks the reward (:class:`~verl_rewards.manager.routing.
 Router`), runs its :class:`~verl_rewards.scoring.contract.Scorer` under the run's time limit and concurrency
-bound, turns failures into the fallback score with flags, adds ``beta * R_contrib`` and lays the components onto
+bound, turns failures into the fallback score with flags, adds the contribution terms ``sum_i beta_i * R_i``
+(:mod:`verl_rewards.contribution`) and lays the components onto
 the run's fixed extra keys (:class:`~verl_rewards.scoring.extras.ExtraKeys`). Scorers see a frozen
 :class:`~verl_rewards.scoring.contract.ScoringContext`, never the engine.
 """
@@ -16,7 +17,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..contribution import compute_contribution
 from ..rewards.process import shared_runner
 from ..scoring.contract import RewardInputError, Scorer, ScoringContext
 from ..scoring.decoding import DecodeBatcher
@@ -64,7 +64,7 @@ class ScoringCore:
             process_runner=self._process_runner,
         )
         try:
-            self.keys = ExtraKeys([*config.extra_keys, *declared_keys])
+            self.keys = ExtraKeys([*config.extra_keys, *config.contribution.extra_keys, *declared_keys])
         except ValueError as exc:
             raise ManagerConfigError(str(exc)) from None
         self._semaphores: dict[int, asyncio.Semaphore] = {}
@@ -116,10 +116,9 @@ class ScoringCore:
                 self.failures.report(f"{what} in {scorer.name}", sample.sample_id, exc)
                 result = ScoreResult(self.config.fallback_reward)
 
-        contrib_cfg = self.config.contribution
-        contrib = compute_contribution(contrib_cfg.type, sample.prev_step_dict, sample.cur_step_dict)
-        total = result.score + contrib_cfg.beta * contrib
-        if not abs(total) <= FLOAT32_MAX:  # a huge score plus beta * contrib: not storable, flagged
+        contrib = self.config.contribution.evaluate(sample.prev_step_dict, sample.cur_step_dict, sample.step)
+        total = result.score + contrib.bonus
+        if not abs(total) <= FLOAT32_MAX:  # a huge score plus the contribution bonus: not storable, flagged
             if self.config.on_error == "raise":
                 raise ScoreResultError(f"total reward {total:g} of sample {sample.sample_id} does not fit float32")
             error = 1
@@ -128,10 +127,11 @@ class ScoringCore:
             total = result.score
         extra = {
             "base_score": result.score,
-            "contrib": contrib,
+            "contrib": contrib.bonus,
             "reward_error": error,
             "reward_timeout": timeout,
             "step_dict_error": int(sample.step_dict_error),
+            **contrib.extras,
         }
         for key, value in result.components.items():
             if key not in extra:

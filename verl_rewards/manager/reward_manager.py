@@ -94,9 +94,8 @@ class ContributionRewardManager(RewardManagerBase):
         )
         self.core = ScoringCore(tokenizer, self.settings, self.router, self.router.declared_keys(), self.router.modules)
         logger.info(
-            "verl-rewards: contribution manager ready (type=%s, beta=%s, timeout_s=%s, on_error=%s)",
-            self.settings.contribution.type,
-            self.settings.contribution.beta,
+            "verl-rewards: contribution manager ready (contribution: %s; timeout_s=%s, on_error=%s)",
+            self.settings.contribution.describe(),
             self.settings.timeout_s,
             self.settings.on_error,
         )

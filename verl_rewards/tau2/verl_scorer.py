@@ -19,7 +19,8 @@ Options (``reward.reward_kwargs.tau2.*``): ``data_dir`` (else ``TAU2_DATA_DIR``)
 ``tau_bench``), ``nl_policy`` (``skip``: NL assertions are left out of the product, the default since no
 judge runs inside a reward worker; ``require``: a task whose basis needs them is an error unless ``judge``
 names a callable ``module:function``), ``assertion_errors`` (``zero``: an env assertion that cannot be
-evaluated counts as unmet; ``raise``), ``default_termination``.
+evaluated counts as unmet; ``raise``), ``default_termination``, ``partial_credit`` (off by default; ``true`` or
+weights ``{action: 0.7, env_assertion: 0.2, communicate: 0.1}``: see :func:`partial_credit`).
 
 Extras (every sample): ``db_match`` (agent and user DB equal to the gold replay, 0/1), and the components
 ``tau2_db``, ``tau2_env_assertion``, ``tau2_action``, ``tau2_communicate``, ``tau2_nl_assertion`` (the
@@ -28,7 +29,8 @@ the episode ended without an agent or user stop); for tau2's own statistics (``v
 validation metrics of :mod:`verl_rewards.evaluation`): ``termination`` (the reason, a string),
 ``tau2_basis`` (the scored components, comma-separated; empty after an early stop) and the gold-action counts
 ``tau2_read_actions`` / ``tau2_read_correct`` / ``tau2_write_actions`` / ``tau2_write_correct``; tau-bench:
-``tb_r_actions``, ``tb_r_outputs``.
+``tb_r_actions``, ``tb_r_outputs``. With ``partial_credit`` on: ``tau2_partial_credit`` (reported next to the
+binary reward, which stays the task reward).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..coerce import finite_float, parse_bool
 from ..rewards.registry import RewardSpec, reward
 from ..scoring.contract import ConfigError, Scorer
 from ..scoring.families import Family
@@ -60,9 +63,13 @@ TAU2_EVAL_KEYS = (
     "tau2_write_correct",
 )
 TAU_BENCH_KEYS = ("tb_r_actions", "tb_r_outputs")
+PARTIAL_CREDIT_KEY = "tau2_partial_credit"
 #: every extra key this family's scorers may report
-EXTRA_KEYS = (*TAU2_KEYS, *TAU2_EVAL_KEYS, *TAU_BENCH_KEYS)
-_OPTION_KEYS = {"data_dir", "reward", "nl_policy", "judge", "assertion_errors", "default_termination"}
+EXTRA_KEYS = (*TAU2_KEYS, *TAU2_EVAL_KEYS, *TAU_BENCH_KEYS, PARTIAL_CREDIT_KEY)
+_OPTION_KEYS = {"data_dir", "reward", "nl_policy", "judge", "assertion_errors", "default_termination",
+                "partial_credit"}
+#: ``tau2.partial_credit: true``: 0.7 actions, 0.2 env assertions, 0.1 communicate (as tau2 partial credit on slime)
+DEFAULT_PARTIAL_CREDIT = (("action", 0.7), ("env_assertion", 0.2), ("communicate", 0.1))
 
 
 class Tau2InputError(ValueError):
@@ -79,6 +86,8 @@ class Tau2Options:
     judge: Callable[..., Any] | None = None
     assertion_errors: str = "zero"
     default_termination: str = "agent_stop"
+    #: ``(component, weight)`` pairs, or ``None`` when partial credit is off
+    partial_credit: tuple[tuple[str, float], ...] | None = None
 
     @classmethod
     def from_config(cls, section: Mapping[str, Any] | None) -> Tau2Options:
@@ -115,6 +124,9 @@ class Tau2Options:
             if not isinstance(data_dir, str | os.PathLike) or not Path(data_dir).expanduser().is_dir():
                 raise ConfigError(f"reward.reward_kwargs.tau2.data_dir {data_dir!r} is not a directory")
             data_dir = str(Path(data_dir).expanduser())
+        partial = _partial_credit_weights(section.get("partial_credit"))
+        if partial is not None and kind != "tau2":
+            raise ConfigError("reward.reward_kwargs.tau2.partial_credit needs tau2.reward=tau2 (tau2's checks)")
         return cls(
             data_dir=data_dir,
             reward=kind,
@@ -122,7 +134,65 @@ class Tau2Options:
             judge=judge or None,
             assertion_errors=errors,
             default_termination=termination,
+            partial_credit=partial,
         )
+
+
+def _partial_credit_weights(value: Any) -> tuple[tuple[str, float], ...] | None:
+    """``tau2.partial_credit``: off (absent, null, false), on with the default weights (true) or a weight mapping."""
+    key = "reward.reward_kwargs.tau2.partial_credit"
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        try:
+            on = parse_bool(value)
+        except ValueError:
+            raise ConfigError(
+                f"{key} must be true/false or weights {{action: 0.7, env_assertion: 0.2, communicate: 0.1}}, "
+                f"got {value!r}"
+            ) from None
+        return DEFAULT_PARTIAL_CREDIT if on else None
+    names = [name for name, _ in DEFAULT_PARTIAL_CREDIT]
+    unknown = sorted(set(value) - set(names))
+    if unknown:
+        raise ConfigError(f"unknown key(s) {unknown} in {key}; valid: {names}")
+    weights = []
+    for name in names:
+        if value.get(name) is None:
+            continue
+        try:
+            weight = finite_float(value[name])
+        except ValueError as exc:
+            raise ConfigError(f"{key}.{name}: {exc}") from None
+        if weight < 0:
+            raise ConfigError(f"{key}.{name}: a weight must be >= 0, got {value[name]!r}")
+        weights.append((name, weight))
+    if not any(w > 0 for _, w in weights):
+        raise ConfigError(f"{key}: at least one weight must be > 0, got {value!r}")
+    return tuple(weights)
+
+
+def partial_credit(result: Any, weights: tuple[tuple[str, float], ...]) -> float:
+    """A dense score in [0, 1] from the evaluator's per-check results (the binary reward is left untouched).
+
+    Each weighted component scores the share of its checks that passed: gold actions matched
+    (``action_checks``), env assertions met (``env_assertion_checks``, evaluated when ENV_ASSERTION is in the
+    task's basis), information communicated (``communicate_checks``). A component without checks is left out and
+    the weights are renormalised over the others; with none at all (or after an early stop, which runs no
+    checks) the score is 0.0, so shaping is never free. The rule of the tau2 partial-credit shaping trained with
+    slime (jbarnes850/slime-tau2-warmup ``tau2_reward_shaping.py``).
+    """
+    checks = {
+        "action": [bool(c.get("match")) for c in result.action_checks],
+        "env_assertion": [bool(c.get("met")) for c in result.env_assertion_checks],
+        "communicate": [bool(c.get("met")) for c in result.communicate_checks],
+    }
+    total = weight_sum = 0.0
+    for name, weight in weights:
+        if checks[name]:
+            total += weight * sum(checks[name]) / len(checks[name])
+            weight_sum += weight
+    return total / weight_sum if weight_sum > 0 else 0.0
 
 
 def domain_of(data_source: str, extra_info: Mapping[str, Any]) -> str:
@@ -185,6 +255,8 @@ def score_tau2(
     for comp in COMPONENTS:
         out[f"tau2_{comp.lower()}"] = float(result.breakdown.get(comp, 1.0)) if scored else 0.0
     out.update(eval_extras(result))
+    if options.partial_credit is not None:
+        out[PARTIAL_CREDIT_KEY] = partial_credit(result, options.partial_credit)
     return out
 
 
@@ -209,6 +281,8 @@ def _spec(name: str, options: Tau2Options) -> RewardSpec:
         return score_tau2(trajectory, data_source, ground_truth, tool_extra, options)
 
     keys = TAU_BENCH_KEYS if options.reward == "tau_bench" else TAU2_KEYS + TAU2_EVAL_KEYS
+    if options.partial_credit is not None:
+        keys = (*keys, PARTIAL_CREDIT_KEY)
     return RewardSpec(name=name, func=tau2_reward, origin=f"{__file__}:{name}", extra_keys=keys)
 
 
