@@ -100,7 +100,12 @@ def _replay(base: BaseDB, actions: list[dict[str, Any]]) -> tuple[AgentTools, li
 # --------------------------------------------------------------------------------------------------------------
 def test_module_constants() -> None:
     assert airline.SPEC.name == "airline"
-    assert airline.SPEC.files == {"db": "db.json", "policy": "policy.md", "tasks": "tasks.json", "split": "split_tasks.json"}
+    assert airline.SPEC.files == {
+        "db": "db.json",
+        "policy": "policy.md",
+        "tasks": "tasks.json",
+        "split": "split_tasks.json",
+    }
     assert airline.SPEC.terminate_tools == ("transfer_to_human_agents",)
     assert airline.SPEC.user_toolkit is None
     for name in airline.SPEC.files.values():

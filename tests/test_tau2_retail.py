@@ -257,7 +257,12 @@ def _variant(tk: AgentTools, item_id: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------------------------
 def test_module_constants() -> None:
     assert retail.SPEC.name == "retail"
-    assert retail.SPEC.files == {"db": "db.json", "policy": "policy.md", "tasks": "tasks.json", "split": "split_tasks.json"}
+    assert retail.SPEC.files == {
+        "db": "db.json",
+        "policy": "policy.md",
+        "tasks": "tasks.json",
+        "split": "split_tasks.json",
+    }
     assert retail.SPEC.terminate_tools == ("transfer_to_human_agents",)
     assert retail.SPEC.user_toolkit is None
     for name in retail.SPEC.files.values():

@@ -24,7 +24,7 @@ from .environment import Environment
 from .errors import DataFileError, DataNotFoundError, TaskDataError, TaskValidationError
 from .registry import domain_spec
 from .state import BaseDB, DBState
-from .tasks import Task, _read_json, load_splits, load_tasks
+from .tasks import Task, load_splits, load_tasks, read_json
 from .toolkit import ToolSpec
 
 logger = logging.getLogger(__name__)
@@ -93,7 +93,7 @@ def _read_db(path: Path, normalize: Any) -> Any:
         except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:
             raise DataFileError(f"tau2 data file {path} is not valid UTF-8 TOML ({exc})") from None
     else:
-        raw = _read_json(path)
+        raw = read_json(path)
     try:
         return normalize(raw)
     except Exception as exc:  # noqa: BLE001 - any failure of the schema check is a bad file, named as such
@@ -236,7 +236,7 @@ class Domain:
 
     def policy_for(self, *, solo: bool = False, policy_type: str | None = None) -> str:
         """The agent policy; ``solo`` picks the solo-mode variant and ``policy_type`` one of the domain's
-        ``POLICY_TYPES`` (telecom: ``manual``, the default, or ``workflow``) where the domain has them.
+        ``spec.policy_types`` (telecom: ``manual``, the default, or ``workflow``) where the domain has them.
         Other domains have one policy text."""
         if self.spec.policy_text is not None:
             kwargs = {} if policy_type is None else {"policy_type": policy_type}

@@ -323,7 +323,7 @@ SESSIONS = SessionStore()
 
 
 def _tool_specs(domain_name: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The agent and the user tool registries of a domain module (the user's is empty without a user toolkit)."""
+    """The agent and the user tool registries of a registered domain (the user's is empty without a user toolkit)."""
     spec = domain_spec(domain_name)
     return spec.agent_tool_specs(), spec.user_tool_specs()
 
