@@ -2,8 +2,8 @@
 
 What a domain is made of (data file names, toolkits, normalisers, hooks) is its
 :class:`~verl_rewards.tau2.domain_spec.DomainSpec`, looked up by name in :mod:`verl_rewards.tau2.registry`. This
-module reads the spec's files into a :class:`Domain` and builds :class:`~verl_rewards.tau2.environment.Environment`
-objects from the spec's toolkits over copy-on-write DB states.
+module reads the domain spec's files into a :class:`Domain` and builds
+:class:`~verl_rewards.tau2.environment.Environment` objects from its toolkits over copy-on-write DB states.
 
 The data directory is the ``data_dir`` argument, else the ``TAU2_DATA_DIR`` environment variable. It holds one
 folder per domain (``<dir>/mock/db.json``); a directory that directly holds the domain's files is accepted too.
@@ -337,7 +337,7 @@ class Domain:
         return env
 
     def _env_over(self, agent_base: BaseDB, user_base: BaseDB | None, aliased: bool, solo_mode: bool) -> Environment:
-        """An environment of the spec's toolkits over fresh copy-on-write states of these bases."""
+        """An environment of the domain spec's toolkits over fresh copy-on-write states of these bases."""
         spec = self.spec
         agent_db = DBState(agent_base)
         user_tools = None

@@ -2,7 +2,7 @@
 
 It gathers the pieces tau2-bench wires together in each domain's ``get_environment``
 (``src/tau2/domains/<name>/environment.py``): the data files, the agent toolkit, the optional user toolkit with
-its own DB, the hook that keeps the two sides consistent, and how the policy text is assembled. The spec is
+its own DB, the hook that keeps the two sides consistent, and how the policy text is assembled. A DomainSpec is
 checked when it is built, so a domain module with a missing or inconsistent piece fails at import, naming it.
 """
 
