@@ -106,7 +106,7 @@ def _naive_call(toolkit: Any, name: str, arguments: dict[str, Any]) -> None:
 
 def naive_db_reward(domain: Domain, task_id: str, messages: list[dict[str, Any]]) -> float:
     """The baseline: full copies, full replays, full hashes, nothing cached."""
-    tools_cls = domain.module.AgentTools
+    tools_cls = domain.spec.agent_toolkit
     specs = tools_cls.tool_specs()
     # agent side
     predicted = tools_cls(PlainState(copy.deepcopy(domain.base_db.data)))
@@ -132,13 +132,14 @@ def _full_hash(state: PlainState) -> str:
 def naive_full_reward(domain: Domain, task_id: str, messages: list[dict[str, Any]]) -> float:
     """The full-reward baseline for a domain with a user DB and a sync hook: copies, replays, hashes, no cache."""
     task = domain.task(task_id)
+    sync = domain.spec.sync_tools
 
     def fresh_env() -> tuple[Any, Any]:
-        agent = domain.module.AgentTools(PlainState(copy.deepcopy(domain.base_db.data)))
-        user = domain.user_toolkit_class(PlainState(copy.deepcopy(domain.user_base_db.data)))
+        agent = domain.spec.agent_toolkit(PlainState(copy.deepcopy(domain.base_db.data)))
+        user = domain.spec.user_toolkit(PlainState(copy.deepcopy(domain.user_base_db.data)))
         for action in task.initial_state.initialization_actions or ():
             (user if action.env_type == "user" else agent).call(action.func_name, copy.deepcopy(action.arguments))
-            domain.sync_tools(agent, user)
+            sync(agent, user)
         return agent, user
 
     def run(agent: Any, user: Any, name: str, arguments: dict[str, Any], requestor: str) -> None:
@@ -147,7 +148,7 @@ def naive_full_reward(domain: Domain, task_id: str, messages: list[dict[str, Any
             return
         try:
             kit.call(name, copy.deepcopy(arguments))
-            domain.sync_tools(agent, user)
+            sync(agent, user)
         except Exception:  # noqa: BLE001 - tool errors are observations
             pass
 
@@ -157,7 +158,7 @@ def naive_full_reward(domain: Domain, task_id: str, messages: list[dict[str, Any
         kit = user if call.requestor == "user" else agent
         if call.valid and kit.has_tool(call.name) and kit.tool_specs()[call.name].mutates_state:
             run(agent, user, call.name, call.arguments or {}, call.requestor)
-    domain.sync_tools(agent, user)
+    sync(agent, user)
     gold_agent, gold_user = fresh_env()
     for name, arguments, requestor in gold_calls(domain, task_id):
         run(gold_agent, gold_user, name, arguments, requestor)

@@ -51,8 +51,8 @@ def tau_bench_way(domain: TauBenchDomain, task_id: str, messages: list[dict[str,
     """tau-bench's ``calculate_reward``: fresh data from disk and a full hash on both sides, nothing cached."""
 
     def fresh() -> Any:
-        return domain.module.AgentTools(
-            PlainState({p: json.loads((domain.data_dir / f"{p}.json").read_text()) for p in domain.module.DATA_FILES})
+        return domain.spec.agent_toolkit(
+            PlainState({p: json.loads((domain.data_dir / f"{p}.json").read_text()) for p in domain.spec.data_files})
         )
 
     agent = fresh()

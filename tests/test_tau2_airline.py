@@ -99,11 +99,16 @@ def _replay(base: BaseDB, actions: list[dict[str, Any]]) -> tuple[AgentTools, li
 # module surface and tool registry
 # --------------------------------------------------------------------------------------------------------------
 def test_module_constants() -> None:
-    assert airline.NAME == "airline"
-    assert airline.FILES == {"db": "db.json", "policy": "policy.md", "tasks": "tasks.json", "split": "split_tasks.json"}
-    assert airline.TERMINATE_TOOLS == ("transfer_to_human_agents",)
-    assert airline.USER_TOOLKIT is None
-    for name in airline.FILES.values():
+    assert airline.SPEC.name == "airline"
+    assert airline.SPEC.files == {
+        "db": "db.json",
+        "policy": "policy.md",
+        "tasks": "tasks.json",
+        "split": "split_tasks.json",
+    }
+    assert airline.SPEC.terminate_tools == ("transfer_to_human_agents",)
+    assert airline.SPEC.user_toolkit is None
+    for name in airline.SPEC.files.values():
         assert (DATA / name).is_file()
 
 

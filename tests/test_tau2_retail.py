@@ -256,11 +256,16 @@ def _variant(tk: AgentTools, item_id: str) -> dict[str, Any]:
 # module surface and tool registry
 # --------------------------------------------------------------------------------------------------------------
 def test_module_constants() -> None:
-    assert retail.NAME == "retail"
-    assert retail.FILES == {"db": "db.json", "policy": "policy.md", "tasks": "tasks.json", "split": "split_tasks.json"}
-    assert retail.TERMINATE_TOOLS == ("transfer_to_human_agents",)
-    assert retail.USER_TOOLKIT is None
-    for name in retail.FILES.values():
+    assert retail.SPEC.name == "retail"
+    assert retail.SPEC.files == {
+        "db": "db.json",
+        "policy": "policy.md",
+        "tasks": "tasks.json",
+        "split": "split_tasks.json",
+    }
+    assert retail.SPEC.terminate_tools == ("transfer_to_human_agents",)
+    assert retail.SPEC.user_toolkit is None
+    for name in retail.SPEC.files.values():
         assert (DATA / name).is_file()
 
 

@@ -124,7 +124,7 @@ def scored_tasks(telecom_domain) -> list[str]:
 
 # ------------------------------------------------------------------------------------------ domain shape
 def test_module_constants_and_tool_registry(telecom_domain) -> None:
-    assert telecom.NAME == "telecom" and telecom.TERMINATE_TOOLS == ("transfer_to_human_agents",)
+    assert telecom.SPEC.name == "telecom" and telecom.SPEC.terminate_tools == ("transfer_to_human_agents",)
     assert telecom.TODAY.isoformat() == "2025-02-25"
     agent = {s["name"]: s["kind"] for s in telecom_domain.tool_specs()}
     assert agent == AGENT_TOOLS

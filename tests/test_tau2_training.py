@@ -227,7 +227,7 @@ def test_prepare_writes_rows_and_tool_config_verl_loads(prepared):
         assert gt["task_id"] == row["extra_info"]["task_id"]
         assert json.loads(gt["evaluation_criteria"]) == domain.task(gt["task_id"]).raw["evaluation_criteria"]
         assert [r["extra_info"]["index"] for r in rows] == list(range(len(rows)))
-        tool_names = [*domain.module.AgentTools.tool_specs(), DONE_TOOL]
+        tool_names = [*domain.spec.agent_tool_specs(), DONE_TOOL]
         kwargs = row["extra_info"]["tools_kwargs"]
         assert sorted(kwargs) == sorted(tool_names)
         assert kwargs[DONE_TOOL]["create_kwargs"] == {

@@ -10,7 +10,9 @@ Public API:
   ``env.get_user_data_hash()``; ``env.actions`` is the action log.
 * ``domain.tasks`` ({id: Task}), ``domain.split(name)``, ``domain.policy``, ``domain.policy_for(solo=...,
   policy_type=...)``, ``domain.tool_specs()``, ``domain.user_tool_specs()``.
-* Domains: ``mock``, ``airline``, ``retail``, ``telecom`` (:mod:`verl_rewards.tau2.domains`).
+* Domains: ``mock``, ``airline``, ``retail``, ``telecom`` (:mod:`verl_rewards.tau2.domains`), each described by a
+  :class:`DomainSpec` in the registry: :func:`available_domains`, :func:`domain_spec` ``(name)``,
+  :func:`register` ``(spec)`` for another domain.
 * :func:`evaluate_trajectory` — tau2's evaluator (DB, ENV_ASSERTION, ACTION, COMMUNICATE, NL_ASSERTION).
 * :func:`tau_bench_reward` — tau-bench's DB-hash + required-outputs reward.
 
@@ -20,16 +22,22 @@ adapters; imports verl, so it is not imported here) and :mod:`.verl_scorer` (the
 """
 
 from .domain import Domain, load_domain
+from .domain_spec import DomainSpec
 from .environment import Environment
 from .evaluator import EvaluationResult, evaluate_trajectory
+from .registry import available_domains, domain_spec, register
 from .tau_bench import TauBenchResult, tau_bench_reward
 
 __all__ = [
     "Domain",
+    "DomainSpec",
     "Environment",
     "EvaluationResult",
     "TauBenchResult",
+    "available_domains",
+    "domain_spec",
     "evaluate_trajectory",
     "load_domain",
+    "register",
     "tau_bench_reward",
 ]

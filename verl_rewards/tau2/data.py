@@ -184,8 +184,8 @@ def done_schema() -> dict[str, Any]:
 
 def tool_schemas(domain: Domain) -> list[dict[str, Any]]:
     """OpenAI schemas of the domain's agent tools, then its user tools (registry order), then ``done``."""
-    specs = domain.module.AgentTools.tool_specs()
-    user_specs = domain.user_toolkit_class.tool_specs() if domain.user_toolkit_class is not None else {}
+    specs = domain.spec.agent_tool_specs()
+    user_specs = domain.spec.user_tool_specs()
     if DONE_TOOL in specs or DONE_TOOL in user_specs:
         raise Tau2PrepareError(f"domain {domain.name!r} already has a tool named {DONE_TOOL!r}")
     both = sorted(set(specs) & set(user_specs))
@@ -204,8 +204,7 @@ def user_tool_schema(name: str, func: Callable[..., Any]) -> dict[str, Any]:
 
 def tool_names(domain: Domain) -> list[str]:
     """Names of the tools a row offers: agent tools, user tools, ``done`` (the order of :func:`tool_schemas`)."""
-    user = domain.user_toolkit_class.tool_specs() if domain.user_toolkit_class is not None else {}
-    return [*domain.module.AgentTools.tool_specs(), *user, DONE_TOOL]
+    return [*domain.spec.agent_tool_specs(), *domain.spec.user_tool_specs(), DONE_TOOL]
 
 
 def tool_config(domain: Domain, data_dir: str | None = None) -> dict[str, Any]:
@@ -349,7 +348,7 @@ def split_ids(domain: Domain, split: str) -> list[str]:
     if split not in domain.splits:
         raise Tau2PrepareError(
             f"domain {domain.name!r} has no split {split!r}; available: {sorted(domain.splits)} or {ALL_SPLIT!r} "
-            f"(splits come from {domain.data_dir / domain.module.FILES.get('split', 'split_tasks.json')})"
+            f"(splits come from {domain.data_dir / domain.spec.files.get('split', 'split_tasks.json')})"
         )
     return domain.split(split)
 

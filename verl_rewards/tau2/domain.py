@@ -1,12 +1,9 @@
-"""Loading a tau2 domain: data files, tasks, splits, policy, toolkits, fresh environments and cached gold states.
+"""Loading a tau2 domain: data files, tasks, splits, policy, fresh environments and cached gold states.
 
-A domain module (``verl_rewards/tau2/domains/<name>.py`` or a package of that name) provides ``NAME``, ``FILES``
-(data file names: ``db``, ``policy``, ``tasks``, ``split`` and, with a user DB, ``user_db``; a ``.toml`` DB is
-read as TOML), ``TERMINATE_TOOLS``, ``normalize_db(raw)``, ``AgentTools`` and ``USER_TOOLKIT`` (None, or the
-user :class:`Toolkit` class; then also ``normalize_user_db``). Optional: ``sync_tools(agent_toolkit,
-user_toolkit)``, run after every successful tool call and initialisation action (tau2's
-``Environment.sync_tools``), and ``policy_text(data_dir, solo=..., policy_type=...)`` when the policy is
-assembled from several files or has a solo-mode variant (with ``POLICY_TYPES``, the accepted policy types).
+What a domain is made of (data file names, toolkits, normalisers, hooks) is its
+:class:`~verl_rewards.tau2.domain_spec.DomainSpec`, looked up by name in :mod:`verl_rewards.tau2.registry`. This
+module reads the domain spec's files into a :class:`Domain` and builds
+:class:`~verl_rewards.tau2.environment.Environment` objects from its toolkits over copy-on-write DB states.
 
 The data directory is the ``data_dir`` argument, else the ``TAU2_DATA_DIR`` environment variable. It holds one
 folder per domain (``<dir>/mock/db.json``); a directory that directly holds the domain's files is accepted too.
@@ -15,29 +12,24 @@ folder per domain (``<dir>/mock/db.json``); a directory that directly holds the 
 from __future__ import annotations
 
 import copy
-import importlib
 import inspect
 import logging
 import os
-import pkgutil
-import re
 import threading
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+from .domain_spec import DomainSpec
 from .environment import Environment
-from .errors import DataFileError, DataNotFoundError, TaskDataError, TaskValidationError, UnknownDomainError
+from .errors import DataFileError, DataNotFoundError, TaskDataError, TaskValidationError
+from .registry import domain_spec
 from .state import BaseDB, DBState
-from .tasks import Task, _read_json, load_splits, load_tasks
-from .toolkit import Toolkit
+from .tasks import Task, load_splits, load_tasks, read_json
+from .toolkit import ToolSpec
 
 logger = logging.getLogger(__name__)
 
 DATA_DIR_ENV = "TAU2_DATA_DIR"
-_NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
-_NOT_DOMAINS = {"common"}
-_REQUIRED = ("FILES", "TERMINATE_TOOLS", "normalize_db", "AgentTools")
 
 _cache: dict[tuple[str, str], Domain] = {}
 _cache_lock = threading.Lock()
@@ -57,28 +49,6 @@ def deep_merge(base: Any, patch: Any) -> Any:
         else:
             out[key] = copy.deepcopy(value)
     return out
-
-
-def available_domains() -> list[str]:
-    """Names of the domain modules present in ``verl_rewards.tau2.domains``."""
-    from . import domains
-
-    return sorted(m.name for m in pkgutil.iter_modules(domains.__path__) if m.name not in _NOT_DOMAINS)
-
-
-def _import_domain(name: str) -> ModuleType:
-    if not isinstance(name, str) or not _NAME_RE.match(name) or name in _NOT_DOMAINS:
-        raise UnknownDomainError(f"unknown tau2 domain {name!r}; available: {available_domains()}")
-    try:
-        module = importlib.import_module(f"{__package__}.domains.{name}")
-    except ModuleNotFoundError as exc:
-        if exc.name == f"{__package__}.domains.{name}":
-            raise UnknownDomainError(f"unknown tau2 domain {name!r}; available: {available_domains()}") from exc
-        raise
-    missing = [attr for attr in _REQUIRED if not hasattr(module, attr)]
-    if missing:
-        raise UnknownDomainError(f"domain module {name!r} lacks {missing}")
-    return module
 
 
 def resolve_data_dir(
@@ -123,7 +93,7 @@ def _read_db(path: Path, normalize: Any) -> Any:
         except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:
             raise DataFileError(f"tau2 data file {path} is not valid UTF-8 TOML ({exc})") from None
     else:
-        raw = _read_json(path)
+        raw = read_json(path)
     try:
         return normalize(raw)
     except Exception as exc:  # noqa: BLE001 - any failure of the schema check is a bad file, named as such
@@ -146,7 +116,8 @@ def _json_type(annotation: Any) -> str | None:
     return None
 
 
-def _spec_dict(spec: Any) -> dict[str, Any]:
+def _describe_tool(spec: ToolSpec) -> dict[str, Any]:
+    """A tool as plain data: name, kind, mutates_state, description, parameters schema (from its signature)."""
     props: dict[str, Any] = {}
     required: list[str] = []
     for pname, param in list(inspect.signature(spec.func).parameters.items())[1:]:
@@ -171,27 +142,26 @@ def _spec_dict(spec: Any) -> dict[str, Any]:
 class Domain:
     """A loaded domain. Shared and read-only after loading: environments never mutate it.
 
-    Attributes: ``name``, ``data_dir``, ``policy`` (text), ``tasks`` (``{id: Task}``), ``splits``
-    (``{name: [ids]}``), ``terminate_tools``, ``module``.
+    Attributes: ``name``, ``spec`` (its :class:`DomainSpec`), ``data_dir``, ``policy`` (text), ``tasks``
+    (``{id: Task}``), ``splits`` (``{name: [ids]}``), ``terminate_tools``, ``base_db`` and ``user_base_db`` (the
+    loaded DBs; None without a user toolkit).
     """
 
     def __init__(self, name: str, data_dir: str | os.PathLike[str] | None = None):
-        module = _import_domain(name)
+        spec = domain_spec(name)
         self.name = name
-        self.module = module
-        files: dict[str, str] = module.FILES
+        self.spec: DomainSpec = spec
+        files = spec.files
         self.data_dir = resolve_data_dir(name, data_dir, files)
-        self.terminate_tools: frozenset[str] = frozenset(module.TERMINATE_TOOLS)
-        self.user_toolkit_class: type[Toolkit] | None = getattr(module, "USER_TOOLKIT", None)
-        self.sync_tools: Any = getattr(module, "sync_tools", None)
+        self.terminate_tools: frozenset[str] = frozenset(spec.terminate_tools)
 
-        self.base_db = BaseDB(_read_db(self.data_dir / files["db"], module.normalize_db))
+        self.base_db = BaseDB(_read_db(self.data_dir / files["db"], spec.normalize_db))
         self.user_base_db: BaseDB | None = None
-        if self.user_toolkit_class is not None:
-            self.user_base_db = BaseDB(_read_db(self.data_dir / files["user_db"], module.normalize_user_db))
+        if spec.user_toolkit is not None:
+            self.user_base_db = BaseDB(_read_db(self.data_dir / files["user_db"], spec.normalize_user_db))
 
-        if hasattr(module, "policy_text"):
-            self.policy = module.policy_text(self.data_dir)
+        if spec.policy_text is not None:
+            self.policy = spec.policy_text(self.data_dir)
         else:
             policy_path = self.data_dir / files["policy"]
             try:
@@ -217,8 +187,8 @@ class Domain:
     def _check_env_functions(self) -> None:
         """Every initialisation action and env assertion names a public method of its toolkit (checked at load,
         so a typo in tasks.json fails here, naming the task, the field and the file, not mid-training)."""
-        kits = {"assistant": self.module.AgentTools, "user": self.user_toolkit_class}
-        tasks_file = self.data_dir / self.module.FILES["tasks"]
+        kits = {"assistant": self.spec.agent_toolkit, "user": self.spec.user_toolkit}
+        tasks_file = self.data_dir / self.spec.files["tasks"]
         for task in self.tasks.values():
             calls: list[tuple[str, Any]] = []
             if task.initial_state is not None:
@@ -266,27 +236,26 @@ class Domain:
 
     def policy_for(self, *, solo: bool = False, policy_type: str | None = None) -> str:
         """The agent policy; ``solo`` picks the solo-mode variant and ``policy_type`` one of the domain's
-        ``POLICY_TYPES`` (telecom: ``manual``, the default, or ``workflow``) where the domain has them.
+        ``spec.policy_types`` (telecom: ``manual``, the default, or ``workflow``) where the domain has them.
         Other domains have one policy text."""
-        if hasattr(self.module, "policy_text"):
+        if self.spec.policy_text is not None:
             kwargs = {} if policy_type is None else {"policy_type": policy_type}
-            return self.module.policy_text(self.data_dir, solo=solo, **kwargs)
+            return self.spec.policy_text(self.data_dir, solo=solo, **kwargs)
         if policy_type is not None:
             raise ValueError(f"domain {self.name!r} has a single policy; policy_type must be None")
         return self.policy
 
     def tool_specs(self) -> list[dict[str, Any]]:
         """The agent tools: name, kind (read/write/generic), mutates_state, description, parameters schema."""
-        return [_spec_dict(s) for s in self.module.AgentTools.tool_specs().values()]
+        return [_describe_tool(s) for s in self.spec.agent_tool_specs().values()]
 
     def tool_kinds(self) -> dict[str, str]:
         """``{tool name: kind}`` for the agent and user tools (cached)."""
         kinds = self.__dict__.get("_tool_kinds")
         if kinds is None:
-            kinds = {n: s.kind for n, s in self.module.AgentTools.tool_specs().items()}
-            if self.user_toolkit_class is not None:
-                for n, s in self.user_toolkit_class.tool_specs().items():
-                    kinds.setdefault(n, s.kind)
+            kinds = {n: s.kind for n, s in self.spec.agent_tool_specs().items()}
+            for n, s in self.spec.user_tool_specs().items():
+                kinds.setdefault(n, s.kind)
             self._tool_kinds = kinds
         return kinds
 
@@ -304,9 +273,7 @@ class Domain:
 
     def user_tool_specs(self) -> list[dict[str, Any]]:
         """The user tools (empty for domains without a user toolkit)."""
-        if self.user_toolkit_class is None:
-            return []
-        return [_spec_dict(s) for s in self.user_toolkit_class.tool_specs().values()]
+        return [_describe_tool(s) for s in self.spec.user_tool_specs().values()]
 
     # ------------------------------------------------------------ environments
     def _bases_for(self, task: Task | None) -> tuple[BaseDB, BaseDB | None, bool]:
@@ -321,10 +288,10 @@ class Domain:
                 return hit
             # Each slot is (plain data, normaliser). tau2 quirk: after patching one side, the other side's
             # toolkit is pointed at the patched DB object, so both hashes then come from the same DB.
-            agent: tuple[dict[str, Any], Any] = (self.base_db.data, self.module.normalize_db)
+            agent: tuple[dict[str, Any], Any] = (self.base_db.data, self.spec.normalize_db)
             user = None
             if self.user_base_db is not None:
-                user = (self.user_base_db.data, self.module.normalize_user_db)
+                user = (self.user_base_db.data, self.spec.normalize_user_db)
             try:
                 if data.agent_data is not None:
                     # deep copy: a normaliser may work in place, and the shared base must stay intact
@@ -370,9 +337,19 @@ class Domain:
         return env
 
     def _env_over(self, agent_base: BaseDB, user_base: BaseDB | None, aliased: bool, solo_mode: bool) -> Environment:
+        """An environment of the domain spec's toolkits over fresh copy-on-write states of these bases."""
+        spec = self.spec
         agent_db = DBState(agent_base)
-        user_db = None if user_base is None else (agent_db if aliased else DBState(user_base))
-        return Environment(self, agent_db, user_db, solo_mode=solo_mode)
+        user_tools = None
+        if spec.user_toolkit is not None and user_base is not None:
+            user_tools = spec.user_toolkit(agent_db if aliased else DBState(user_base))
+        return Environment(
+            spec.agent_toolkit(agent_db),
+            user_tools,
+            terminate_tools=self.terminate_tools,
+            sync_tools=spec.sync_tools,
+            solo_mode=solo_mode,
+        )
 
     def _initial_bases(self, task: Task | None) -> tuple[BaseDB, BaseDB | None, bool] | None:
         """The task's initial state as base DBs (cached per task; see :meth:`make_env`), or None when the task
@@ -395,19 +372,20 @@ class Domain:
                 raise TaskDataError(
                     task.id,
                     f"initial_state.initialization_actions[{i}]",
-                    f"{type(exc).__name__}: {exc} (in {self.data_dir / self.module.FILES['tasks']})",
+                    f"{type(exc).__name__}: {exc} (in {self.data_dir / self.spec.files['tasks']})",
                 ) from exc
         if task.history:
             try:
                 env.replay(task.history, strict=True)
             except Exception as exc:
                 raise TaskDataError(task.id, "initial_state.message_history", str(exc)) from exc
-        hit = self._freeze(env, bases[2])
+        hit = self._snapshot(env, bases[2])
         with self._lock:
             return self._initial.setdefault(task.id, hit)
 
     @staticmethod
-    def _freeze(env: Environment, aliased: bool) -> tuple[BaseDB, BaseDB | None, bool]:
+    def _snapshot(env: Environment, aliased: bool) -> tuple[BaseDB, BaseDB | None, bool]:
+        """The environment's DBs as new shared bases (the env must not be used afterwards)."""
         agent = env.agent_db.freeze()
         user_db = env.user_db
         user = None if user_db is None else (agent if aliased else user_db.freeze())
@@ -420,7 +398,7 @@ class Domain:
         recorded and ignored (tau2). Unlike tau2, the domain's sync hook runs after each action, as in a live
         episode (see :mod:`verl_rewards.tau2.rewards.db`). ``skip_terminate`` leaves out terminate tools
         (tau-bench's replay).
-        The returned environment is shared and read-only: never step it.
+        The returned environment is shared and frozen (:meth:`Environment.freeze`): never step it.
         """
         task = self.task(task_id)
         key = (task.id, bool(skip_terminate))
@@ -435,7 +413,7 @@ class Domain:
             if skip_terminate and action.name in self.terminate_tools:
                 continue
             mutating = env.has_tool(action.name) and env.is_mutating_tool(action.name)
-            observation, error = env._execute(action.name, action.arguments, action.requestor)
+            observation, error = env.execute(action.name, action.arguments, action.requestor)
             if error:
                 log = logger.warning if mutating else logger.debug
                 log(
@@ -454,7 +432,7 @@ class Domain:
                         "error": observation,
                     }
                 )
-        env._read_only = True
+        env.freeze()
         hit = (env, errors)
         with self._lock:
             self._gold.setdefault(key, hit)
@@ -463,8 +441,7 @@ class Domain:
 
 def load_domain(name: str, data_dir: str | os.PathLike[str] | None = None) -> Domain:
     """Load (once per ``(name, data folder)``, then cached) a tau2 domain. See the module doc for ``data_dir``."""
-    module = _import_domain(name)
-    folder = resolve_data_dir(name, data_dir, module.FILES)
+    folder = resolve_data_dir(name, data_dir, domain_spec(name).files)
     key = (name, str(folder))
     with _cache_lock:
         hit = _cache.get(key)

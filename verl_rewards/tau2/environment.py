@@ -1,14 +1,19 @@
-"""A tau2 environment: one episode's agent DB (and user DB), the tools that act on them, and an action log.
+"""A tau2 environment: one episode's toolkits (agent, and user where the domain has one) and an action log.
 
-:meth:`Environment.step` is the only entry point for model-chosen calls. It never raises: an unknown tool, a
-helper that is not a tool, arguments that are not a JSON object, wrong parameter names or a tool refusing the
-call all come back as the observation ``"Error: <message>"`` with the state unchanged (tools validate before
-they mutate). Every call, failed or not, is appended to :attr:`Environment.actions`.
+As in tau2-bench's ``src/tau2/environment/environment.py``, an :class:`Environment` is built from its toolkits,
+each holding its own DB state, plus the domain's terminate tools and its ``sync_tools`` hook (telecom), which runs
+after every successful tool call, every initialisation action or env-assertion call, and at the end of a replay.
+:meth:`Domain.make_env <verl_rewards.tau2.domain.Domain.make_env>` builds one with a task's initial state.
 
-Domains with a ``sync_tools`` hook (telecom) run it after every successful tool call, every initialisation
-action or env-assertion call, and at the end of a replay, as tau2's environment does. In *solo mode*
-(``Domain.make_env(..., solo_mode=True)``, tau2's solo agent that acts without a user simulator) an agent call
-of a user tool acts on the user toolkit, and calls with requestor ``"user"`` are refused.
+:meth:`Environment.step` is the entry point for model-chosen calls. It never raises: an unknown tool, a helper that
+is not a tool, arguments that are not a JSON object, wrong parameter names or a tool refusing the call all come
+back as the observation ``"Error: <message>"`` with the state unchanged (tools validate before they mutate).
+:meth:`Environment.execute` is the same for a call whose arguments are already a dict (replays use it). Every
+call, failed or not, is appended to :attr:`Environment.actions`. :meth:`Environment.freeze` makes an environment
+read-only, for states shared between threads (a task's cached gold state).
+
+In *solo mode* (tau2's solo agent, which acts without a user simulator) an agent call of a user tool acts on the
+user toolkit, and calls with requestor ``"user"`` are refused.
 
 Hashes (:meth:`get_data_hash`) are tau2's: sha256 of the sorted-key JSON of the whole DB. They cost O(DB size),
 so reward code compares states with :meth:`same_db_as` instead, which costs O(records touched).
@@ -18,16 +23,13 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from .errors import ReplayMismatchError
 from .state import DBState
 from .toolkit import ToolError, Toolkit, serialise_result
 from .trajectory import MAX_NAME_CHARS, Message, check_tool_name, pair_tool_calls, parse_arguments
-
-if TYPE_CHECKING:
-    from .domain import Domain
 
 _MISMATCH_SHOWN = 500
 
@@ -47,21 +49,47 @@ def _parse_output(text: Any) -> Any:
 
 
 class Environment:
-    """One episode of a domain. Build it with :meth:`Domain.make_env`, not directly."""
+    """One episode: the agent's toolkit, the user's (or None), the action log and whether the episode is done.
 
-    def __init__(self, domain: Domain, agent_db: DBState, user_db: DBState | None, *, solo_mode: bool = False):
-        self.domain = domain
+    ``terminate_tools``: tool names whose call sets :attr:`done`. ``sync_tools(tools, user_tools)``: the domain's
+    hook keeping both sides consistent (run only when there is a user toolkit). ``solo_mode``: see the module doc.
+    Domains build environments with :meth:`Domain.make_env <verl_rewards.tau2.domain.Domain.make_env>`.
+    """
+
+    def __init__(
+        self,
+        tools: Toolkit,
+        user_tools: Toolkit | None = None,
+        *,
+        terminate_tools: Iterable[str] = (),
+        sync_tools: Callable[[Toolkit, Toolkit], None] | None = None,
+        solo_mode: bool = False,
+    ):
+        self.tools = tools
+        self.user_tools = user_tools
+        self.terminate_tools: frozenset[str] = frozenset(terminate_tools)
+        self.sync_tools = sync_tools
         self.solo_mode = bool(solo_mode)
-        self.tools: Toolkit = domain.module.AgentTools(agent_db)
-        user_cls = domain.user_toolkit_class
-        self.user_tools: Toolkit | None = None
-        if user_cls is not None and user_db is not None:
-            self.user_tools = user_cls(user_db)
-        self.terminate_tools: frozenset[str] = domain.terminate_tools
         self.actions: list[dict[str, Any]] = []
         self.done = False
         self.task_id: str | None = None
-        self._read_only = False
+        self._frozen = False
+
+    # --------------------------------------------------------------- freezing
+    @property
+    def frozen(self) -> bool:
+        """True once :meth:`freeze` was called."""
+        return self._frozen
+
+    def freeze(self) -> None:
+        """Make this environment read-only: from now on :meth:`step`, :meth:`execute`, :meth:`run_env_function`
+        and :meth:`replay` raise ``RuntimeError``. For states shared between episodes and threads (a task's
+        cached gold state); reads (hashes, comparisons, ``actions``) keep working."""
+        self._frozen = True
+
+    def _check_not_frozen(self) -> None:
+        if self._frozen:
+            raise RuntimeError("this environment is frozen (a shared, cached state) and must not be stepped")
 
     # ------------------------------------------------------------------ state
     @property
@@ -108,10 +136,9 @@ class Environment:
         return True
 
     def sync(self) -> None:
-        """Run the domain's ``sync_tools`` hook (no-op for domains without one)."""
-        hook = self.domain.sync_tools
-        if hook is not None and self.user_tools is not None:
-            hook(self.tools, self.user_tools)
+        """Run the ``sync_tools`` hook (no-op without one or without a user toolkit)."""
+        if self.sync_tools is not None and self.user_tools is not None:
+            self.sync_tools(self.tools, self.user_tools)
 
     def _route(self, name: Any, requestor: str) -> Toolkit:
         if requestor == "user":
@@ -131,10 +158,14 @@ class Environment:
             raise _not_found(name)
         return kit
 
-    def _execute(self, name: Any, arguments: dict[str, Any], requestor: str) -> tuple[str, bool]:
-        """Run one tool call; returns ``(observation, error)`` and logs it. Never raises."""
-        if self._read_only:
-            raise RuntimeError("this environment is a cached gold state and must not be stepped")
+    def execute(self, name: Any, arguments: dict[str, Any], requestor: str = "assistant") -> tuple[str, bool]:
+        """Run one tool call whose arguments are already a dict; returns ``(observation, error)`` and logs it.
+
+        Routing, the sync hook, the ``"Error: <message>"`` observation of a failed call and :attr:`done` are as
+        for :meth:`step`, which parses model-written arguments and then calls this. ``arguments`` is copied
+        before the tool sees it. Never raises, except ``RuntimeError`` on a frozen environment.
+        """
+        self._check_not_frozen()
         try:
             kit = self._route(name, requestor)
             result = kit.call(name, copy.deepcopy(arguments))
@@ -163,8 +194,9 @@ class Environment:
 
         ``arguments`` may be a dict or a JSON string (see :mod:`verl_rewards.tau2.trajectory` for the rules).
         ``requestor="user"`` routes to the user toolkit (mock, telecom); in solo mode an agent call of a user
-        tool does. A call of a terminate tool sets :attr:`done`.
+        tool does. A call of a terminate tool sets :attr:`done`. A frozen environment raises ``RuntimeError``.
         """
+        self._check_not_frozen()
         bad = check_tool_name(tool_name)
         if bad is not None:
             observation = f"Error: {_not_found(tool_name)}"
@@ -177,7 +209,7 @@ class Environment:
             if tool_name in self.terminate_tools:
                 self.done = True
             return observation
-        return self._execute(tool_name, args, requestor)[0]
+        return self.execute(tool_name, args, requestor)[0]
 
     def run_env_function(self, env_type: str, func_name: str, arguments: dict[str, Any]) -> Any:
         """Call any public toolkit method (tool or helper such as ``assert_*``) and return its raw result.
@@ -185,6 +217,7 @@ class Environment:
         Used for task initialisation actions and env assertions; exceptions propagate (tau2 does the same).
         The domain's sync hook runs after the call.
         """
+        self._check_not_frozen()
         if env_type == "user":
             kit = self.user_tools
         elif env_type == "assistant":
@@ -207,6 +240,7 @@ class Environment:
         a difference raises :class:`ReplayMismatchError` when ``strict`` and is reported otherwise.
         Returns a report: counts and the mismatches, invalid, unanswered and orphan entries.
         """
+        self._check_not_frozen()
         pairing = pair_tool_calls(messages)
         report: dict[str, Any] = {
             "executed": 0,
@@ -228,7 +262,7 @@ class Environment:
             if not self.is_mutating_tool(call.name):
                 report["skipped_read_only"] += 1
                 continue
-            observation, error = self._execute(call.name, call.arguments, call.requestor)
+            observation, error = self.execute(call.name, call.arguments, call.requestor)
             report["executed"] += 1
             report["errors"] += int(error)
             got, expected = _parse_output(observation), _parse_output(answer.content)

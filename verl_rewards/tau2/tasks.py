@@ -311,7 +311,7 @@ def parse_splits(raw: Any, task_ids: Any) -> dict[str, list[str]]:
     return out
 
 
-def _read_json(path: Path) -> Any:
+def read_json(path: Path) -> Any:
     """The JSON content of a data file; :class:`DataFileError` naming the file when it is not UTF-8 JSON."""
     if not path.is_file():
         raise DataNotFoundError(f"tau2 data file not found: {path}")
@@ -329,7 +329,7 @@ def _read_json(path: Path) -> Any:
 
 def load_tasks(path: str | Path) -> dict[str, Task]:
     """Load and validate a ``tasks.json`` file (errors name the file)."""
-    raw = _read_json(Path(path))
+    raw = read_json(Path(path))
     try:
         return parse_tasks(raw)
     except TaskValidationError as exc:
@@ -338,7 +338,7 @@ def load_tasks(path: str | Path) -> dict[str, Task]:
 
 def load_splits(path: str | Path, task_ids: Any) -> dict[str, list[str]]:
     """Load and validate a split file against the loaded task ids (errors name the file)."""
-    raw = _read_json(Path(path))
+    raw = read_json(Path(path))
     try:
         return parse_splits(raw, task_ids)
     except TaskValidationError as exc:

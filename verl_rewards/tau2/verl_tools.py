@@ -58,8 +58,9 @@ from verl.tools.base_tool import BaseTool
 from verl.tools.schemas import OpenAIFunctionToolSchema, ToolResponse
 
 from .data import DONE_TOOL, done_schema, function_schema, user_tool_schema
-from .domain import DATA_DIR_ENV, Domain, _import_domain, load_domain
+from .domain import DATA_DIR_ENV, Domain, load_domain
 from .environment import Environment
+from .registry import domain_spec
 from .rewards.action import compare_action
 from .tasks import Action, Task
 from .trajectory import ToolCall
@@ -322,10 +323,9 @@ SESSIONS = SessionStore()
 
 
 def _tool_specs(domain_name: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The agent and the user tool registries of a domain module (the user's is empty without a user toolkit)."""
-    module = _import_domain(domain_name)
-    user = getattr(module, "USER_TOOLKIT", None)
-    return module.AgentTools.tool_specs(), (user.tool_specs() if user is not None else {})
+    """The agent and the user tool registries of a registered domain (the user's is empty without a user toolkit)."""
+    spec = domain_spec(domain_name)
+    return spec.agent_tool_specs(), spec.user_tool_specs()
 
 
 class Tau2Tool(BaseTool):

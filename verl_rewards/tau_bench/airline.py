@@ -13,10 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..tau2.toolkit import READ, WRITE, clone_json, tool
+from .domain_spec import TauBenchDomainSpec
 from .toolkit import TauBenchToolkit, dumps
 
 NAME = "airline"
-DATA_FILES = ("flights", "reservations", "users")
 RESERVATION_IDS = ("HATHAT", "HATHAU", "HATHAV")
 CERTIFICATE_IDS = ("certificate_3221322", "certificate_3221323", "certificate_3221324")
 CREATED_AT = "2024-05-15T15:00:00"
@@ -295,4 +295,4 @@ class AirlineTools(TauBenchToolkit):
         return dumps(reservation)
 
 
-AgentTools = AirlineTools
+SPEC = TauBenchDomainSpec(name=NAME, data_files=("flights", "reservations", "users"), agent_toolkit=AirlineTools)

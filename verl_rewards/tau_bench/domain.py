@@ -18,18 +18,19 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from ..tau2.domain import resolve_data_dir
 from ..tau2.errors import DataNotFoundError, TaskValidationError, UnknownDomainError
 from ..tau2.state import BaseDB, DBState
 from . import airline, retail
+from .domain_spec import TauBenchDomainSpec
 from .environment import RESPOND_ACTION, TERMINATE_TOOLS, TauBenchEnvironment, UserReply
 from .hashing import TUPLE_CODEC
 
 DATA_DIR_ENV = "TAU_BENCH_DATA_DIR"
-DOMAINS: dict[str, ModuleType] = {"retail": retail, "airline": airline}
+DOMAINS: dict[str, TauBenchDomainSpec] = {spec.name: spec for spec in (retail.SPEC, airline.SPEC)}
+"""The v1 domains by name: each domain module's spec."""
 SPLITS = ("train", "test", "dev")
 POLICY_FILE = "wiki.md"
 TOOLS_INFO_FILE = "tools_info.json"
@@ -51,6 +52,13 @@ class TauBenchTask:
     actions: tuple[dict[str, Any], ...]
     instruction: str
     outputs: tuple[str, ...]
+
+
+def _spec(name: Any) -> TauBenchDomainSpec:
+    spec = DOMAINS.get(name) if isinstance(name, str) else None
+    if spec is None:
+        raise UnknownDomainError(f"unknown tau-bench domain {name!r}; available: {sorted(DOMAINS)}")
+    return spec
 
 
 def _read_json(path: Path) -> Any:
@@ -105,20 +113,17 @@ def _parse_tasks(path: Path, split: str) -> list[TauBenchTask]:
 class TauBenchDomain:
     """A loaded v1 domain, shared and read-only: environments never change it.
 
-    Attributes: ``name``, ``data_dir``, ``policy`` (wiki.md), ``tools_info`` (the agent's tool schemas),
-    ``tasks`` (``{id: TauBenchTask}``), ``splits`` (``{split: [ids]}``), ``terminate_tools``, ``module``.
+    Attributes: ``name``, ``spec`` (its :class:`TauBenchDomainSpec`), ``data_dir``, ``policy`` (wiki.md),
+    ``tools_info`` (the agent's tool schemas), ``tasks`` (``{id: TauBenchTask}``), ``splits`` (``{split: [ids]}``),
+    ``terminate_tools``, ``base_db``.
     """
 
-    user_toolkit_class = None
-
     def __init__(self, name: str, data_dir: str | os.PathLike[str] | None = None):
-        if name not in DOMAINS:
-            raise UnknownDomainError(f"unknown tau-bench domain {name!r}; available: {sorted(DOMAINS)}")
+        spec = _spec(name)
         self.name = name
-        self.module = DOMAINS[name]
-        files = {"db": f"{self.module.DATA_FILES[0]}.json"}
-        self.data_dir = resolve_data_dir(name, data_dir, files, env_var=DATA_DIR_ENV, label="tau-bench")
-        data = {part: _read_json(self.data_dir / f"{part}.json") for part in self.module.DATA_FILES}
+        self.spec = spec
+        self.data_dir = resolve_data_dir(name, data_dir, {"db": spec.db_file}, env_var=DATA_DIR_ENV, label="tau-bench")
+        data = {part: _read_json(self.data_dir / f"{part}.json") for part in spec.data_files}
         self.base_db = BaseDB(data, TUPLE_CODEC)
         self.policy = (self.data_dir / POLICY_FILE).read_text(encoding="utf-8")
         self.tools_info: list[dict[str, Any]] = _read_json(self.data_dir / TOOLS_INFO_FILE)
@@ -139,7 +144,7 @@ class TauBenchDomain:
         self._gold_hashes: dict[str, str] = {}
 
     def _check_tools(self) -> None:
-        ours = set(self.module.AgentTools.tool_specs())
+        ours = set(self.spec.agent_tool_specs())
         theirs = [t.get("function", {}).get("name") for t in self.tools_info if isinstance(t, dict)]
         if set(theirs) != ours:
             raise TaskValidationError(
@@ -173,18 +178,18 @@ class TauBenchDomain:
 
     def tool_kinds(self) -> dict[str, str]:
         """``{tool name: read | write | generic}``."""
-        return {n: s.kind for n, s in self.module.AgentTools.tool_specs().items()}
+        return {n: s.kind for n, s in self.spec.agent_tool_specs().items()}
 
     # -------------------------------------------------------------------------------------- environments
     def make_env(self, task_id: Any = None, user: UserReply | None = None) -> TauBenchEnvironment:
         """A fresh episode on the shipped data (every v1 task starts from it); ``user`` answers ``respond``."""
-        env = TauBenchEnvironment(self, DBState(self.base_db), user)
+        env = TauBenchEnvironment(self.spec.agent_toolkit(DBState(self.base_db)), user)
         if task_id is not None:
             env.task_id = self.task(task_id).id
         return env
 
     def gold_env(self, task_id: Any) -> TauBenchEnvironment:
-        """The state after the task's gold actions, terminate tools skipped, errors kept (cached, read-only)."""
+        """The state after the task's gold actions, terminate tools skipped, errors kept (cached and frozen)."""
         task = self.task(task_id)
         with self._lock:
             hit = self._gold.get(task.id)
@@ -194,7 +199,7 @@ class TauBenchDomain:
         for action in task.actions:
             if action["name"] not in self.terminate_tools and action["name"] != RESPOND_ACTION:
                 env.step(action["name"], action["kwargs"])
-        env._read_only = True
+        env.freeze()
         with self._lock:
             return self._gold.setdefault(task.id, env)
 
@@ -212,11 +217,7 @@ class TauBenchDomain:
 
 def load_domain(name: str, data_dir: str | os.PathLike[str] | None = None) -> TauBenchDomain:
     """Load (once per name and data folder, then cached) the tau-bench v1 domain ``retail`` or ``airline``."""
-    if name not in DOMAINS:
-        raise UnknownDomainError(f"unknown tau-bench domain {name!r}; available: {sorted(DOMAINS)}")
-    folder = resolve_data_dir(
-        name, data_dir, {"db": f"{DOMAINS[name].DATA_FILES[0]}.json"}, env_var=DATA_DIR_ENV, label="tau-bench"
-    )
+    folder = resolve_data_dir(name, data_dir, {"db": _spec(name).db_file}, env_var=DATA_DIR_ENV, label="tau-bench")
     key = (name, str(folder))
     with _cache_lock:
         hit = _cache.get(key)

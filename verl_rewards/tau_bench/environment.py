@@ -21,14 +21,11 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..tau2.environment import Environment
-from ..tau2.state import DBState
+from ..tau2.toolkit import Toolkit
 from ..tau2.trajectory import MAX_NAME_CHARS, check_tool_name, parse_arguments
-
-if TYPE_CHECKING:
-    from .domain import TauBenchDomain
 
 RESPOND_ACTION = "respond"
 STOP_TOKEN = "###STOP###"
@@ -54,17 +51,22 @@ def nesting_depth(value: Any) -> int:
 
 
 class TauBenchEnvironment(Environment):
-    """An episode of a v1 domain (build it with :meth:`TauBenchDomain.make_env`)."""
+    """An episode of a v1 domain over its agent toolkit (built by :meth:`TauBenchDomain.make_env`).
 
-    def __init__(self, domain: TauBenchDomain, db: DBState, user: UserReply | None = None):
-        super().__init__(domain, db, None)  # type: ignore[arg-type]
+    v1 domains have no user toolkit and no sync hook; ``user`` answers ``respond`` (see the module doc).
+    """
+
+    def __init__(self, tools: Toolkit, user: UserReply | None = None):
+        super().__init__(tools, terminate_tools=TERMINATE_TOOLS)
         self.user = user
         self.crashed: str | None = None
 
     def step(self, tool_name: str, arguments: Any = None, requestor: str = "assistant") -> str:
-        """Run one action and return its observation (see the module doc). Every action is logged."""
-        if self._read_only:
-            raise RuntimeError("this environment is a cached gold state and must not be stepped")
+        """Run one action and return its observation (see the module doc). Every action is logged.
+
+        A frozen environment (:meth:`~verl_rewards.tau2.environment.Environment.freeze`) raises ``RuntimeError``.
+        """
+        self._check_not_frozen()
         if tool_name == RESPOND_ACTION:
             return self._respond(arguments, requestor)
         if check_tool_name(tool_name) is not None or not self.tools.has_tool(tool_name):

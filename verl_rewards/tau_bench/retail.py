@@ -13,10 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..tau2.toolkit import READ, WRITE, clone_json, tool
+from .domain_spec import TauBenchDomainSpec
 from .toolkit import TauBenchToolkit, dumps
 
 NAME = "retail"
-DATA_FILES = ("orders", "products", "users")
 CANCEL_REASONS = ["no longer needed", "ordered by mistake"]
 
 
@@ -292,4 +292,4 @@ class _Refused:
 
 _OK = object()
 
-AgentTools = RetailTools
+SPEC = TauBenchDomainSpec(name=NAME, data_files=("orders", "products", "users"), agent_toolkit=RetailTools)

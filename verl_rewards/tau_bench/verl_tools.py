@@ -97,7 +97,7 @@ class TauBenchTool(Tau2Tool):
         domain = self.config.get("domain")
         if domain not in DOMAINS:
             raise ValueError(f"tau-bench tool {self.name!r}: config.domain must be one of {sorted(DOMAINS)}")
-        if self.name not in DOMAINS[domain].AgentTools.tool_specs():
+        if self.name not in DOMAINS[domain].agent_tool_specs():
             raise ValueError(f"tau-bench domain {domain!r} has no tool {self.name!r} (check the tool config)")
 
     def _data_dir(self, create: Mapping[str, Any]) -> str | None:

@@ -1,6 +1,6 @@
-"""tau2 domains (``mock``, ``airline``, ``retail``, and the ``telecom`` package), loaded by name with
-:func:`verl_rewards.tau2.load_domain`.
+"""tau2 domains: ``mock``, ``airline`` and ``retail`` (packages of one module per concern) and ``telecom``.
 
-Each module exports ``NAME``, ``FILES``, ``TERMINATE_TOOLS``, ``normalize_db``, ``AgentTools`` and ``USER_TOOLKIT``
-(see :mod:`verl_rewards.tau2.domain`). ``common`` holds helpers shared by domains and is not a domain.
+Each domain module exports ``SPEC``, its :class:`~verl_rewards.tau2.domain_spec.DomainSpec`;
+:mod:`verl_rewards.tau2.registry` registers them and :func:`verl_rewards.tau2.load_domain` loads one by name.
+``common`` holds helpers the domains share and is not a domain.
 """

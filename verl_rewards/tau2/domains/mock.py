@@ -1,6 +1,7 @@
 """The tau2 ``mock`` domain: a tiny task tracker with an agent DB (tasks, users) and a user DB (notifications).
 
-Behaviour follows the tau2 spec, quirks included (they shape the hashes the gold replay produces):
+Behaviour follows tau2-bench's ``src/tau2/domains/mock/tools.py`` and ``data_model.py``, quirks included (they
+shape the hashes the gold replay produces):
 
 * ``create_task`` names the new task ``task_<number of tasks + 1>``; with sparse ids this can overwrite an
   existing task, and the id is appended to the user's list again.
@@ -14,18 +15,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..domain_spec import DomainSpec
 from ..state import DBState
 from ..toolkit import GENERIC, READ, WRITE, Record, ToolError, Toolkit, tool
 
-NAME = "mock"
-FILES = {
-    "db": "db.json",
-    "user_db": "user_db.json",
-    "policy": "policy.md",
-    "tasks": "tasks.json",
-    "split": "split_tasks.json",
-}
-TERMINATE_TOOLS = ("transfer_to_human_agents",)
 TASK_STATUSES = ("pending", "completed")
 NOTIFICATION_STATUSES = ("unread", "read")
 
@@ -248,4 +241,18 @@ class UserTools(Toolkit):
         return self.db.get(coll, notification_id)["status"] == expected_status
 
 
-USER_TOOLKIT = UserTools
+SPEC = DomainSpec(
+    name="mock",
+    files={
+        "db": "db.json",
+        "user_db": "user_db.json",
+        "policy": "policy.md",
+        "tasks": "tasks.json",
+        "split": "split_tasks.json",
+    },
+    terminate_tools=("transfer_to_human_agents",),
+    normalize_db=normalize_db,
+    agent_toolkit=AgentTools,
+    user_toolkit=UserTools,
+    normalize_user_db=normalize_user_db,
+)

@@ -19,19 +19,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ...domain_spec import DomainSpec
 from ...errors import DataNotFoundError
 from .agent import TODAY, TelecomTools, normalize_db
 from .device import TelecomUserTools, normalize_user_db
 
-NAME = "telecom"
-FILES = {
-    "db": "db.toml",
-    "user_db": "user_db.toml",
-    "policy": "main_policy.md",
-    "tasks": "tasks.json",
-    "split": "split_tasks.json",
-}
-TERMINATE_TOOLS = ("transfer_to_human_agents",)
 POLICY_TYPES = ("manual", "workflow")
 _POLICY_FILES = {
     # (solo, policy_type): (main policy, tech-support policy)
@@ -41,19 +33,12 @@ _POLICY_FILES = {
     (True, "workflow"): ("main_policy_solo.md", "tech_support_workflow_solo.md"),
 }
 
-AgentTools = TelecomTools
-USER_TOOLKIT = TelecomUserTools
-
 __all__ = [
-    "FILES",
-    "NAME",
     "POLICY_TYPES",
-    "TERMINATE_TOOLS",
+    "SPEC",
     "TODAY",
-    "AgentTools",
     "TelecomTools",
     "TelecomUserTools",
-    "USER_TOOLKIT",
     "normalize_db",
     "normalize_user_db",
     "policy_text",
@@ -107,3 +92,23 @@ def sync_tools(agent: TelecomTools, user: TelecomUserTools) -> None:
                 "payment_request",
                 {"bill_id": bills[0]["bill_id"], "amount_due": float(bills[0]["total_due"]), "paid": False},
             )
+
+
+SPEC = DomainSpec(
+    name="telecom",
+    files={
+        "db": "db.toml",
+        "user_db": "user_db.toml",
+        "policy": "main_policy.md",
+        "tasks": "tasks.json",
+        "split": "split_tasks.json",
+    },
+    terminate_tools=("transfer_to_human_agents",),
+    normalize_db=normalize_db,
+    agent_toolkit=TelecomTools,
+    user_toolkit=TelecomUserTools,
+    normalize_user_db=normalize_user_db,
+    sync_tools=sync_tools,
+    policy_text=policy_text,
+    policy_types=POLICY_TYPES,
+)

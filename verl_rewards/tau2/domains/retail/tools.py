@@ -1,10 +1,10 @@
-"""The tau2-bench retail domain: DB normalisation and the agent's tools.
+"""The retail agent's tools, re-implemented from tau2-bench's ``src/tau2/domains/retail/tools.py``.
 
-Behaviour follows tau2-bench's ``src/tau2/domains/retail/tools.py`` and ``data_model.py``: the same tool names,
-parameters, check order, error messages and upstream quirks, so that replaying a trajectory here gives the DB hash
-tau2 would give. Tools read records through :class:`~verl_rewards.tau2.state.DBState` and mutate only the copies
-``db.write`` hands out; a check that fails raises :class:`~verl_rewards.tau2.toolkit.ToolError` before any write,
-except where tau2 itself writes first (noted per tool).
+The same tool names, parameters, check order, error messages and upstream quirks, so that replaying a trajectory
+here gives the DB hash tau2 would give. Tools read records through :class:`~verl_rewards.tau2.state.DBState` and
+mutate only the copies ``db.write`` hands out; a check that fails raises
+:class:`~verl_rewards.tau2.toolkit.ToolError` before any write, except where tau2 itself writes first (noted per
+tool). The DB is :func:`.normalize.normalize_db`'s.
 """
 
 from __future__ import annotations
@@ -12,135 +12,12 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from ..toolkit import Record, ToolError, Toolkit, detached_record, tool
-from .common import TRANSFER_MESSAGE, calculate_expression
-
-NAME = "retail"
-FILES = {"db": "db.json", "policy": "policy.md", "tasks": "tasks.json", "split": "split_tasks.json"}
-TERMINATE_TOOLS = ("transfer_to_human_agents",)
-USER_TOOLKIT = None
+from ...toolkit import Record, ToolError, Toolkit, detached_record, tool
+from ..common import TRANSFER_MESSAGE, calculate_expression
+from .normalize import ADDRESS_FIELDS
 
 CANCEL_REASONS = ("no longer needed", "ordered by mistake")
-ORDER_OPTIONAL_FIELDS = (
-    "cancel_reason",
-    "exchange_items",
-    "exchange_new_items",
-    "exchange_payment_method_id",
-    "exchange_price_difference",
-    "return_items",
-    "return_payment_method_id",
-)
-_ADDRESS_FIELDS = ("address1", "address2", "city", "country", "state", "zip")  # tau2 UserAddress field order
 _ORDER_ID_HELP = "The order id, such as '#W0000000'. Note the '#' at the beginning of the order id."
-
-# ------------------------------------------------------------------------------------------- normalisation
-
-
-def _strings(raw: dict[str, Any]) -> dict[str, str]:
-    return {str(k): v for k, v in raw.items()}
-
-
-def _address(raw: dict[str, Any]) -> dict[str, Any]:
-    return {f: raw[f] for f in _ADDRESS_FIELDS}
-
-
-def _variant(raw: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "item_id": raw["item_id"],
-        "options": _strings(raw["options"]),
-        "available": raw["available"],
-        "price": float(raw["price"]),
-    }
-
-
-def _product(raw: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "name": raw["name"],
-        "product_id": raw["product_id"],
-        "variants": {k: _variant(v) for k, v in raw["variants"].items()},
-    }
-
-
-def _payment_method(raw: dict[str, Any]) -> dict[str, Any]:
-    source = raw["source"]
-    if source == "credit_card":
-        return {"source": source, "id": raw["id"], "brand": raw["brand"], "last_four": raw["last_four"]}
-    if source == "gift_card":
-        return {"source": source, "id": raw["id"], "balance": float(raw["balance"])}
-    if source == "paypal":
-        return {"source": source, "id": raw["id"]}
-    raise ValueError(f"unknown payment method source {source!r} (id {raw.get('id')!r})")
-
-
-def _user(raw: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "user_id": raw["user_id"],
-        "name": {"first_name": raw["name"]["first_name"], "last_name": raw["name"]["last_name"]},
-        "address": _address(raw["address"]),
-        "email": raw["email"],
-        "payment_methods": {k: _payment_method(v) for k, v in raw["payment_methods"].items()},
-        "orders": list(raw["orders"]),
-    }
-
-
-def _optional_float(value: Any) -> float | None:
-    return None if value is None else float(value)
-
-
-def _order(raw: dict[str, Any]) -> dict[str, Any]:
-    order = {
-        "order_id": raw["order_id"],
-        "user_id": raw["user_id"],
-        "address": _address(raw["address"]),
-        "items": [
-            {
-                "name": it["name"],
-                "product_id": it["product_id"],
-                "item_id": it["item_id"],
-                "price": float(it["price"]),
-                "options": _strings(it["options"]),
-            }
-            for it in raw["items"]
-        ],
-        "status": raw["status"],
-        "fulfillments": [
-            {"tracking_id": list(f["tracking_id"]), "item_ids": list(f["item_ids"])} for f in raw["fulfillments"]
-        ],
-        "payment_history": [
-            {
-                "transaction_type": p["transaction_type"],
-                "amount": float(p["amount"]),
-                "payment_method_id": p["payment_method_id"],
-            }
-            for p in raw["payment_history"]
-        ],
-    }
-    for field in ORDER_OPTIONAL_FIELDS:
-        value = raw.get(field)
-        if field == "exchange_price_difference":
-            value = _optional_float(value)
-        elif isinstance(value, list):
-            value = list(value)
-        order[field] = value
-    return order
-
-
-def normalize_db(raw: dict[str, Any]) -> dict[str, Any]:
-    """The retail DB in the shape of tau2's ``RetailDB.model_dump()``.
-
-    Every model field is present in model order (absent optional order fields become ``None``), float-typed
-    fields (prices, amounts, gift-card balances, exchange price differences) are floats, unknown keys are
-    dropped, and record order follows ``raw``. Hashing the result with ``dict_hash`` gives tau2's
-    ``get_db_hash()``. ``raw`` is not modified.
-    """
-    return {
-        "products": {k: _product(v) for k, v in raw["products"].items()},
-        "users": {k: _user(v) for k, v in raw["users"].items()},
-        "orders": {k: _order(v) for k, v in raw["orders"].items()},
-    }
-
-
-# ----------------------------------------------------------------------------------------------- helpers
 
 
 def _type_name(value: Any) -> str:
@@ -152,13 +29,13 @@ def _check_address(values: dict[str, Any]) -> dict[str, Any]:
     errors = [
         f"{f}\n  Input should be a valid string [type=string_type, input_value={values[f]!r}, "
         f"input_type={_type_name(values[f])}]"
-        for f in _ADDRESS_FIELDS
+        for f in ADDRESS_FIELDS
         if not isinstance(values[f], str)
     ]
     if errors:
         count = f"{len(errors)} validation error{'s' if len(errors) > 1 else ''}"
         raise ToolError(f"{count} for UserAddress\n" + "\n".join(errors))
-    return {f: values[f] for f in _ADDRESS_FIELDS}
+    return {f: values[f] for f in ADDRESS_FIELDS}
 
 
 def _is_gift_card(method: dict[str, Any]) -> bool:

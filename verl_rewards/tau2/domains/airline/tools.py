@@ -1,32 +1,20 @@
-"""tau2-bench airline domain: DB normalisation and the agent's tools, re-implemented from tau2-bench's
-``src/tau2/domains/airline/tools.py`` and ``data_model.py``.
+"""The airline agent's tools, re-implemented from tau2-bench's ``src/tau2/domains/airline/tools.py``.
 
-The airline DB (``db.json``) has three collections keyed by id: ``flights``, ``users`` and ``reservations``.
-:func:`normalize_db` turns the raw file into the exact shape of tau2's pydantic ``FlightDB.model_dump()``
-(field order of the models, every optional field present, float/int typed as declared), so that
-``dict_hash(normalize_db(raw))`` equals tau2's ``get_db_hash()`` and every tool can keep the DB in that shape.
-
-:class:`AgentTools` reproduces tau2's airline toolkit, including its quirks: no seat release on cancel, no seat
-changes on flight updates, certificates consumed whole on booking and rejected for updates even at price 0,
-the unpadded next-day date of the one-stop search, string comparison of times, partial mutations that tau2
-does not roll back, and pydantic's lax coercion of arguments where tau2 builds a model from them.
+:class:`AgentTools` works on a :class:`~verl_rewards.tau2.state.DBState` of :func:`.normalize.normalize_db` data
+and reproduces tau2's airline toolkit, including its quirks: no seat release on cancel, no seat changes on flight
+updates, certificates consumed whole on booking and rejected for updates even at price 0, the unpadded next-day
+date of the one-stop search, string comparison of times, partial mutations that tau2 does not roll back, and
+pydantic's lax coercion of arguments where tau2 builds a model from them (:mod:`.validation`).
 
 Airline tasks use no ``initial_state`` and no ``env_assertions``, so the toolkit has no non-tool helpers.
 """
 
 import copy
-import math
-import re
-from collections.abc import Iterable
 from typing import Any, Literal
 
-from ..toolkit import Record, ToolError, Toolkit, detached_record, tool
-from .common import TRANSFER_MESSAGE, calculate_expression
-
-NAME = "airline"
-FILES = {"db": "db.json", "policy": "policy.md", "tasks": "tasks.json", "split": "split_tasks.json"}
-TERMINATE_TOOLS = ("transfer_to_human_agents",)
-USER_TOOLKIT = None
+from ...toolkit import Record, ToolError, Toolkit, detached_record, tool
+from ..common import TRANSFER_MESSAGE, calculate_expression
+from .validation import convert_all, no_attribute, validate
 
 FlightType = Literal["round_trip", "one_way"]
 CabinClass = Literal["business", "economy", "basic_economy"]
@@ -59,305 +47,7 @@ AIRPORTS: tuple[tuple[str, str], ...] = (
     ("LGA", "LaGuardia"),
 )
 
-# --------------------------------------------------------------------------------------------------------------
-# pydantic-style lax validation of the models tau2 builds from tool arguments
-# --------------------------------------------------------------------------------------------------------------
-# A field spec is "str" | "int" | "float" | ("lit", values) | ("opt_lit", values) | ("list", model).
-_MODELS: dict[str, tuple[tuple[str, Any], ...]] = {
-    "FlightInfo": (("flight_number", "str"), ("date", "str")),
-    "Passenger": (("first_name", "str"), ("last_name", "str"), ("dob", "str")),
-    "Payment": (("payment_id", "str"), ("amount", "int")),
-    "Certificate": (("source", ("lit", ("certificate",))), ("id", "str"), ("amount", "float")),
-    "ReservationFlight": (
-        ("flight_number", "str"),
-        ("origin", "str"),
-        ("destination", "str"),
-        ("date", "str"),
-        ("price", "int"),
-    ),
-    "Reservation": (
-        ("reservation_id", "str"),
-        ("user_id", "str"),
-        ("origin", "str"),
-        ("destination", "str"),
-        ("flight_type", ("lit", ("round_trip", "one_way"))),
-        ("cabin", ("lit", ("business", "economy", "basic_economy"))),
-        ("flights", ("list", "ReservationFlight")),
-        ("passengers", ("list", "Passenger")),
-        ("payment_history", ("list", "Payment")),
-        ("created_at", "str"),
-        ("total_baggages", "int"),
-        ("nonfree_baggages", "int"),
-        ("insurance", ("lit", ("yes", "no"))),
-        ("status", ("opt_lit", ("cancelled",))),
-    ),
-}
-_OPTIONAL_DEFAULTS = {("Reservation", "status"): None}
-_INT_TEXT = re.compile(r"[+-]?\d+(?:_\d+)*(?:\.0+)?")
-_MAX_LAX_INT = 2**63  # pydantic refuses floats beyond i64 when converting them to int
 
-_Err = tuple[str, str, str, Any]  # (location, message, error type, input)
-
-
-class _Bad(Exception):
-    """One failed field conversion (message, pydantic error type)."""
-
-    def __init__(self, msg: str, kind: str):
-        super().__init__(msg)
-        self.msg = msg
-        self.kind = kind
-
-
-def _lax_int(value: Any) -> int:
-    """pydantic v2 lax ``int``: ints and bools, integral finite floats, integer strings (``" 3 "``, ``"3.00"``)."""
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise _Bad("Input should be a finite number", "finite_number")
-        if abs(value) > _MAX_LAX_INT:
-            raise _Bad("Unable to parse input string as an integer, exceeded maximum size", "int_parsing_size")
-        if value != int(value):
-            raise _Bad("Input should be a valid integer, got a number with a fractional part", "int_from_float")
-        return int(value)
-    if isinstance(value, str):
-        text = value.strip()
-        if _INT_TEXT.fullmatch(text):
-            return int(text.split(".")[0].replace("_", ""))
-        raise _Bad("Input should be a valid integer, unable to parse string as an integer", "int_parsing")
-    raise _Bad("Input should be a valid integer", "int_type")
-
-
-def _lax_float(value: Any) -> float:
-    """pydantic v2 lax ``float``: ints, bools, floats and numeric strings."""
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return float(value.strip())
-        except ValueError:
-            raise _Bad("Input should be a valid number, unable to parse string as a number", "float_parsing") from None
-    raise _Bad("Input should be a valid number", "float_type")
-
-
-def _literal_message(values: tuple[str, ...]) -> str:
-    quoted = [repr(v) for v in values]
-    if len(quoted) == 1:
-        return f"Input should be {quoted[0]}"
-    return "Input should be " + ", ".join(quoted[:-1]) + " or " + quoted[-1]
-
-
-def _check_field(spec: Any, value: Any, loc: str, errors: list[_Err]) -> Any:
-    try:
-        if spec == "str":
-            if not isinstance(value, str):
-                raise _Bad("Input should be a valid string", "string_type")
-            return value
-        if spec == "int":
-            return _lax_int(value)
-        if spec == "float":
-            return _lax_float(value)
-        kind, arg = spec
-        if kind == "opt_lit" and value is None:
-            return None
-        if kind in ("lit", "opt_lit"):
-            if not (isinstance(value, str) and value in arg):
-                raise _Bad(_literal_message(arg), "literal_error")
-            return value
-        # ("list", model)
-        if not isinstance(value, list | tuple):
-            raise _Bad("Input should be a valid list", "list_type")
-        return [_check_model(arg, item, f"{loc}.{i}", errors) for i, item in enumerate(value)]
-    except _Bad as bad:
-        errors.append((loc, bad.msg, bad.kind, value))
-        return None
-
-
-def _check_model(model: str, data: Any, loc: str, errors: list[_Err]) -> dict[str, Any] | None:
-    if not isinstance(data, dict):
-        errors.append((loc, f"Input should be a valid dictionary or instance of {model}", "model_type", data))
-        return None
-    out: dict[str, Any] = {}
-    for name, spec in _MODELS[model]:
-        where = f"{loc}.{name}" if loc else name
-        if name not in data:
-            if (model, name) in _OPTIONAL_DEFAULTS:
-                out[name] = _OPTIONAL_DEFAULTS[(model, name)]
-            else:
-                errors.append((where, "Field required", "missing", data))
-            continue
-        out[name] = _check_field(spec, data[name], where, errors)
-    return out
-
-
-def _pyd_repr(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 50 else text[:25] + "..." + text[-24:]
-
-
-def _validate(model: str, data: dict[str, Any]) -> dict[str, Any]:
-    """Build ``model`` from ``data`` as pydantic would (extra keys dropped, lax coercion, field order).
-
-    Raises ToolError with pydantic's message layout (without the version-specific documentation URL line).
-    """
-    errors: list[_Err] = []
-    out = _check_model(model, data, "", errors)
-    if errors or out is None:
-        n = len(errors)
-        lines = [f"{n} validation error{'s' if n != 1 else ''} for {model}"]
-        for loc, msg, kind, value in errors:
-            lines.append(loc)
-            lines.append(f"  {msg} [type={kind}, input_value={_pyd_repr(value)}, input_type={type(value).__name__}]")
-        raise ToolError("\n".join(lines))
-    return out
-
-
-def _convert_all(items: Iterable[Any], model: str) -> tuple[Any, bool]:
-    """tau2 turns a list argument into models only when *every* item is a dict; otherwise it keeps it raw."""
-    if all(isinstance(item, dict) for item in items):  # a non-iterable raises TypeError, as in tau2
-        return [_validate(model, item) for item in items], True
-    return items, False
-
-
-def _no_attribute(item: Any, attr: str) -> ToolError:
-    """The AttributeError tau2 hits when it reads a field of an unconverted (non-model) list item."""
-    return ToolError(f"'{type(item).__name__}' object has no attribute '{attr}'")
-
-
-# --------------------------------------------------------------------------------------------------------------
-# DB normalisation (tau2 FlightDB.model_dump() shape)
-# --------------------------------------------------------------------------------------------------------------
-_DATE_STATUS_FIELDS: dict[str, tuple[str, ...]] = {
-    "available": ("available_seats", "prices"),
-    "landed": ("actual_departure_time_est", "actual_arrival_time_est"),
-    "cancelled": (),
-    "delayed": ("estimated_departure_time_est", "estimated_arrival_time_est"),
-    "flying": ("actual_departure_time_est", "estimated_arrival_time_est"),
-    "on time": ("estimated_departure_time_est", "estimated_arrival_time_est"),
-}
-
-
-def _int(value: Any) -> int:
-    if type(value) is int:
-        return value
-    try:
-        return _lax_int(value)
-    except _Bad as bad:
-        raise ValueError(f"{bad.msg}: {value!r}") from None
-
-
-def _float(value: Any) -> float:
-    if type(value) is float:
-        return value
-    try:
-        return _lax_float(value)
-    except _Bad as bad:
-        raise ValueError(f"{bad.msg}: {value!r}") from None
-
-
-def _norm_date_status(raw: dict[str, Any]) -> dict[str, Any]:
-    status = raw["status"]
-    out: dict[str, Any] = {"status": status}
-    for name in _DATE_STATUS_FIELDS[status]:
-        value = raw[name]
-        out[name] = {k: _int(v) for k, v in value.items()} if status == "available" else value
-    return out
-
-
-def _norm_flight(raw: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "flight_number": raw["flight_number"],
-        "origin": raw["origin"],
-        "destination": raw["destination"],
-        "scheduled_departure_time_est": raw["scheduled_departure_time_est"],
-        "scheduled_arrival_time_est": raw["scheduled_arrival_time_est"],
-        "dates": {d: _norm_date_status(s) for d, s in raw["dates"].items()},
-    }
-
-
-def _norm_passenger(raw: dict[str, Any]) -> dict[str, Any]:
-    return {"first_name": raw["first_name"], "last_name": raw["last_name"], "dob": raw["dob"]}
-
-
-def _norm_payment_method(raw: dict[str, Any]) -> dict[str, Any]:
-    source = raw["source"]
-    if source == "credit_card":
-        return {"source": source, "id": raw["id"], "brand": raw["brand"], "last_four": raw["last_four"]}
-    if source in ("gift_card", "certificate"):
-        return {"source": source, "id": raw["id"], "amount": _float(raw["amount"])}
-    raise ValueError(f"unknown payment method source {source!r}")
-
-
-def _norm_user(raw: dict[str, Any]) -> dict[str, Any]:
-    name, addr = raw["name"], raw["address"]
-    return {
-        "user_id": raw["user_id"],
-        "name": {"first_name": name["first_name"], "last_name": name["last_name"]},
-        "address": {
-            "address1": addr["address1"],
-            "address2": addr.get("address2"),
-            "city": addr["city"],
-            "country": addr["country"],
-            "state": addr["state"],
-            "zip": addr["zip"],
-        },
-        "email": raw["email"],
-        "dob": raw["dob"],
-        "payment_methods": {k: _norm_payment_method(v) for k, v in raw["payment_methods"].items()},
-        "saved_passengers": [_norm_passenger(p) for p in raw["saved_passengers"]],
-        "membership": raw["membership"],
-        "reservations": list(raw["reservations"]),
-    }
-
-
-def _norm_reservation(raw: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "reservation_id": raw["reservation_id"],
-        "user_id": raw["user_id"],
-        "origin": raw["origin"],
-        "destination": raw["destination"],
-        "flight_type": raw["flight_type"],
-        "cabin": raw["cabin"],
-        "flights": [
-            {
-                "flight_number": f["flight_number"],
-                "origin": f["origin"],
-                "destination": f["destination"],
-                "date": f["date"],
-                "price": _int(f["price"]),
-            }
-            for f in raw["flights"]
-        ],
-        "passengers": [_norm_passenger(p) for p in raw["passengers"]],
-        "payment_history": [
-            {"payment_id": p["payment_id"], "amount": _int(p["amount"])} for p in raw["payment_history"]
-        ],
-        "created_at": raw["created_at"],
-        "total_baggages": _int(raw["total_baggages"]),
-        "nonfree_baggages": _int(raw["nonfree_baggages"]),
-        "insurance": raw["insurance"],
-        "status": raw.get("status"),
-    }
-
-
-def normalize_db(raw: dict[str, Any]) -> dict[str, Any]:
-    """The airline DB in tau2's ``FlightDB.model_dump()`` shape, so its hash equals tau2's ``get_db_hash()``.
-
-    Records keep the file's order within each collection (tools iterate in DB order); fields follow the pydantic
-    models' declaration order (e.g. ``flight_number`` first), optional fields are filled (reservation
-    ``status: None``, address ``address2: None``), gift-card/certificate amounts are floats and prices, seats,
-    baggage counts and payment amounts ints. Idempotent: normalising a normalised DB changes nothing.
-    """
-    return {
-        "flights": {k: _norm_flight(v) for k, v in raw["flights"].items()},
-        "users": {k: _norm_user(v) for k, v in raw["users"].items()},
-        "reservations": {k: _norm_reservation(v) for k, v in raw["reservations"].items()},
-    }
-
-
-# --------------------------------------------------------------------------------------------------------------
-# The agent toolkit
-# --------------------------------------------------------------------------------------------------------------
 class AgentTools(Toolkit):
     """The airline agent's tools over a :class:`~verl_rewards.tau2.state.DBState` of :func:`normalize_db` data."""
 
@@ -438,7 +128,7 @@ class AgentTools(Toolkit):
             self.db.write("users", user_id)["payment_methods"][payment_id]["amount"] -= total_price
         if total_price != 0:
             # tau2 builds the Payment after the deduction: a failure here keeps the deduction (no rollback)
-            return _validate("Payment", {"payment_id": payment_id, "amount": total_price})
+            return validate("Payment", {"payment_id": payment_id, "amount": total_price})
         return None
 
     # ------------------------------------------------------------------ read tools
@@ -541,12 +231,12 @@ class AgentTools(Toolkit):
             nonfree_baggages: The number of checked bags that must be paid for.
             insurance: Whether travel insurance is bought: 'yes' or 'no'.
         """
-        flights, flights_ok = _convert_all(flights, "FlightInfo")
-        passengers, _ = _convert_all(passengers, "Passenger")
-        payment_methods, _ = _convert_all(payment_methods, "Payment")
+        flights, flights_ok = convert_all(flights, "FlightInfo")
+        passengers, _ = convert_all(passengers, "Passenger")
+        payment_methods, _ = convert_all(payment_methods, "Payment")
         user = self._user(user_id)
         reservation_id = self._new_reservation_id()
-        reservation = _validate(
+        reservation = validate(
             "Reservation",
             {
                 "reservation_id": reservation_id,
@@ -569,7 +259,7 @@ class AgentTools(Toolkit):
         booked: list[tuple[str, str]] = []
         for info in flights:
             if not flights_ok:
-                raise _no_attribute(info, "flight_number")
+                raise no_attribute(info, "flight_number")
             flight_number, date = info["flight_number"], info["date"]
             flight = self._flight(flight_number)
             status = self._flight_date(flight_number, date)
@@ -653,7 +343,7 @@ class AgentTools(Toolkit):
             payment_id: The id of a payment method stored in the user's profile, such as 'credit_card_7815826' or
                 'gift_card_7815826'.
         """
-        flights, flights_ok = _convert_all(flights, "FlightInfo")
+        flights, flights_ok = convert_all(flights, "FlightInfo")
         reservation = self._reservation(reservation_id)
         user_id = reservation["user_id"]
         self._user(user_id)
@@ -662,7 +352,7 @@ class AgentTools(Toolkit):
         new_segments: list[dict[str, Any]] = []
         for info in flights:
             if not flights_ok:
-                raise _no_attribute(info, "flight_number")
+                raise no_attribute(info, "flight_number")
             flight_number, date = info["flight_number"], info["date"]
             kept = next(
                 (
@@ -685,7 +375,7 @@ class AgentTools(Toolkit):
                 raise ToolError(repr(cabin))  # tau2's KeyError text
             if seats[cabin] < n_pax:
                 raise ToolError(f"Not enough seats on flight {flight_number}")
-            segment = _validate(
+            segment = validate(
                 "ReservationFlight",
                 {
                     "flight_number": flight_number,
@@ -741,7 +431,7 @@ class AgentTools(Toolkit):
             passengers: Every passenger of the reservation, each an object {"first_name": str, "last_name": str,
                 "dob": "YYYY-MM-DD"}.
         """
-        passengers, _ = _convert_all(passengers, "Passenger")
+        passengers, _ = convert_all(passengers, "Passenger")
         reservation = self._reservation(reservation_id)
         if len(passengers) != len(reservation["passengers"]):
             raise ToolError("Number of passengers does not match")
@@ -759,9 +449,7 @@ class AgentTools(Toolkit):
         methods = self._user(user_id)["payment_methods"]
         for certificate_id in CERTIFICATE_IDS:
             if certificate_id not in methods:
-                certificate = _validate(
-                    "Certificate", {"id": certificate_id, "amount": amount, "source": "certificate"}
-                )
+                certificate = validate("Certificate", {"id": certificate_id, "amount": amount, "source": "certificate"})
                 self.db.write("users", user_id)["payment_methods"][certificate_id] = certificate
                 return f"Certificate {certificate_id} added to user {user_id} with amount {amount}."
         raise ToolError("Too many certificates")

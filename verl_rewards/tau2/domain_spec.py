@@ -1,0 +1,100 @@
+"""What a tau2 domain is made of: :class:`DomainSpec`, one frozen value per domain module (exported as ``SPEC``).
+
+It gathers the pieces tau2-bench wires together in each domain's ``get_environment``
+(``src/tau2/domains/<name>/environment.py``): the data files, the agent toolkit, the optional user toolkit with
+its own DB, the hook that keeps the two sides consistent, and how the policy text is assembled. A DomainSpec is
+checked when it is built, so a domain module with a missing or inconsistent piece fails at import, naming it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .toolkit import Toolkit, ToolSpec
+
+Normalizer = Callable[[Any], dict[str, Any]]
+"""Raw data file content (JSON or TOML) -> the DB in the shape tau2's pydantic ``model_dump()`` gives."""
+SyncHook = Callable[[Any, Any], None]
+"""``sync(agent_toolkit, user_toolkit)``: run after every successful tool call (tau2's ``Environment.sync_tools``)."""
+PolicyText = Callable[..., str]
+"""``policy_text(data_dir, solo=False, policy_type=...)`` -> the agent policy, for policies built from files."""
+
+NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+"""What a domain name looks like (it is also a module name under ``verl_rewards.tau2.domains``)."""
+
+
+@dataclass(frozen=True, eq=False)
+class DomainSpec:
+    """A tau2 domain's parts. Treat ``files`` as read-only.
+
+    * ``name``: the domain's name (``airline``).
+    * ``files``: data file names by role: ``db``, ``tasks`` (required), ``policy`` (required unless
+      ``policy_text``), ``split`` (optional), ``user_db`` (exactly when there is a user toolkit). A ``.toml`` DB
+      is read as TOML, anything else as JSON.
+    * ``terminate_tools``: agent tools whose call ends the episode.
+    * ``normalize_db``: the agent DB's :data:`Normalizer`.
+    * ``agent_toolkit``: the agent's :class:`~verl_rewards.tau2.toolkit.Toolkit` class.
+    * ``user_toolkit`` / ``normalize_user_db``: the user side (telecom's phone, mock's inbox), or both None.
+    * ``sync_tools``: a :data:`SyncHook` (needs a user toolkit), or None.
+    * ``policy_text`` / ``policy_types``: a :data:`PolicyText` for policies assembled from several files or with
+      a solo variant, and the ``policy_type`` values it accepts (empty: it takes none).
+    """
+
+    name: str
+    files: Mapping[str, str]
+    terminate_tools: tuple[str, ...]
+    normalize_db: Normalizer
+    agent_toolkit: type[Toolkit]
+    user_toolkit: type[Toolkit] | None = None
+    normalize_user_db: Normalizer | None = None
+    sync_tools: SyncHook | None = None
+    policy_text: PolicyText | None = None
+    policy_types: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        where = f"DomainSpec {self.name!r}"
+        if not isinstance(self.name, str) or not NAME_RE.match(self.name):
+            raise ValueError(f"{where}: name must match {NAME_RE.pattern}")
+        if not isinstance(self.files, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) and v for k, v in self.files.items()
+        ):
+            raise ValueError(f"{where}: files must map roles to file names")
+        object.__setattr__(self, "files", dict(self.files))
+        object.__setattr__(self, "terminate_tools", tuple(self.terminate_tools))
+        object.__setattr__(self, "policy_types", tuple(self.policy_types))
+        needed = ["db", "tasks"] + ([] if self.policy_text is not None else ["policy"])
+        missing = [role for role in needed if role not in self.files]
+        if missing:
+            raise ValueError(f"{where}: files lacks {missing}")
+        if not (isinstance(self.agent_toolkit, type) and issubclass(self.agent_toolkit, Toolkit)):
+            raise ValueError(f"{where}: agent_toolkit must be a Toolkit subclass")
+        if not callable(self.normalize_db):
+            raise ValueError(f"{where}: normalize_db must be callable")
+        unknown = [t for t in self.terminate_tools if t not in self.agent_toolkit.tool_specs()]
+        if unknown:
+            raise ValueError(f"{where}: terminate_tools {unknown} are not tools of {self.agent_toolkit.__name__}")
+        if self.user_toolkit is None:
+            extra = [n for n in ("normalize_user_db", "sync_tools") if getattr(self, n) is not None]
+            extra += ["files['user_db']"] if "user_db" in self.files else []
+            if extra:
+                raise ValueError(f"{where}: {extra} given without a user_toolkit")
+        else:
+            if not (isinstance(self.user_toolkit, type) and issubclass(self.user_toolkit, Toolkit)):
+                raise ValueError(f"{where}: user_toolkit must be a Toolkit subclass or None")
+            if not callable(self.normalize_user_db) or "user_db" not in self.files:
+                raise ValueError(f"{where}: a user_toolkit needs normalize_user_db and files['user_db']")
+        if self.sync_tools is not None and not callable(self.sync_tools):
+            raise ValueError(f"{where}: sync_tools must be callable or None")
+        if self.policy_types and self.policy_text is None:
+            raise ValueError(f"{where}: policy_types need a policy_text")
+
+    def agent_tool_specs(self) -> dict[str, ToolSpec]:
+        """The agent's tools by name, in definition order."""
+        return self.agent_toolkit.tool_specs()
+
+    def user_tool_specs(self) -> dict[str, ToolSpec]:
+        """The user's tools by name (empty without a user toolkit)."""
+        return {} if self.user_toolkit is None else self.user_toolkit.tool_specs()
