@@ -205,7 +205,8 @@ def parse_completion(data: Any) -> Reply:
         raise PlayerError("malformed reply: choices[0].message is missing")
     content = message.get("content")
     if isinstance(content, list):
-        content = "\n".join(p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
+        texts = [p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        content = "\n".join(texts)
     elif content is not None and not isinstance(content, str):
         raise PlayerError(f"malformed reply: content is {type(content).__name__}")
     calls = []
