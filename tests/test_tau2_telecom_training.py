@@ -29,7 +29,8 @@ def telecom():
 @pytest.fixture(scope="module")
 def prepared(telecom, tmp_path_factory):
     out = tmp_path_factory.mktemp("tau2_telecom")
-    return prepare_tau2(telecom.data_dir.parent, "telecom", out, ["small", "train", "test", "full"], progress=False)
+    return prepare_tau2(telecom.data_dir.parent, "telecom", out, ["small", "train", "test", "full"], mode="solo",
+                        progress=False)
 
 
 def _row(report, split: str, task_id: str) -> dict[str, Any]:

@@ -141,7 +141,7 @@ def prepare_command(args: argparse.Namespace) -> int:
         from .tau2.errors import Tau2Error
 
         try:
-            report = prepare_tau2(args.data_dir, args.domain, args.out, args.split.split(","))
+            report = prepare_tau2(args.data_dir, args.domain, args.out, args.split.split(","), mode=args.mode)
         except (Tau2Error, OSError, ValueError) as exc:  # Tau2PrepareError is a ValueError
             return _fail("prepare tau2", exc)
         for split, n in report.rows.items():
@@ -197,6 +197,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     tau2.add_argument("--domain", required=True, help="airline, retail, mock, ...")
     tau2.add_argument("--out", required=True, help="output directory (<out>/<split>.parquet, <out>/tool_config.yaml)")
     tau2.add_argument("--split", default="train,test", help="comma-separated splits of split_tasks.json, or 'all'")
+    tau2.add_argument("--mode", default=None, choices=["normal", "solo"],
+                      help="normal: a simulated user talks to the agent (tau2_agent loop; default for airline, "
+                           "retail, telecom); solo: the agent works from a ticket (tool_agent; default for mock)")
     tau_bench = prep.add_parser("tau_bench", help="tau-bench (v1) tasks -> verl parquet + tool config")
     tau_bench.add_argument("--data-dir", default=None, help="holds retail/ and airline/ (default: $TAU_BENCH_DATA_DIR)")
     tau_bench.add_argument("--domain", required=True, choices=["retail", "airline"])

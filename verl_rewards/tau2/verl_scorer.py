@@ -26,7 +26,8 @@ Extras (every sample): ``db_match`` (agent and user DB equal to the gold replay,
 component's value when it is in the task's reward basis, else 1.0: it does not gate the reward; all 0.0 when
 the episode ended without an agent or user stop); for tau2's own statistics (``verl-rewards eval`` and the
 validation metrics of :mod:`verl_rewards.evaluation`): ``termination`` (the reason, a string),
-``tau2_basis`` (the scored components, comma-separated; empty after an early stop) and the gold-action counts
+``tau2_basis`` (the scored components, comma-separated; empty after an early stop), ``user_error`` (1 when a
+normal-mode run ended because the simulated user's backend failed) and the gold-action counts
 ``tau2_read_actions`` / ``tau2_read_correct`` / ``tau2_write_actions`` / ``tau2_write_correct``; tau-bench:
 ``tb_r_actions``, ``tb_r_outputs``.
 """
@@ -58,6 +59,7 @@ TAU2_EVAL_KEYS = (
     "tau2_read_correct",
     "tau2_write_actions",
     "tau2_write_correct",
+    "user_error",
 )
 TAU_BENCH_KEYS = ("tb_r_actions", "tb_r_outputs")
 #: every extra key this family's scorers may report
@@ -192,6 +194,7 @@ def eval_extras(result: Any) -> dict[str, Any]:
     """What tau2's ``compute_metrics`` counts per simulation: termination, scored components, gold-action
     matches by tool kind (tau2-bench ``src/tau2/metrics/agent_metrics.py``)."""
     out: dict[str, Any] = {"termination": str(result.termination), "tau2_basis": ",".join(result.breakdown)}
+    out["user_error"] = float(result.termination == "user_error")  # normal mode: the user backend failed
     for kind in ("read", "write"):
         checks = [c for c in result.action_checks if c.get("tool_type") == kind]
         out[f"tau2_{kind}_actions"] = float(len(checks))

@@ -9,7 +9,10 @@
 * :mod:`.judge` — the ``openai`` NL-assertion judge.
 """
 
-from .conversation import (
+AGENT_LOOP_NAME = "tau2_agent"
+AGENT_LOOP_TARGET = "verl_rewards.tau2.normal.agent_loop.Tau2AgentLoop"
+
+from .conversation import (  # noqa: E402
     STOP_TOKENS,
     Conversation,
     PlayerError,
@@ -19,9 +22,11 @@ from .conversation import (
     is_user_stop,
     trial_seeds,
 )
-from .prompts import GREETING, agent_system_prompt, render_user_scenario, user_system_prompt
+from .prompts import GREETING  # noqa: E402, agent_system_prompt, render_user_scenario, user_system_prompt
 
 __all__ = [
+    "AGENT_LOOP_NAME",
+    "AGENT_LOOP_TARGET",
     "GREETING",
     "STOP_TOKENS",
     "Conversation",
