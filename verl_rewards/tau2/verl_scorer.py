@@ -18,7 +18,8 @@ What a row must carry:
 Options (``reward.reward_kwargs.tau2.*``): ``data_dir`` (else ``TAU2_DATA_DIR``), ``reward`` (``tau2`` |
 ``tau_bench``), ``nl_policy`` (``skip``: NL assertions are left out of the product, the default since no
 judge runs inside a reward worker; ``require``: a task whose basis needs them is an error unless ``judge``
-names a callable ``module:function``), ``assertion_errors`` (``zero``: an env assertion that cannot be
+names a callable ``module:function``, or is ``{backend: openai, base_url, model, ...}`` for the chat-completions
+judge of :mod:`verl_rewards.tau2.normal.judge`), ``assertion_errors`` (``zero``: an env assertion that cannot be
 evaluated counts as unmet; ``raise``), ``default_termination``.
 
 Extras (every sample): ``db_match`` (agent and user DB equal to the gold replay, 0/1), and the components
@@ -100,7 +101,14 @@ class Tau2Options:
         if errors not in ("zero", "raise"):
             raise ManagerConfigError("reward.reward_kwargs.tau2.assertion_errors must be zero or raise")
         judge = section.get("judge")
-        if judge:
+        if isinstance(judge, Mapping):  # {backend: openai, base_url, model, ...}: the chat-completions judge
+            from .normal.judge import judge_from_config
+
+            try:
+                judge = judge_from_config(judge, "reward.reward_kwargs.tau2.judge")
+            except ValueError as exc:
+                raise ManagerConfigError(str(exc)) from None
+        elif judge:
             module_name, _, func = str(judge).partition(":")
             try:
                 judge = getattr(importlib.import_module(module_name), func)
