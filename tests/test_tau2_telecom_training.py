@@ -161,7 +161,8 @@ def test_tool_agent_loop_runs_a_telecom_episode(telecom, prepared, small_tokeniz
 
 def test_recipe_accepts_telecom_and_mock() -> None:
     cfg = _compose_recipe(
-        {"DOMAIN": "telecom", "DATA_DIR": "/data/t2t", "TAU2_DATA_DIR": "/data/tau2", "TELECOM_SPLIT": "full"}
+        {"DOMAIN": "telecom", "MODE": "solo", "DATA_DIR": "/data/t2t", "TAU2_DATA_DIR": "/data/tau2",
+         "TELECOM_SPLIT": "full"}
     )
     assert cfg["data"]["train_files"] == "/data/t2t/full.parquet"
     assert cfg["data"]["val_files"] == "/data/t2t/test.parquet"

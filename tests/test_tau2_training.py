@@ -478,7 +478,7 @@ def test_tau2_recipe_composes_against_verl_config(tmp_path):
     from verl_rewards.tau2.verl_scorer import Tau2Options
 
     data = str(tmp_path)  # tau2.data_dir must exist when the manager is built
-    cfg = _compose_recipe({"DOMAIN": "retail", "DATA_DIR": "/data/t2r", "TAU2_DATA_DIR": data},
+    cfg = _compose_recipe({"DOMAIN": "retail", "MODE": "solo", "DATA_DIR": "/data/t2r", "TAU2_DATA_DIR": data},
                           "trainer.total_epochs=2")
     rollout = cfg["actor_rollout_ref"]["rollout"]
     assert rollout["agent"]["default_agent_loop"] == "tool_agent"
