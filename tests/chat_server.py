@@ -33,6 +33,10 @@ def completion(answer: dict[str, Any], n: int) -> dict[str, Any]:
             "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}]}
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 256  # the stdlib's 5 resets concurrent connects
+
+
 class ChatServer:
     """Start with ``with ChatServer(responder) as server: server.base_url ...``."""
 
@@ -44,6 +48,7 @@ class ChatServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go out as two writes: no 40 ms delayed-ACK stall
 
             def log_message(self, *args: Any) -> None:
                 pass
@@ -81,7 +86,7 @@ class ChatServer:
                 except OSError:
                     pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = _Server(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
