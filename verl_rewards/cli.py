@@ -61,6 +61,13 @@ def doctor() -> int:
     except Exception as exc:  # noqa: BLE001 - report, don't crash
         checks.append(("reward manager 'contribution'", False, f"{type(exc).__name__}: {exc}"))
     try:
+        from verl.experimental.agent_loop.agent_loop import _agent_loop_registry
+
+        entry = _agent_loop_registry.get("tau2_agent")
+        checks.append(("agent loop 'tau2_agent'", entry is not None, (entry or {}).get("_target_", "not registered")))
+    except Exception as exc:  # noqa: BLE001 - report, don't crash
+        checks.append(("agent loop 'tau2_agent'", False, f"{type(exc).__name__}: {exc}"))
+    try:
         from .metrics import compute_data_metrics_hooked
 
         hooked = compute_data_metrics_hooked()
