@@ -406,3 +406,42 @@ def test_recipe_normal_mode_by_default_with_a_user_endpoint(tmp_path):
     assert missing.returncode == 2 and "needs USER_BASE_URL" in missing.stderr
     bad = _recipe({"DOMAIN": "airline", "MODE": "duo"})
     assert bad.returncode == 2 and "MODE must be normal or solo" in bad.stderr
+
+
+# ------------------------------------------------------------------------------------------------- data
+def test_prepare_writes_normal_rows_by_default_and_agent_tools_only(tau2_root, tmp_path, capsys):
+    import pyarrow.parquet as pq
+    import yaml
+
+    from verl_rewards.cli import main
+    from verl_rewards.tau2.normal.prompts import agent_system_prompt, user_scenario_text
+
+    out = tmp_path / "airline"
+    assert main(["prepare", "tau2", "--data-dir", str(tau2_root), "--domain", "airline", "--out", str(out),
+                 "--split", "test"]) == 0
+    domain = require_domain("airline")
+    rows = pq.read_table(out / "test.parquet").to_pylist()
+    assert [r["extra_info"]["task_id"] for r in rows] == domain.split("test")
+    row = rows[0]
+    task = domain.task(row["extra_info"]["task_id"])
+    assert row["agent_name"] == "tau2_agent"
+    assert row["prompt"] == [{"role": "system", "content": agent_system_prompt(domain)},
+                             {"role": "assistant", "content": GREETING}]
+    extra = row["extra_info"]
+    assert extra["mode"] == "normal" and extra["solo_mode"] is False
+    assert extra["user_scenario"] == user_scenario_text(task) and extra["data_dir"] == str(tau2_root)
+    config = yaml.safe_load((out / "tool_config.yaml").read_text())["tools"]
+    tools = [t["tool_schema"]["function"]["name"] for t in config]
+    assert tools == list(domain.module.AgentTools.tool_specs()) and "done" not in tools
+    telecom = tmp_path / "telecom"
+    assert main(["prepare", "tau2", "--data-dir", str(tau2_root), "--domain", "telecom", "--out", str(telecom),
+                 "--split", "small"]) == 0
+    config = yaml.safe_load((telecom / "tool_config.yaml").read_text())["tools"]
+    assert len(config) == len(require_domain("telecom").module.AgentTools.tool_specs())  # no phone tools
+    capsys.readouterr()
+    assert main(["prepare", "tau2", "--data-dir", str(tau2_root), "--domain", "mock", "--out", str(tmp_path / "m"),
+                 "--mode", "normal", "--split", "base"]) == 2
+    assert "message history" in capsys.readouterr().err
+    assert main(["prepare", "tau2", "--data-dir", str(tau2_root), "--domain", "mock", "--out", str(tmp_path / "m"),
+                 "--split", "base"]) == 0  # mock: solo by default
+    assert pq.read_table(tmp_path / "m" / "base.parquet").to_pylist()[0]["agent_name"] == "tool_agent"
