@@ -29,7 +29,8 @@ def telecom():
 @pytest.fixture(scope="module")
 def prepared(telecom, tmp_path_factory):
     out = tmp_path_factory.mktemp("tau2_telecom")
-    return prepare_tau2(telecom.data_dir.parent, "telecom", out, ["small", "train", "test", "full"], progress=False)
+    return prepare_tau2(telecom.data_dir.parent, "telecom", out, ["small", "train", "test", "full"], mode="solo",
+                        progress=False)
 
 
 def _row(report, split: str, task_id: str) -> dict[str, Any]:
@@ -160,7 +161,8 @@ def test_tool_agent_loop_runs_a_telecom_episode(telecom, prepared, small_tokeniz
 
 def test_recipe_accepts_telecom_and_mock() -> None:
     cfg = _compose_recipe(
-        {"DOMAIN": "telecom", "DATA_DIR": "/data/t2t", "TAU2_DATA_DIR": "/data/tau2", "TELECOM_SPLIT": "full"}
+        {"DOMAIN": "telecom", "MODE": "solo", "DATA_DIR": "/data/t2t", "TAU2_DATA_DIR": "/data/tau2",
+         "TELECOM_SPLIT": "full"}
     )
     assert cfg["data"]["train_files"] == "/data/t2t/full.parquet"
     assert cfg["data"]["val_files"] == "/data/t2t/test.parquet"

@@ -61,7 +61,8 @@ def tau2_root() -> Path:
 @pytest.fixture(scope="module")
 def prepared(tau2_root, tmp_path_factory) -> dict[str, Any]:
     out = tmp_path_factory.mktemp("tau2_data")
-    return {d: prepare_tau2(tau2_root, d, out / d, ["train", "test"], progress=False) for d in ("airline", "retail")}
+    return {d: prepare_tau2(tau2_root, d, out / d, ["train", "test"], mode="solo", progress=False)
+            for d in ("airline", "retail")}
 
 
 def _domain(name: str):
@@ -270,7 +271,7 @@ def test_prepare_cli(tau2_root, tmp_path, capsys):
 
     out = tmp_path / "mock"
     assert main(["prepare", "tau2", "--data-dir", str(tau2_root), "--domain", "retail", "--out", str(out),
-                 "--split", "all"]) == 0
+                 "--split", "all", "--mode", "solo"]) == 0
     assert len(pq.read_table(out / "all.parquet")) == len(_domain("retail").tasks)
     assert (out / TOOL_CONFIG_NAME).is_file()
     assert main(["prepare", "tau2", "--data-dir", str(tau2_root), "--domain", "retail", "--out", str(out),
@@ -477,7 +478,7 @@ def test_tau2_recipe_composes_against_verl_config(tmp_path):
     from verl_rewards.tau2.verl_scorer import Tau2Options
 
     data = str(tmp_path)  # tau2.data_dir must exist when the manager is built
-    cfg = _compose_recipe({"DOMAIN": "retail", "DATA_DIR": "/data/t2r", "TAU2_DATA_DIR": data},
+    cfg = _compose_recipe({"DOMAIN": "retail", "MODE": "solo", "DATA_DIR": "/data/t2r", "TAU2_DATA_DIR": data},
                           "trainer.total_epochs=2")
     rollout = cfg["actor_rollout_ref"]["rollout"]
     assert rollout["agent"]["default_agent_loop"] == "tool_agent"

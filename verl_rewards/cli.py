@@ -1,5 +1,6 @@
 """The ``verl-rewards`` command: ``doctor`` (is the plugin active here?), ``demo``, ``score`` (offline),
-``prepare`` (datasets to verl parquet), ``eval`` (pass^k and tau2 statistics of verl dumps / tau2 results)."""
+``prepare`` (datasets to verl parquet), ``simulate`` (tau2 normal mode against served models), ``eval`` (pass^k and
+tau2 statistics of verl dumps / tau2 results)."""
 
 from __future__ import annotations
 
@@ -59,6 +60,13 @@ def doctor() -> int:
         checks.append(("reward manager 'contribution'", True, f"{cls.__module__}.{cls.__name__}"))
     except Exception as exc:  # noqa: BLE001 - report, don't crash
         checks.append(("reward manager 'contribution'", False, f"{type(exc).__name__}: {exc}"))
+    try:
+        from verl.experimental.agent_loop.agent_loop import _agent_loop_registry
+
+        entry = _agent_loop_registry.get("tau2_agent")
+        checks.append(("agent loop 'tau2_agent'", entry is not None, (entry or {}).get("_target_", "not registered")))
+    except Exception as exc:  # noqa: BLE001 - report, don't crash
+        checks.append(("agent loop 'tau2_agent'", False, f"{type(exc).__name__}: {exc}"))
     try:
         from .metrics import compute_data_metrics_hooked
 
@@ -141,7 +149,7 @@ def prepare_command(args: argparse.Namespace) -> int:
         from .tau2.errors import Tau2Error
 
         try:
-            report = prepare_tau2(args.data_dir, args.domain, args.out, args.split.split(","))
+            report = prepare_tau2(args.data_dir, args.domain, args.out, args.split.split(","), mode=args.mode)
         except (Tau2Error, OSError, ValueError) as exc:  # Tau2PrepareError is a ValueError
             return _fail("prepare tau2", exc)
         for split, n in report.rows.items():
@@ -162,6 +170,44 @@ def prepare_command(args: argparse.Namespace) -> int:
         return 0
     print(f"unknown dataset {args.dataset}", file=sys.stderr)
     return 2
+
+
+def simulate_command(args: argparse.Namespace) -> int:
+    """``verl-rewards simulate``: 0 when the run finished, 2 on configuration errors, 130 when interrupted."""
+    import asyncio
+
+    from .tau2.normal.client import Endpoint
+    from .tau2.normal.simulate import SimulateConfig, SimulateError, simulate, summary
+
+    if bool(args.task_ids) and bool(args.split):
+        return _fail("simulate", ValueError("give --task-ids or --split, not both"))
+    try:
+        common = {"api_key_env": args.api_key_env, "timeout_s": args.timeout_s, "retries": args.retries,
+                  "max_concurrency": args.concurrency}
+        agent = Endpoint.from_mapping({"base_url": args.agent_base_url, "model": args.agent_model,
+                                       "temperature": args.agent_temperature, **common}, "--agent")
+        user = Endpoint.from_mapping({"base_url": args.user_base_url, "model": args.user_model,
+                                      "temperature": args.user_temperature, **common}, "--user")
+        judge = None
+        if args.judge_model:
+            judge = Endpoint.from_mapping({"base_url": args.judge_base_url or args.user_base_url,
+                                           "model": args.judge_model, **common}, "--judge")
+        config = SimulateConfig(
+            domain=args.domain, agent=agent, user=user, out=args.out, data_dir=args.data_dir,
+            task_ids=args.task_ids, split=args.split, num_trials=args.num_trials, seed=args.seed,
+            max_steps=args.max_steps, max_errors=args.max_errors,
+            enforce_communication_protocol=args.enforce_communication_protocol, concurrency=args.concurrency,
+            judge=judge,
+        )
+        results = asyncio.run(simulate(config))
+    except (SimulateError, ValueError, OSError) as exc:
+        return _fail("simulate", exc)
+    except KeyboardInterrupt:
+        print(f"interrupted: finished simulations are in {args.out}; run again to resume", file=sys.stderr)
+        return 130
+    print(summary(results))
+    print(f"results: {args.out}")
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -197,6 +243,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     tau2.add_argument("--domain", required=True, help="airline, retail, mock, ...")
     tau2.add_argument("--out", required=True, help="output directory (<out>/<split>.parquet, <out>/tool_config.yaml)")
     tau2.add_argument("--split", default="train,test", help="comma-separated splits of split_tasks.json, or 'all'")
+    tau2.add_argument("--mode", default=None, choices=["normal", "solo"],
+                      help="normal: a simulated user talks to the agent (tau2_agent loop; default for airline, "
+                           "retail, telecom); solo: the agent works from a ticket (tool_agent; default for mock)")
     tau_bench = prep.add_parser("tau_bench", help="tau-bench (v1) tasks -> verl parquet + tool config")
     tau_bench.add_argument("--data-dir", default=None, help="holds retail/ and airline/ (default: $TAU_BENCH_DATA_DIR)")
     tau_bench.add_argument("--domain", required=True, choices=["retail", "airline"])
@@ -207,11 +256,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .evaluation import command as eval_cmd
 
     eval_cmd.add_parser(sub)
+    sim = sub.add_parser("simulate", help="score a served model on tau2 in normal mode (simulated user), "
+                                          "writing tau2-bench's Results JSON")
+    sim.add_argument("--domain", required=True, help="airline, retail, telecom, mock")
+    sim.add_argument("--data-dir", default=None, help="tau2-bench data/tau2/domains (default: $TAU2_DATA_DIR)")
+    sim.add_argument("--task-ids", nargs="+", default=None, metavar="ID", help="tasks to run (default: all)")
+    sim.add_argument("--split", default=None, help="a split of split_tasks.json (instead of --task-ids)")
+    sim.add_argument("--num-trials", type=int, default=1)
+    sim.add_argument("--seed", type=int, default=300, help="run seed; per-trial seeds derived as tau2 does")
+    sim.add_argument("--max-steps", type=int, default=200)
+    sim.add_argument("--max-errors", type=int, default=10)
+    sim.add_argument("--enforce-communication-protocol", action="store_true",
+                     help="a message with text and tool calls ends the run (agent_error / user_error)")
+    sim.add_argument("--agent-base-url", required=True, help="OpenAI-compatible endpoint of the agent, e.g. "
+                                                             "http://127.0.0.1:8000/v1")
+    sim.add_argument("--agent-model", required=True)
+    sim.add_argument("--agent-temperature", type=float, default=0.0)
+    sim.add_argument("--user-base-url", required=True)
+    sim.add_argument("--user-model", required=True)
+    sim.add_argument("--user-temperature", type=float, default=0.0)
+    sim.add_argument("--judge-model", default=None, help="grade retail's NL assertions with this model "
+                                                         "(default: NL assertions are skipped)")
+    sim.add_argument("--judge-base-url", default=None, help="default: --user-base-url")
+    sim.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key")
+    sim.add_argument("--timeout-s", type=float, default=120.0, help="per model call attempt")
+    sim.add_argument("--retries", type=int, default=3)
+    sim.add_argument("--concurrency", type=int, default=8, help="simulations (and calls per endpoint) at once")
+    sim.add_argument("--out", required=True, help="Results JSON (resumed when it exists with the same settings)")
     args = parser.parse_args(argv)
     if args.command == "eval":
         return eval_cmd.run(args)
     if args.command == "prepare":
         return prepare_command(args)
+    if args.command == "simulate":
+        return simulate_command(args)
     if args.command == "score":
         from .files import OutputPathError
         from .manager import ManagerConfigError, RewardInputError

@@ -3,6 +3,8 @@
 It stays cheap: nothing heavy is imported here. Instead it arms post-import hooks, so that
 
 * when verl's reward-loop registry is imported, the ``contribution`` manager registers itself;
+* when verl's agent-loop module is imported, the ``tau2_agent`` loop (tau2 normal mode) joins its registry (an
+  entry naming our class; the class itself is imported only when a row selects it);
 * when ``verl.trainer.ppo.metric_utils`` is imported, the legacy-trainer ``reward_extra/*`` hook wraps
   ``compute_data_metrics`` and the validation hook wraps ``process_validation_metrics``;
 * when ``verl.trainer.ppo.v1.trainer_base`` is imported, the V1 trainer's ``_compute_metrics`` and GDPO input
@@ -108,6 +110,12 @@ def _register_manager(_: ModuleType) -> None:
     importlib.import_module("verl_rewards.manager.reward_manager")
 
 
+def _register_agent_loop(module: ModuleType) -> None:
+    from .tau2.normal import AGENT_LOOP_NAME, AGENT_LOOP_TARGET
+
+    module._agent_loop_registry.setdefault(AGENT_LOOP_NAME, {"_target_": AGENT_LOOP_TARGET})
+
+
 def _hook_metrics(module: ModuleType) -> None:
     from .metrics import install_compute_data_metrics_hook, install_validation_hook
 
@@ -138,6 +146,7 @@ def install() -> None:
     if STATUS.get("installed") == "ok":
         return
     when_imported("verl.experimental.reward_loop.reward_manager", "manager", _register_manager)
+    when_imported("verl.experimental.agent_loop.agent_loop", "agent_loop", _register_agent_loop)
     when_imported("verl.trainer.ppo.metric_utils", "metrics_legacy_trainer", _hook_metrics)
     when_imported("verl.trainer.ppo.v1.trainer_base", "metrics_v1_trainer", _hook_v1_trainer)
     when_imported("verl.trainer.ppo.ray_trainer", "validation_legacy_trainer", _hook_validation_legacy)

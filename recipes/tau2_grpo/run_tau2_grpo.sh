@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
-# GRPO on a tau2 domain (airline, retail, telecom or mock) with verl's multi-turn tool agent loop and the
-# contribution term on.
+# GRPO on a tau2 domain (airline, retail, telecom or mock) with the contribution term on, in tau2's normal mode
+# (a simulated user talks to the policy: the tau2_agent loop; the default for airline, retail, telecom) or in solo
+# mode (the policy works from a ticket: verl's tool_agent loop; MODE=solo, the default for mock).
 #
 #   export TAU2_DATA_DIR=$HOME/tau2-bench/data/tau2/domains     # folder holding airline/, retail/, telecom/ ...
-#   verl-rewards prepare tau2 --data-dir "$TAU2_DATA_DIR" --domain airline --out ~/data/tau2_airline
-#   DOMAIN=airline MODEL_PATH=Qwen/Qwen2.5-7B-Instruct bash recipes/tau2_grpo/run_tau2_grpo.sh [Hydra overrides]
+#   verl-rewards prepare tau2 --data-dir "$TAU2_DATA_DIR" --domain airline --out ~/data/tau2_airline_normal
+#   DOMAIN=airline USER_BASE_URL=http://user-host:8000/v1 USER_MODEL=Qwen/Qwen2.5-72B-Instruct \
+#     MODEL_PATH=Qwen/Qwen2.5-7B-Instruct bash recipes/tau2_grpo/run_tau2_grpo.sh [Hydra overrides]
+#
+# Normal mode: USER_BACKEND=openai (default; the user model at USER_BASE_URL / USER_MODEL, key from
+# USER_API_KEY_ENV, default OPENAI_API_KEY), policy (the policy plays the user too) or scripted (USER_SCRIPTS:
+# a JSON/YAML of per-task user turns; without it each task's default script); MAX_STEPS (200) and MAX_ERRORS (10)
+# are tau2's limits; DATA_DIR defaults to ~/data/tau2_<domain>_<mode> (prepare with --mode <mode>).
 #
 # telecom trains on TELECOM_SPLIT (default train: 74 tasks; small, base or full = all 2,285 tasks, which
 # include the 40 test tasks) and validates on test:
@@ -28,6 +35,8 @@ REPO=$(cd "$HERE/../.." && pwd)
 
 DOMAIN=${DOMAIN:-airline}   # airline | retail | telecom | mock
 PROMPT_LENGTH=6144
+case "$DOMAIN" in mock) DEFAULT_MODE=solo ;; *) DEFAULT_MODE=normal ;; esac
+MODE=${MODE:-$DEFAULT_MODE}
 case "$DOMAIN" in
   airline | retail) TRAIN_SPLIT=train; VAL_SPLIT=test ;;
   telecom)
@@ -42,7 +51,31 @@ case "$DOMAIN" in
 esac
 MAX_PROMPT_LENGTH=${MAX_PROMPT_LENGTH:-$PROMPT_LENGTH}
 export TAU2_DATA_DIR=${TAU2_DATA_DIR:-$HOME/tau2-bench/data/tau2/domains}
-DATA_DIR=${DATA_DIR:-$HOME/data/tau2_$DOMAIN}
+DATA_DIR=${DATA_DIR:-$HOME/data/tau2_${DOMAIN}_$MODE}
+MODE_ARGS=()
+case "$MODE" in
+  solo) MODE_ARGS+=(actor_rollout_ref.rollout.agent.default_agent_loop=tool_agent) ;;
+  normal)
+    USER_BACKEND=${USER_BACKEND:-openai}
+    T2=+actor_rollout_ref.rollout.custom.tau2
+    MODE_ARGS+=(actor_rollout_ref.rollout.agent.default_agent_loop=tau2_agent
+                "$T2.user.backend=$USER_BACKEND" "$T2.max_steps=${MAX_STEPS:-200}" "$T2.max_errors=${MAX_ERRORS:-10}"
+                "$T2.data_dir='$TAU2_DATA_DIR'")
+    case "$USER_BACKEND" in
+      openai)
+        if [[ -z "${USER_BASE_URL:-}" || -z "${USER_MODEL:-}" ]]; then
+          echo "run_tau2_grpo.sh: USER_BACKEND=openai needs USER_BASE_URL (e.g. http://host:8000/v1) and USER_MODEL" >&2
+          exit 2
+        fi
+        MODE_ARGS+=("$T2.user.base_url='$USER_BASE_URL'" "$T2.user.model='$USER_MODEL'"
+                    "$T2.user.api_key_env=${USER_API_KEY_ENV:-OPENAI_API_KEY}"
+                    "$T2.user.max_concurrency=${USER_CONCURRENCY:-32}") ;;
+      policy) ;;
+      scripted) if [[ -n "${USER_SCRIPTS:-}" ]]; then MODE_ARGS+=("$T2.user.scripts='$USER_SCRIPTS'"); fi ;;
+      *) echo "run_tau2_grpo.sh: USER_BACKEND must be openai, policy or scripted, got '$USER_BACKEND'" >&2; exit 2 ;;
+    esac ;;
+  *) echo "run_tau2_grpo.sh: MODE must be normal or solo, got '$MODE'" >&2; exit 2 ;;
+esac
 export TRAIN_FILES=${TRAIN_FILES:-$DATA_DIR/$TRAIN_SPLIT.parquet}
 export VAL_FILES=${VAL_FILES:-$DATA_DIR/$VAL_SPLIT.parquet}
 TOOL_CONFIG=${TOOL_CONFIG:-$DATA_DIR/tool_config.yaml}
@@ -50,7 +83,7 @@ export MODEL_PATH=${MODEL_PATH:-Qwen/Qwen2.5-7B-Instruct}
 export CONTRIBUTION=${CONTRIBUTION:-1}
 export CONTRIB_TYPE=${CONTRIB_TYPE:-C1}
 export BETA=${BETA:-0.1}
-export EXPERIMENT_NAME=${EXPERIMENT_NAME:-tau2-${DOMAIN}-grpo-${CONTRIB_TYPE}-beta${BETA}}
+export EXPERIMENT_NAME=${EXPERIMENT_NAME:-tau2-${DOMAIN}-${MODE}-grpo-${CONTRIB_TYPE}-beta${BETA}}
 TAU2_DEFAULT_TERMINATION=${TAU2_DEFAULT_TERMINATION:-max_steps}
 MAX_TURNS=${MAX_TURNS:-30}
 # small batches: airline has 30 training tasks, retail and telecom 74, mock 10; verl drops the last incomplete batch
@@ -70,7 +103,7 @@ exec bash "$REPO/examples/grpo_trainer/run_grpo.sh" \
   actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 \
   actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1 \
   actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=1 \
-  actor_rollout_ref.rollout.agent.default_agent_loop=tool_agent \
+  "${MODE_ARGS[@]}" \
   actor_rollout_ref.rollout.multi_turn.enable=True \
   actor_rollout_ref.rollout.multi_turn.tool_config_path="$TOOL_CONFIG" \
   actor_rollout_ref.rollout.multi_turn.format=hermes \

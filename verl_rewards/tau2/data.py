@@ -11,6 +11,16 @@ One row per task (``<out>/<split>.parquet``)::
     extra_info    {"index": row number in the file, "split", "task_id", "domain", "solo_mode": true,
                    "tools_kwargs": {<tool>: {"create_kwargs": {"domain", "task_id", "data_dir"}}}}
 
+``--mode normal`` (the default for airline, retail and telecom: tau2's own evaluation setting) writes instead::
+
+    agent_name    "tau2_agent"               (the normal-mode loop of :mod:`verl_rewards.tau2.normal.agent_loop`)
+    prompt        [system: the normal-mode agent prompt (instruction + policy), assistant: the greeting]
+    extra_info    {..., "mode": "normal", "solo_mode": false, "user_scenario": the rendered scenario,
+                   "data_dir", "tools_kwargs"}
+
+and a tool config with the agent's tools only (no user tools, no ``done``): the simulated user answers the agent
+and acts on the phone itself. ``extra_info.mode`` is ``"solo"`` in solo rows.
+
 The evaluation criteria are stored as JSON text: their argument dicts differ from task to task and a parquet
 struct would add every other task's keys as nulls. The reward reads the criteria from the domain data, not
 from the row; the copy is there for inspection.
@@ -28,13 +38,10 @@ where it has one (telecom), and ``extra_info.solo_mode`` tells the reward to rep
 from __future__ import annotations
 
 import functools
-import inspect
 import json
 import os
 import re
-import types
-import typing
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +49,7 @@ from typing import Any
 from ..files import OutputPathError, check_output_path, replace_together, write_text_atomic
 from .domain import Domain, load_domain
 from .errors import DataFileError, DataNotFoundError, TaskValidationError, UnknownDomainError
+from .schemas import function_schema, tool_summary
 from .tasks import Task
 
 DONE_TOOL = "done"
@@ -53,6 +61,9 @@ DONE_DESCRIPTION = (
 TOOL_CLASS = "verl_rewards.tau2.verl_tools.Tau2Tool"
 DONE_TOOL_CLASS = "verl_rewards.tau2.verl_tools.Tau2DoneTool"
 AGENT_NAME = "tool_agent"
+NORMAL_AGENT_NAME = "tau2_agent"
+MODES = ("normal", "solo")
+NORMAL_DEFAULT_DOMAINS = ("airline", "retail", "telecom")
 ABILITY = "tool_use"
 TOOL_CONFIG_NAME = "tool_config.yaml"
 ALL_SPLIT = "all"
@@ -79,95 +90,11 @@ _SCENARIO_FIELDS = (
     ("unknown_info", "What the customer does not know"),
     ("task_instructions", "Customer's preferences and instructions"),
 )
-_JSON_TYPES: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean", dict: "object"}
-_SECTION = re.compile(r"^(Args|Arguments|Parameters|Returns|Return|Raises|Yields|Examples?|Notes?):\s*$")
-_PARAM = re.compile(r"^(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
 _SPLIT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 
 
 class Tau2PrepareError(ValueError):
     """The tau2 data cannot be converted (missing files, unknown domain or split, invalid tasks)."""
-
-
-# ------------------------------------------------------------------------------------------ OpenAI schemas
-def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
-    """``(description, {parameter: description})`` from a Google-style docstring."""
-    lines = inspect.cleandoc(doc or "").splitlines()
-    summary: list[str] = []
-    params: dict[str, str] = {}
-    section: str | None = None
-    current: str | None = None
-    base_indent: int | None = None
-    for line in lines:
-        header = _SECTION.match(line.strip()) if not line.startswith(" ") else None
-        if header:
-            section = header.group(1)
-            current, base_indent = None, None
-            continue
-        if section is None:
-            summary.append(line)
-            continue
-        if section not in ("Args", "Arguments", "Parameters") or not line.strip():
-            continue
-        indent = len(line) - len(line.lstrip())
-        if base_indent is None:
-            base_indent = indent
-        match = _PARAM.match(line.strip()) if indent <= base_indent else None
-        if match:
-            current = match.group(1).lstrip("*")
-            params[current] = match.group(2).strip()
-        elif current is not None:
-            params[current] = (params[current] + " " + line.strip()).strip()
-    return " ".join(" ".join(summary).split()), params
-
-
-def _json_type(annotation: Any) -> tuple[str, list[Any] | None]:
-    """JSON schema ``type`` (and ``enum`` for ``Literal``) of a parameter annotation."""
-    origin = typing.get_origin(annotation)
-    if origin is typing.Literal:
-        values = list(typing.get_args(annotation))
-        kinds = {_json_type(type(v))[0] for v in values}
-        return (kinds.pop() if len(kinds) == 1 else "string"), values
-    if origin in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(annotation) if a is not type(None)]
-        return _json_type(args[0]) if args else ("string", None)
-    if origin in (list, tuple, set, frozenset, Sequence, Iterable) or annotation in (list, tuple, set):
-        return "array", None
-    if origin is dict or annotation is dict:
-        return "object", None
-    return _JSON_TYPES.get(annotation, "string"), None
-
-
-def function_schema(name: str, func: Callable[..., Any], description: str | None = None) -> dict[str, Any]:
-    """OpenAI ``{"type": "function", "function": {...}}`` schema of a tool method (``self`` skipped)."""
-    summary, arg_docs = _parse_docstring(inspect.getdoc(func) or "")
-    try:
-        hints = typing.get_type_hints(func)
-    except Exception:  # noqa: BLE001 - unresolvable annotations fall back to strings
-        hints = {}
-    properties: dict[str, Any] = {}
-    required: list[str] = []
-    for pname, param in inspect.signature(func).parameters.items():
-        if pname == "self" or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            continue
-        kind, enum = _json_type(hints.get(pname, str))
-        prop: dict[str, Any] = {"type": kind}
-        text = arg_docs.get(pname)
-        if text:
-            prop["description"] = text
-        if enum is not None:
-            prop["enum"] = enum
-        properties[pname] = prop
-        if param.default is inspect.Parameter.empty:
-            required.append(pname)
-    return {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": description or summary or name.replace("_", " "),
-            "parameters": {"type": "object", "properties": properties, "required": required},
-        },
-    }
 
 
 def done_schema() -> dict[str, Any]:
@@ -182,9 +109,23 @@ def done_schema() -> dict[str, Any]:
     }
 
 
-def tool_schemas(domain: Domain) -> list[dict[str, Any]]:
-    """OpenAI schemas of the domain's agent tools, then its user tools (registry order), then ``done``."""
+def default_mode(domain_name: str) -> str:
+    """``normal`` for the domains tau2 reports in normal mode (airline, retail, telecom), else ``solo``."""
+    return "normal" if domain_name in NORMAL_DEFAULT_DOMAINS else "solo"
+
+
+def _check_mode(mode: str) -> str:
+    if mode not in MODES:
+        raise Tau2PrepareError(f"mode must be one of {list(MODES)}, got {mode!r}")
+    return mode
+
+
+def tool_schemas(domain: Domain, mode: str = "solo") -> list[dict[str, Any]]:
+    """OpenAI schemas of the tools a row offers. Solo: the agent tools, then the user tools (registry order),
+    then ``done``. Normal: the agent tools only."""
     specs = domain.spec.agent_tool_specs()
+    if _check_mode(mode) == "normal":
+        return [function_schema(name, spec.func) for name, spec in specs.items()]
     user_specs = domain.spec.user_tool_specs()
     if DONE_TOOL in specs or DONE_TOOL in user_specs:
         raise Tau2PrepareError(f"domain {domain.name!r} already has a tool named {DONE_TOOL!r}")
@@ -198,19 +139,20 @@ def tool_schemas(domain: Domain) -> list[dict[str, Any]]:
 
 def user_tool_schema(name: str, func: Callable[..., Any]) -> dict[str, Any]:
     """Schema of a user tool offered to the solo agent: its description starts with :data:`USER_TOOL_PREFIX`."""
-    summary = _parse_docstring(inspect.getdoc(func) or "")[0] or name.replace("_", " ")
-    return function_schema(name, func, USER_TOOL_PREFIX + summary)
+    return function_schema(name, func, USER_TOOL_PREFIX + tool_summary(name, func))
 
 
-def tool_names(domain: Domain) -> list[str]:
-    """Names of the tools a row offers: agent tools, user tools, ``done`` (the order of :func:`tool_schemas`)."""
+def tool_names(domain: Domain, mode: str = "solo") -> list[str]:
+    """Names of the tools a row offers, in the order of :func:`tool_schemas`."""
+    if _check_mode(mode) == "normal":
+        return list(domain.spec.agent_tool_specs())
     return [*domain.spec.agent_tool_specs(), *domain.spec.user_tool_specs(), DONE_TOOL]
 
 
-def tool_config(domain: Domain, data_dir: str | None = None) -> dict[str, Any]:
+def tool_config(domain: Domain, data_dir: str | None = None, mode: str = "solo") -> dict[str, Any]:
     """verl's tool config (``actor_rollout_ref.rollout.multi_turn.tool_config_path``) for ``domain``."""
     tools = []
-    for schema in tool_schemas(domain):
+    for schema in tool_schemas(domain, mode):
         name = schema["function"]["name"]
         config: dict[str, Any] = {"type": "native", "domain": domain.name}
         if data_dir:
@@ -220,21 +162,24 @@ def tool_config(domain: Domain, data_dir: str | None = None) -> dict[str, Any]:
     return {"tools": tools}
 
 
-def tool_config_text(domain: Domain, data_dir: str | None = None) -> str:
+def tool_config_text(domain: Domain, data_dir: str | None = None, mode: str = "solo") -> str:
     """:func:`tool_config` as the YAML text of ``tool_config.yaml`` (with a header saying how to use it)."""
     import yaml
 
-    text = yaml.safe_dump(tool_config(domain, data_dir), sort_keys=False, allow_unicode=True, width=120)
+    text = yaml.safe_dump(tool_config(domain, data_dir, mode), sort_keys=False, allow_unicode=True, width=120)
     return (
-        f"# verl tool config for the tau2 '{domain.name}' domain, written by `verl-rewards prepare tau2`.\n"
+        f"# verl tool config for the tau2 '{domain.name}' domain ({mode} mode), written by "
+        "`verl-rewards prepare tau2`.\n"
         "# Use: actor_rollout_ref.rollout.multi_turn.tool_config_path=<this file>\n" + text
     )
 
 
-def write_tool_config(domain: Domain, path: str | os.PathLike[str], data_dir: str | None = None) -> Path:
+def write_tool_config(
+    domain: Domain, path: str | os.PathLike[str], data_dir: str | None = None, mode: str = "solo"
+) -> Path:
     """Write :func:`tool_config` as YAML (atomically); returns the path."""
     out = Path(path)
-    write_text_atomic(out, tool_config_text(domain, data_dir))
+    write_text_atomic(out, tool_config_text(domain, data_dir, mode))
     return out
 
 
@@ -283,11 +228,19 @@ def _criteria_json(task: Task) -> str:
 
 
 def task_row(
-    domain: Domain, task: Task, index: int, split: str, data_dir: str | None, system_prompt: str | None = None
+    domain: Domain,
+    task: Task,
+    index: int,
+    split: str,
+    data_dir: str | None,
+    system_prompt: str | None = None,
+    mode: str = "solo",
 ) -> dict[str, Any]:
     """One verl row for ``task`` (see the module doc)."""
     create = {"domain": domain.name, "task_id": task.id, "data_dir": data_dir or ""}
-    names = tool_names(domain)
+    names = tool_names(domain, mode)
+    if _check_mode(mode) == "normal":
+        return _normal_row(domain, task, index, split, data_dir, system_prompt, create, names)
     return {
         "data_source": f"tau2/{domain.name}",
         "agent_name": AGENT_NAME,
@@ -305,7 +258,53 @@ def task_row(
             "split": split,
             "task_id": task.id,
             "domain": domain.name,
+            "mode": "solo",
             "solo_mode": True,
+            "tools_kwargs": {name: {"create_kwargs": dict(create)} for name in names},
+        },
+    }
+
+
+def _normal_row(
+    domain: Domain,
+    task: Task,
+    index: int,
+    split: str,
+    data_dir: str | None,
+    system_prompt: str | None,
+    create: dict[str, Any],
+    names: list[str],
+) -> dict[str, Any]:
+    from .normal.prompts import GREETING, agent_system_prompt, user_scenario_text
+
+    if task.history:
+        raise TaskValidationError(task.id, "initial_state.message_history",
+                                  "normal mode does not support tasks that start from a message history")
+    try:
+        scenario = user_scenario_text(task)
+    except ValueError as exc:
+        raise TaskValidationError(task.id, "user_scenario", str(exc)) from None
+    return {
+        "data_source": f"tau2/{domain.name}",
+        "agent_name": NORMAL_AGENT_NAME,
+        "prompt": [
+            {"role": "system", "content": system_prompt or agent_system_prompt(domain)},
+            {"role": "assistant", "content": GREETING},
+        ],
+        "ability": ABILITY,
+        "reward_model": {
+            "style": "rule",
+            "ground_truth": {"task_id": task.id, "evaluation_criteria": _criteria_json(task)},
+        },
+        "extra_info": {
+            "index": index,
+            "split": split,
+            "task_id": task.id,
+            "domain": domain.name,
+            "mode": "normal",
+            "solo_mode": False,
+            "user_scenario": scenario,
+            "data_dir": data_dir or "",
             "tools_kwargs": {name: {"create_kwargs": dict(create)} for name in names},
         },
     }
@@ -321,6 +320,7 @@ class Tau2PrepareReport:
     files: dict[str, str] = field(default_factory=dict)
     tool_config: str = ""
     num_tools: int = 0
+    mode: str = "solo"
 
     def as_dict(self) -> dict[str, Any]:
         """Plain-dict form (for JSON logs)."""
@@ -331,6 +331,7 @@ class Tau2PrepareReport:
             "files": dict(self.files),
             "tool_config": self.tool_config,
             "num_tools": self.num_tools,
+            "mode": self.mode,
         }
 
 
@@ -359,6 +360,7 @@ def prepare_tau2(
     out_dir: str | os.PathLike[str],
     splits: Sequence[str] = ("train", "test"),
     *,
+    mode: str | None = None,
     progress: bool = True,
 ) -> Tau2PrepareReport:
     """Write ``<out_dir>/<split>.parquet`` for each split and ``<out_dir>/tool_config.yaml``.
@@ -374,6 +376,7 @@ def prepare_tau2(
     from tqdm import tqdm
 
     dom = _load(domain, data_dir)
+    mode = _check_mode(mode or default_mode(dom.name))
     splits = list(dict.fromkeys(s.strip() for s in splits if s and s.strip()))
     if not splits:
         raise Tau2PrepareError("no split given (use train, test, another split of split_tasks.json, or all)")
@@ -390,27 +393,36 @@ def prepare_tau2(
             check_output_path(out / name)
     except OutputPathError as exc:
         raise Tau2PrepareError(str(exc)) from None
-    report = Tau2PrepareReport(domain=dom.name, data_dir=root)
-    system = solo_system_prompt(dom)
+    report = Tau2PrepareReport(domain=dom.name, data_dir=root, mode=mode)
+    if mode == "normal":
+        from .normal.prompts import agent_system_prompt, guidelines_path
+
+        system = agent_system_prompt(dom)
+        try:
+            guidelines_path(dom)  # the loop needs them at rollout time: fail here, before anything is written
+        except DataNotFoundError as exc:
+            raise Tau2PrepareError(str(exc)) from None
+    else:
+        system = solo_system_prompt(dom)
     tables: dict[str, Any] = {}
     for split, ids in plan.items():
         rows = []
         for i, tid in enumerate(tqdm(ids, desc=f"tau2/{dom.name} {split}", unit="task", disable=not progress)):
             try:
-                rows.append(task_row(dom, dom.task(tid), i, split, root, system))
+                rows.append(task_row(dom, dom.task(tid), i, split, root, system, mode))
             except TaskValidationError as exc:
                 raise Tau2PrepareError(str(exc)) from exc
         tables[split] = pa.Table.from_pylist(rows)
         report.rows[split] = len(rows)
         report.files[split] = str(out / f"{split}.parquet")
-    config_text = tool_config_text(dom)  # data_dir: TAU2_DATA_DIR, else the rows'
+    config_text = tool_config_text(dom, mode=mode)  # data_dir: TAU2_DATA_DIR, else the rows'
     writers: dict[Path, Callable[[Path], None]] = {
         out / f"{split}.parquet": functools.partial(_write_parquet, table) for split, table in tables.items()
     }
     writers[out / TOOL_CONFIG_NAME] = functools.partial(_write_text, config_text)
     replace_together(writers)  # the splits and the tool config replace the old ones as one set
     report.tool_config = str(out / TOOL_CONFIG_NAME)
-    report.num_tools = len(tool_schemas(dom))
+    report.num_tools = len(tool_schemas(dom, mode))
     return report
 
 

@@ -18,7 +18,8 @@ What a row must carry:
 Options (``reward.reward_kwargs.tau2.*``): ``data_dir`` (else ``TAU2_DATA_DIR``), ``reward`` (``tau2`` |
 ``tau_bench``), ``nl_policy`` (``skip``: NL assertions are left out of the product, the default since no
 judge runs inside a reward worker; ``require``: a task whose basis needs them is an error unless ``judge``
-names a callable ``module:function``), ``assertion_errors`` (``zero``: an env assertion that cannot be
+names a callable ``module:function``, or is ``{backend: openai, base_url, model, ...}`` for the chat-completions
+judge of :mod:`verl_rewards.tau2.normal.judge`), ``assertion_errors`` (``zero``: an env assertion that cannot be
 evaluated counts as unmet; ``raise``), ``default_termination``, ``partial_credit`` (off by default; ``true`` or
 weights ``{action: 0.7, env_assertion: 0.2, communicate: 0.1}``: see :func:`partial_credit`).
 
@@ -27,7 +28,8 @@ Extras (every sample): ``db_match`` (agent and user DB equal to the gold replay,
 component's value when it is in the task's reward basis, else 1.0: it does not gate the reward; all 0.0 when
 the episode ended without an agent or user stop); for tau2's own statistics (``verl-rewards eval`` and the
 validation metrics of :mod:`verl_rewards.evaluation`): ``termination`` (the reason, a string),
-``tau2_basis`` (the scored components, comma-separated; empty after an early stop) and the gold-action counts
+``tau2_basis`` (the scored components, comma-separated; empty after an early stop), ``user_error`` (1 when a
+normal-mode run ended because the simulated user's backend failed) and the gold-action counts
 ``tau2_read_actions`` / ``tau2_read_correct`` / ``tau2_write_actions`` / ``tau2_write_correct``; tau-bench:
 ``tb_r_actions``, ``tb_r_outputs``. With ``partial_credit`` on: ``tau2_partial_credit`` (reported next to the
 binary reward, which stays the task reward).
@@ -61,6 +63,7 @@ TAU2_EVAL_KEYS = (
     "tau2_read_correct",
     "tau2_write_actions",
     "tau2_write_correct",
+    "user_error",
 )
 TAU_BENCH_KEYS = ("tb_r_actions", "tb_r_outputs")
 PARTIAL_CREDIT_KEY = "tau2_partial_credit"
@@ -107,7 +110,14 @@ class Tau2Options:
         if errors not in ("zero", "raise"):
             raise ConfigError("reward.reward_kwargs.tau2.assertion_errors must be zero or raise")
         judge = section.get("judge")
-        if judge:
+        if isinstance(judge, Mapping):  # {backend: openai, base_url, model, ...}: the chat-completions judge
+            from .normal.judge import judge_from_config
+
+            try:
+                judge = judge_from_config(judge, "reward.reward_kwargs.tau2.judge")
+            except ValueError as exc:
+                raise ConfigError(str(exc)) from None
+        elif judge:
             module_name, _, func = str(judge).partition(":")
             try:
                 judge = getattr(importlib.import_module(module_name), func)
@@ -264,6 +274,7 @@ def eval_extras(result: Any) -> dict[str, Any]:
     """What tau2's ``compute_metrics`` counts per simulation: termination, scored components, gold-action
     matches by tool kind (tau2-bench ``src/tau2/metrics/agent_metrics.py``)."""
     out: dict[str, Any] = {"termination": str(result.termination), "tau2_basis": ",".join(result.breakdown)}
+    out["user_error"] = float(result.termination == "user_error")  # normal mode: the user backend failed
     for kind in ("read", "write"):
         checks = [c for c in result.action_checks if c.get("tool_type") == kind]
         out[f"tau2_{kind}_actions"] = float(len(checks))

@@ -57,11 +57,12 @@ from uuid import uuid4
 from verl.tools.base_tool import BaseTool
 from verl.tools.schemas import OpenAIFunctionToolSchema, ToolResponse
 
-from .data import DONE_TOOL, done_schema, function_schema, user_tool_schema
+from .data import DONE_TOOL, done_schema, user_tool_schema
 from .domain import DATA_DIR_ENV, Domain, load_domain
 from .environment import Environment
 from .registry import domain_spec
 from .rewards.action import compare_action
+from .schemas import function_schema
 from .tasks import Action, Task
 from .trajectory import ToolCall
 

@@ -1,0 +1,128 @@
+"""A small OpenAI-compatible chat-completions server on 127.0.0.1 for tests and benchmarks (stdlib HTTP server in
+a thread; real sockets, real HTTP). ``responder(body, n)`` decides each answer:
+
+* a dict ``{"content", "tool_calls": [{"name", "arguments"}]}`` -> a 200 chat completion;
+* ``("status", code)`` -> that HTTP status; ``("sleep", seconds, answer)`` -> the answer after a pause;
+* ``"drop"`` -> the connection is closed without an answer.
+
+Every request body is kept in ``requests`` (in arrival order).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Responder = Callable[[dict[str, Any], int], Any]
+
+
+def completion(answer: dict[str, Any], n: int) -> dict[str, Any]:
+    calls = [
+        {"id": f"srv_{n}_{i}", "type": "function",
+         "function": {"name": c["name"], "arguments": json.dumps(c.get("arguments") or {})}}
+        for i, c in enumerate(answer.get("tool_calls") or ())
+    ]
+    message: dict[str, Any] = {"role": "assistant", "content": answer.get("content")}
+    if calls:
+        message["tool_calls"] = calls
+    return {"id": f"cmpl-{n}", "object": "chat.completion", "model": "test",
+            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}]}
+
+
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 256  # the stdlib's 5 resets concurrent connects
+
+
+class ChatServer:
+    """Start with ``with ChatServer(responder) as server: server.base_url ...``."""
+
+    def __init__(self, responder: Responder):
+        self.responder = responder
+        self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go out as two writes: no 40 ms delayed-ACK stall
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                self._send(200, {"object": "list", "data": [{"id": "test", "object": "model"}]})
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                with outer._lock:
+                    n = len(outer.requests)
+                    outer.requests.append(body)
+                action = outer.responder(body, n)
+                if isinstance(action, tuple) and action[0] == "sleep":
+                    time.sleep(action[1])
+                    action = action[2]
+                if action == "drop":
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return
+                if isinstance(action, tuple) and action[0] == "status":
+                    self._send(action[1], {"error": {"message": "scripted failure"}})
+                    return
+                self._send(200, completion(action, n))
+
+            def _send(self, status: int, payload: dict[str, Any]) -> None:
+                data = json.dumps(payload).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except OSError:
+                    pass
+
+        self.httpd = _Server(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def start(self) -> ChatServer:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop answering and close the listening socket (later connections are refused)."""
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def __enter__(self) -> ChatServer:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.thread.is_alive():
+            self.stop()
+
+
+def scripted(scripts: dict[str, list[Any]], *, skip_assistant: int = 0) -> Responder:
+    """A responder playing per-conversation scripts: the script is the one whose key occurs in the request's
+    first three messages; the turn is the number of ``assistant`` messages already in the request (minus
+    ``skip_assistant``: 1 for the agent, whose view starts with the greeting). Past the end: ``###STOP###``."""
+
+    def respond(body: dict[str, Any], n: int) -> Any:
+        head = json.dumps(body.get("messages", [])[:3])
+        key = next((k for k in scripts if k in head), None)
+        if key is None:
+            return ("status", 400)
+        turn = sum(1 for m in body["messages"] if m.get("role") == "assistant") - skip_assistant
+        turns = scripts[key]
+        return turns[turn] if 0 <= turn < len(turns) else {"content": "###STOP###"}
+
+    return respond

@@ -1,0 +1,123 @@
+"""The ``openai`` NL-assertion judge: tau2's NL_ASSERTION component graded by a chat-completions endpoint, over the
+same client as the simulated user (timeouts, retries, concurrency limit).
+
+As tau2-bench's judge (``src/tau2/evaluator/evaluator_nl_assertions.py``): one call per trajectory with all of the
+task's assertions; the trajectory is given as one ``"<role>: <content>"`` line per message (tool calls are not
+rendered), the assertions as a Python list; the answer is a JSON object ``{"results": [{"expectedOutcome",
+"reasoning", "metExpectation"}]}``; the component is 1.0 only when every assertion is met. The default model
+upstream is ``gpt-4.1-2025-04-14`` at temperature 0.
+
+Stricter than upstream on purpose: a reply that is not that JSON object, or that does not grade every assertion
+(upstream scores an empty ``results`` list 1.0), raises :class:`JudgeError`, which the reward layer turns into a
+flagged reward error (``reward_error=1``, fallback score), never a silent 1.0.
+
+In the reward manager: ``reward.reward_kwargs.tau2.judge={backend: openai, base_url: ..., model: ...}`` (plus the
+endpoint keys of :class:`~.client.Endpoint`); offline: ``verl-rewards simulate --judge-model``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .client import ChatClient, Endpoint, shared_client
+from .conversation import PlayerError
+
+SYSTEM_PROMPT = """You grade a customer-service conversation between an agent and a customer against a list of \
+expected outcomes, which were written before the conversation took place.
+
+Judge every expected outcome on its own: did the agent's behaviour in the conversation satisfy it?
+
+Answer with one JSON object and nothing else:
+{"results": [{"expectedOutcome": "<the outcome, copied from the list>", "reasoning": "<one or two sentences>", \
+"metExpectation": true or false}, ...]}
+with exactly one entry per expected outcome, in the order given."""
+
+
+class JudgeError(ValueError):
+    """The judge's reply cannot be read as a grade of every assertion."""
+
+
+def render_trajectory(messages: Sequence[Mapping[str, Any]]) -> str:
+    """One ``"<role>: <content>"`` line per message (tool calls not rendered)."""
+    return "\n".join(f"{m.get('role')}: {m.get('content')}" for m in messages)
+
+
+def judge_messages(messages: Sequence[Mapping[str, Any]], assertions: Sequence[str]) -> list[dict[str, Any]]:
+    """The judge's request messages."""
+    user = f"conversation:\n{render_trajectory(messages)}\n\nexpectedOutcomes:\n{list(assertions)}"
+    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+
+
+def parse_grades(content: str | None, assertions: Sequence[str]) -> list[bool]:
+    """``metExpectation`` per assertion: matched by ``expectedOutcome`` text, else by position (JudgeError when a
+    grade is missing or not a boolean)."""
+    text = (content or "").strip()
+    if text.startswith("```"):
+        text = text.strip("`")
+        text = text[text.find("{"):] if "{" in text else text
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        raise JudgeError(f"judge reply is not JSON: {text[:200]!r}") from None
+    results = data.get("results") if isinstance(data, dict) else None
+    if not isinstance(results, list) or not all(isinstance(r, dict) for r in results):
+        raise JudgeError("judge reply has no `results` list of objects")
+    if len(results) != len(assertions):
+        raise JudgeError(f"judge graded {len(results)} outcome(s) for {len(assertions)} assertion(s)")
+    by_text = {r.get("expectedOutcome"): r for r in results if isinstance(r.get("expectedOutcome"), str)}
+    grades = []
+    for i, assertion in enumerate(assertions):
+        result = by_text.get(assertion, results[i])
+        met = result.get("metExpectation")
+        if not isinstance(met, bool):
+            raise JudgeError(f"judge result {i}: metExpectation is {met!r}, not true/false")
+        grades.append(met)
+    return grades
+
+
+class OpenAIJudge:
+    """``judge(messages, assertions) -> list[bool]`` for :func:`~verl_rewards.tau2.evaluate_trajectory` (sync, for
+    the reward layer's threads) and :meth:`grade` (async)."""
+
+    def __init__(self, endpoint: Endpoint):
+        self.endpoint = endpoint
+        self._slots = threading.BoundedSemaphore(endpoint.max_concurrency)
+
+    async def grade(self, messages: Sequence[Mapping[str, Any]], assertions: Sequence[str],
+                    client: ChatClient | None = None) -> list[bool]:
+        client = client or shared_client(self.endpoint)
+        try:
+            reply = await client.complete(judge_messages(messages, assertions))
+        except PlayerError as exc:
+            raise JudgeError(f"NL-assertion judge: {exc}") from exc
+        return parse_grades(reply.content, assertions)
+
+    def __call__(self, messages: Sequence[Mapping[str, Any]], assertions: Sequence[str]) -> list[bool]:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            raise RuntimeError("OpenAIJudge called synchronously inside an event loop; await judge.grade(...)")
+        with self._slots:
+            return asyncio.run(self._grade_once(messages, assertions))
+
+    async def _grade_once(self, messages: Sequence[Mapping[str, Any]], assertions: Sequence[str]) -> list[bool]:
+        client = ChatClient(self.endpoint)
+        try:
+            return await self.grade(messages, assertions, client)
+        finally:
+            await client.aclose()
+
+
+def judge_from_config(section: Mapping[str, Any], where: str) -> OpenAIJudge:
+    """An :class:`OpenAIJudge` from ``{backend: openai, base_url, model, ...}`` (ValueError naming ``where``)."""
+    section = dict(section)
+    backend = section.pop("backend", None)
+    if backend != "openai":
+        raise ValueError(f"{where}.backend must be 'openai', got {backend!r}")
+    return OpenAIJudge(Endpoint.from_mapping(section, where))

@@ -1,0 +1,385 @@
+"""``verl-rewards simulate``: score a model served at an OpenAI-compatible endpoint the way tau2-bench does (normal
+mode, a simulated user at another endpoint), with the environments, conversation engine and reward code used in
+training, and none of tau2's dependencies.
+
+Output: one JSON file in tau2-bench's ``Results`` layout (``src/tau2/data_model/simulation.py``): ``info`` (trials,
+limits, seed, the agent's and the user's model and sampling arguments, the domain and its policy), ``tasks`` (the
+tasks as in ``tasks.json``), ``simulations`` (one per task and trial: ``id``, ``task_id``, ``trial``, ``seed``,
+``termination_reason``, ``messages`` with tau2's roles, requestors, tool-call arguments as objects and
+``turn_idx``, ``reward_info`` with the components and checks, times), so tau2's own tools load it and
+``verl-rewards eval`` reads it.
+
+Per-trial seeds are tau2's (``random.seed(seed)``, one ``randint(0, 1_000_000)`` per trial), sent to both
+endpoints. The file is rewritten atomically as simulations finish (at most every few seconds, and at the end); an
+interrupted run keeps the finished simulations, and running again with the same ``--out`` and settings resumes:
+only the missing (task, trial) pairs run. A failing agent endpoint ends a simulation as ``infrastructure_error``
+(left out of pass^k), a failing user endpoint as ``user_error``; neither stops the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from ...files import OutputPathError, check_output_path, write_text_atomic
+from ..domain import Domain, load_domain
+from ..errors import Tau2Error
+from ..evaluator import EvaluationResult, evaluate_trajectory
+from ..rewards.nl_assertions import judge_view
+from ..trajectory import parse_messages
+from .client import Endpoint, shared_client
+from .conversation import INFRASTRUCTURE_ERROR, Conversation, Reply, trial_seeds
+from .judge import OpenAIJudge
+from .prompts import (
+    agent_system_prompt,
+    agent_tool_schemas,
+    guidelines_path,
+    user_scenario_text,
+    user_tool_schemas,
+)
+from .prompts import user_system_prompt as build_user_prompt
+from .users import OpenAIUser
+
+SAVE_EVERY_S = 2.0
+REACHABLE_TIMEOUT_S = 5.0
+
+
+class SimulateError(ValueError):
+    """A configuration error (unknown domain or task, unreachable endpoint, an --out from other settings)."""
+
+
+@dataclass
+class SimulateConfig:
+    """What to simulate and where the two models are served."""
+
+    domain: str
+    agent: Endpoint
+    user: Endpoint
+    out: str
+    data_dir: str | None = None
+    task_ids: Sequence[str] | None = None
+    split: str | None = None
+    num_trials: int = 1
+    seed: int = 300
+    max_steps: int = 200
+    max_errors: int = 10
+    enforce_communication_protocol: bool = False
+    concurrency: int = 8
+    judge: Endpoint | None = None
+    progress: bool = True
+
+
+class OpenAIAgent:
+    """The agent under test: its system prompt and view, the agent tools, the trial seed."""
+
+    def __init__(self, endpoint: Endpoint, tools: list[dict[str, Any]], seed: int | None):
+        self.endpoint = endpoint
+        self.tools = tools
+        self.seed = seed
+
+    async def reply(self, messages: list[dict[str, Any]]) -> Reply:
+        return await shared_client(self.endpoint).complete(messages, self.tools, self.seed)
+
+
+@dataclass
+class _Run:
+    config: SimulateConfig
+    domain: Domain
+    task_ids: list[str]
+    seeds: list[int]
+    results: dict[str, Any]
+    done: set[tuple[str, int]] = field(default_factory=set)
+    last_save: float = 0.0
+
+
+# ------------------------------------------------------------------------------------------------ set-up
+def _load(config: SimulateConfig) -> tuple[Domain, list[str]]:
+    if config.num_trials < 1 or config.max_steps < 1 or config.max_errors < 1 or config.concurrency < 1:
+        raise SimulateError("--num-trials, --max-steps, --max-errors and --concurrency must be at least 1")
+    try:
+        domain = load_domain(config.domain, config.data_dir)
+        guidelines_path(domain)
+    except (Tau2Error, ValueError) as exc:
+        raise SimulateError(str(exc)) from None
+    if config.task_ids:
+        ids = [str(t) for t in config.task_ids]
+        unknown = [t for t in ids if t not in domain.tasks]
+        if unknown:
+            raise SimulateError(f"unknown task id(s) {unknown[:10]} in domain {domain.name!r}")
+    elif config.split:
+        if config.split not in domain.splits:
+            raise SimulateError(f"domain {domain.name!r} has no split {config.split!r}; "
+                                f"available: {sorted(domain.splits)}")
+        ids = domain.split(config.split)
+    else:
+        ids = list(domain.tasks)
+    with_history = [t for t in ids if domain.task(t).history]
+    if with_history:
+        raise SimulateError(f"task(s) {with_history[:10]} start from a message history, which normal mode does not "
+                            "support; leave them out with --task-ids")
+    return domain, list(dict.fromkeys(ids))
+
+
+async def check_reachable(endpoint: Endpoint, role: str) -> None:
+    """Any HTTP answer from ``<base_url>/models`` will do; no answer at all is a configuration error."""
+    try:
+        async with httpx.AsyncClient(timeout=REACHABLE_TIMEOUT_S) as client:
+            await client.get(endpoint.base_url.rstrip("/") + "/models", headers=endpoint.headers())
+    except httpx.HTTPError as exc:
+        raise SimulateError(f"the {role} endpoint {endpoint.base_url} is unreachable: "
+                            f"{type(exc).__name__}: {exc}") from None
+
+
+def _info(config: SimulateConfig, domain: Domain) -> dict[str, Any]:
+    return {
+        "git_commit": "",
+        "num_trials": config.num_trials,
+        "max_steps": config.max_steps,
+        "max_errors": config.max_errors,
+        "user_info": {
+            "implementation": "user_simulator",
+            "llm": config.user.model,
+            "llm_args": dict(config.user.sampling),
+            "global_simulation_guidelines": guidelines_path(domain).read_text(encoding="utf-8"),
+        },
+        "agent_info": {
+            "implementation": "llm_agent", "llm": config.agent.model, "llm_args": dict(config.agent.sampling)
+        },
+        "environment_info": {"domain_name": domain.name, "policy": domain.policy_for(solo=False), "tool_defs": None},
+        "seed": config.seed,
+    }
+
+
+def _resume(config: SimulateConfig, info: dict[str, Any], out: Path) -> list[dict[str, Any]]:
+    """The simulations of an earlier run with the same settings (SimulateError when ``out`` is something else)."""
+    if not out.exists():
+        return []
+    try:
+        old = json.loads(out.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise SimulateError(f"--out {out} exists and is not a readable JSON file ({exc}); move it away") from None
+    if not isinstance(old, dict) or not {"info", "tasks", "simulations"} <= set(old):
+        raise SimulateError(f"--out {out} exists and is not a tau2 Results file; move it away")
+    keys = ("num_trials", "max_steps", "max_errors", "seed")
+    old_info = old["info"] if isinstance(old["info"], dict) else {}
+    same = all(old_info.get(k) == info[k] for k in keys) and (
+        (old_info.get("environment_info") or {}).get("domain_name") == config.domain
+        and (old_info.get("agent_info") or {}).get("llm") == config.agent.model
+        and (old_info.get("user_info") or {}).get("llm") == config.user.model
+    )
+    if not same:
+        raise SimulateError(f"--out {out} holds a run with other settings (domain, models, trials, seed or limits); "
+                            "use another --out to start a new run")
+    return [s for s in old["simulations"] if isinstance(s, dict)]
+
+
+# -------------------------------------------------------------------------------------------- one simulation
+async def simulate_one(config: SimulateConfig, domain: Domain, task_id: str, trial: int, seed: int,
+                       judge: OpenAIJudge | None) -> dict[str, Any]:
+    """Play and score one (task, trial); never raises for a model's or an endpoint's failure."""
+    task = domain.task(task_id)
+    start, started = datetime.now().isoformat(), time.perf_counter()
+    conv = Conversation(
+        domain.make_env(task.id),
+        OpenAIUser(shared_client(config.user)),
+        user_system_prompt=build_user_prompt(domain, user_scenario_text(task)),
+        user_tools=user_tool_schemas(domain),
+        agent_system_prompt=agent_system_prompt(domain),
+        max_steps=config.max_steps,
+        max_errors=config.max_errors,
+        enforce_communication_protocol=config.enforce_communication_protocol,
+        seed=seed,
+    )
+    try:
+        await conv.run(OpenAIAgent(config.agent, agent_tool_schemas(domain), seed))
+    except Exception as exc:  # noqa: BLE001 - one broken simulation must not stop the run
+        conv.end(INFRASTRUCTURE_ERROR, f"{type(exc).__name__}: {exc}")
+    termination = conv.termination or INFRASTRUCTURE_ERROR
+    try:
+        reward_info = await _reward_info(domain, task_id, conv.trajectory, termination, judge)
+    except Exception as exc:  # noqa: BLE001 - recorded with the simulation, scored 0
+        reward_info = {"reward": 0.0, "reward_basis": None, "info": {"error": f"{type(exc).__name__}: {exc}"}}
+    end = datetime.now().isoformat()
+    return {
+        "id": str(uuid.uuid4()),
+        "task_id": task.id,
+        "timestamp": end,
+        "start_time": start,
+        "end_time": end,
+        "duration": time.perf_counter() - started,
+        "termination_reason": termination,
+        "agent_cost": None,
+        "user_cost": None,
+        "reward_info": reward_info,
+        "messages": tau2_messages(conv.trajectory, end),
+        "trial": trial,
+        "seed": seed,
+        "mode": "half_duplex",
+        "info": {"steps": conv.steps, "errors": conv.errors, "user_calls": conv.user_calls,
+                 "end_cause": conv.cause},
+    }
+
+
+async def _reward_info(domain: Domain, task_id: str, trajectory: list[dict[str, Any]], termination: str,
+                       judge: OpenAIJudge | None) -> dict[str, Any]:
+    task = domain.task(task_id)
+    grades: list[bool] | None = None
+    criteria = task.evaluation_criteria
+    needs_judge = (judge is not None and criteria is not None and criteria.nl_assertions
+                   and "NL_ASSERTION" in criteria.reward_basis and termination in ("agent_stop", "user_stop"))
+    error = None
+    if needs_judge:
+        assert judge is not None and criteria is not None
+        try:
+            grades = await judge.grade(judge_view(parse_messages(trajectory)), list(criteria.nl_assertions))
+        except ValueError as exc:  # JudgeError: flagged, scored 0, never a silent 1.0
+            error = str(exc)
+    result = evaluate_trajectory(
+        domain, task_id, trajectory, termination=termination,
+        judge=(lambda _m, _a: grades) if grades is not None else None,
+        nl_policy="skip", assertion_errors="zero",
+    )
+    info = reward_info(task, result)
+    if error is not None:
+        info["reward"] = 0.0
+        info["info"]["judge_error"] = error
+    return info
+
+
+def reward_info(task: Any, result: EvaluationResult) -> dict[str, Any]:
+    """tau2's ``RewardInfo`` of an evaluation."""
+    raw = task.raw.get("evaluation_criteria") or {}
+    raw_actions = raw.get("actions") or []
+    raw_asserts = raw.get("env_assertions") or []
+    actions = [
+        {"action": raw_actions[i] if i < len(raw_actions) else {"action_id": c["action_id"], "name": c["name"],
+                                                                  "arguments": {}},
+         "action_match": bool(c["match"]), "action_reward": float(bool(c["match"])), "tool_type": c.get("tool_type")}
+        for i, c in enumerate(result.action_checks)
+    ]
+    asserts = [
+        {"env_assertion": raw_asserts[i] if i < len(raw_asserts) else {
+            "env_type": c["env_type"], "func_name": c["func_name"], "arguments": c["arguments"]},
+         "met": bool(c["met"]), "reward": float(bool(c["met"]))}
+        for i, c in enumerate(result.env_assertion_checks)
+    ]
+    info: dict[str, Any] = {}
+    if result.note:
+        info["note"] = result.note
+    if result.skipped:
+        info["skipped"] = list(result.skipped)
+    return {
+        "reward": float(result.reward),
+        "db_check": None if result.db_match is None else {
+            "db_match": bool(result.db_match), "db_reward": result.breakdown.get("DB", float(result.db_match))
+        },
+        "env_assertions": asserts or None,
+        "action_checks": actions or None,
+        "nl_assertions": [{"nl_assertion": c["nl_assertion"], "met": bool(c["met"]), "justification": ""}
+                          for c in result.nl_checks] or None,
+        "communicate_checks": [{"info": c["info"], "met": bool(c["met"]), "justification": ""}
+                               for c in result.communicate_checks] or None,
+        "reward_basis": None if result.reward_basis is None else list(result.reward_basis),
+        "reward_breakdown": dict(result.breakdown) or None,
+        "info": info,
+    }
+
+
+def tau2_messages(trajectory: list[dict[str, Any]], timestamp: str) -> list[dict[str, Any]]:
+    """Our trajectory as tau2 messages: tool calls flat with object arguments and a requestor, tool messages with
+    ``id`` / ``requestor`` / ``error``, ``turn_idx`` in order."""
+    out = []
+    for i, m in enumerate(trajectory):
+        base = {"role": m["role"], "content": m.get("content"), "turn_idx": i, "timestamp": timestamp}
+        if m["role"] == "tool":
+            base.update(id=m.get("tool_call_id") or "", requestor=m.get("requestor", "assistant"),
+                        error=bool(m.get("error")))
+        else:
+            calls = [
+                {"id": c["id"], "name": c["function"]["name"], "arguments": _arguments(c["function"]["arguments"]),
+                 "requestor": m["role"]}
+                for c in m.get("tool_calls") or ()
+            ]
+            base["tool_calls"] = calls or None
+        out.append(base)
+    return out
+
+
+def _arguments(text: Any) -> dict[str, Any]:
+    if isinstance(text, dict):
+        return text
+    try:
+        value = json.loads(text) if isinstance(text, str) and text.strip() else {}
+    except (ValueError, RecursionError):
+        return {"_unparsed_arguments": str(text)[:2000]}
+    return value if isinstance(value, dict) else {"_unparsed_arguments": str(text)[:2000]}
+
+
+# ------------------------------------------------------------------------------------------------- the run
+def _save(run: _Run, out: Path, force: bool = False) -> None:
+    now = time.monotonic()
+    if force or now - run.last_save >= SAVE_EVERY_S:
+        run.results["simulations"].sort(key=lambda s: (s.get("trial", 0), str(s.get("task_id"))))
+        write_text_atomic(out, json.dumps(run.results, ensure_ascii=False))
+        run.last_save = now
+
+
+async def simulate(config: SimulateConfig) -> dict[str, Any]:
+    """Run every missing (task, trial) and return the Results (also written to ``config.out``)."""
+    from tqdm import tqdm
+
+    domain, task_ids = _load(config)
+    try:
+        out = check_output_path(config.out, "--out")
+    except OutputPathError as exc:
+        raise SimulateError(str(exc)) from None
+    info = _info(config, domain)
+    kept = _resume(config, info, out)
+    await check_reachable(config.agent, "agent")
+    await check_reachable(config.user, "user")
+    if config.judge is not None:
+        await check_reachable(config.judge, "judge")
+    seeds = trial_seeds(config.seed, config.num_trials)
+    results = {"timestamp": datetime.now().isoformat(), "info": info,
+               "tasks": [domain.task(t).raw for t in task_ids], "simulations": kept}
+    run = _Run(config, domain, task_ids, seeds, results, {(str(s.get("task_id")), s.get("trial")) for s in kept})
+    plan = [(t, k) for k in range(config.num_trials) for t in task_ids if (t, k) not in run.done]
+    judge = OpenAIJudge(config.judge) if config.judge is not None else None
+    slots = asyncio.Semaphore(config.concurrency)
+    bar = tqdm(total=len(plan) + len(run.done), initial=len(run.done), unit="sim", disable=not config.progress,
+               desc=f"tau2/{domain.name}")
+
+    async def one(task_id: str, trial: int) -> None:
+        async with slots:
+            sim = await simulate_one(config, domain, task_id, trial, seeds[trial], judge)
+        results["simulations"].append(sim)
+        run.done.add((task_id, trial))
+        bar.update(1)
+        _save(run, out)
+
+    try:
+        await asyncio.gather(*(one(t, k) for t, k in plan))
+    finally:
+        bar.close()
+        _save(run, out, force=True)
+    return results
+
+
+def summary(results: dict[str, Any]) -> str:
+    """A short text summary: simulations, mean reward, terminations."""
+    sims = results.get("simulations") or []
+    rewards = [s["reward_info"]["reward"] for s in sims if s.get("reward_info")]
+    terms: dict[str, int] = {}
+    for s in sims:
+        terms[s["termination_reason"]] = terms.get(s["termination_reason"], 0) + 1
+    mean = sum(rewards) / len(rewards) if rewards else float("nan")
+    return f"{len(sims)} simulations, mean reward {mean:.3f}, terminations {terms}"

@@ -1,0 +1,103 @@
+"""OpenAI function schemas of tau2 tools, generated from the tool methods' signatures and docstrings.
+
+A tool's description is its docstring's summary; each parameter's JSON type comes from its annotation
+(``Literal`` becomes an ``enum``) and its description from the docstring's ``Args:`` section.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import types
+import typing
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+_JSON_TYPES: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean", dict: "object"}
+_SECTION = re.compile(r"^(Args|Arguments|Parameters|Returns|Return|Raises|Yields|Examples?|Notes?):\s*$")
+_PARAM = re.compile(r"^(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
+
+
+def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """``(description, {parameter: description})`` from a Google-style docstring."""
+    lines = inspect.cleandoc(doc or "").splitlines()
+    summary: list[str] = []
+    params: dict[str, str] = {}
+    section: str | None = None
+    current: str | None = None
+    base_indent: int | None = None
+    for line in lines:
+        header = _SECTION.match(line.strip()) if not line.startswith(" ") else None
+        if header:
+            section = header.group(1)
+            current, base_indent = None, None
+            continue
+        if section is None:
+            summary.append(line)
+            continue
+        if section not in ("Args", "Arguments", "Parameters") or not line.strip():
+            continue
+        indent = len(line) - len(line.lstrip())
+        if base_indent is None:
+            base_indent = indent
+        match = _PARAM.match(line.strip()) if indent <= base_indent else None
+        if match:
+            current = match.group(1).lstrip("*")
+            params[current] = match.group(2).strip()
+        elif current is not None:
+            params[current] = (params[current] + " " + line.strip()).strip()
+    return " ".join(" ".join(summary).split()), params
+
+
+def _json_type(annotation: Any) -> tuple[str, list[Any] | None]:
+    """JSON schema ``type`` (and ``enum`` for ``Literal``) of a parameter annotation."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Literal:
+        values = list(typing.get_args(annotation))
+        kinds = {_json_type(type(v))[0] for v in values}
+        return (kinds.pop() if len(kinds) == 1 else "string"), values
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return _json_type(args[0]) if args else ("string", None)
+    if origin in (list, tuple, set, frozenset, Sequence, Iterable) or annotation in (list, tuple, set):
+        return "array", None
+    if origin is dict or annotation is dict:
+        return "object", None
+    return _JSON_TYPES.get(annotation, "string"), None
+
+
+def function_schema(name: str, func: Callable[..., Any], description: str | None = None) -> dict[str, Any]:
+    """OpenAI ``{"type": "function", "function": {...}}`` schema of a tool method (``self`` skipped)."""
+    summary, arg_docs = _parse_docstring(inspect.getdoc(func) or "")
+    try:
+        hints = typing.get_type_hints(func)
+    except Exception:  # noqa: BLE001 - unresolvable annotations fall back to strings
+        hints = {}
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for pname, param in inspect.signature(func).parameters.items():
+        if pname == "self" or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        kind, enum = _json_type(hints.get(pname, str))
+        prop: dict[str, Any] = {"type": kind}
+        text = arg_docs.get(pname)
+        if text:
+            prop["description"] = text
+        if enum is not None:
+            prop["enum"] = enum
+        properties[pname] = prop
+        if param.default is inspect.Parameter.empty:
+            required.append(pname)
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description or summary or name.replace("_", " "),
+            "parameters": {"type": "object", "properties": properties, "required": required},
+        },
+    }
+
+
+def tool_summary(name: str, func: Callable[..., Any]) -> str:
+    """A tool's one-line description: its docstring's summary, else its name in words."""
+    return _parse_docstring(inspect.getdoc(func) or "")[0] or name.replace("_", " ")
