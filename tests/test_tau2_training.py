@@ -493,7 +493,7 @@ def test_tau2_recipe_composes_against_verl_config(tmp_path):
     assert cfg["algorithm"]["adv_estimator"] == "grpo" and cfg["trainer"]["total_epochs"] == 2
     kwargs = cfg["reward"]["reward_kwargs"]
     settings = ManagerConfig.from_reward_kwargs(kwargs, environ={})
-    assert (settings.contribution.type, settings.contribution.beta) == ("C1", 0.1)
+    assert settings.contribution.type == "C1" and settings.contribution.terms[0].schedule.beta == 0.1
     options = Tau2Options.from_config(kwargs["tau2"])
     assert options.data_dir == data and options.default_termination == "max_steps"
     bad = subprocess.run(["bash", str(REPO / "recipes/tau2_grpo/run_tau2_grpo.sh"), "--cfg", "job"],
