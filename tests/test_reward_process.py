@@ -293,3 +293,37 @@ def test_no_slot_is_lost_under_timeouts_cancellations_and_crashes():
         assert a["pid"] != b["pid"]
         assert r._free_slots + len(r._idle) == 2 and not r._waiters
         assert len(r.worker_pids) <= 2
+
+
+@pytest.mark.parametrize("crash", ["segfault", "exit3", "exit0", "sigkill"])
+def test_worker_crash_flags_exactly_that_sample_through_the_manager(crash, small_tokenizer_dir, small_tokenizer):
+    from manager_support import build_manager, make_batch
+
+    tok = small_tokenizer
+    mgr = build_manager(
+        small_tokenizer_dir,
+        tok,
+        kwargs={
+            "reward_fn": "proc_test_crash",
+            "executor": "process",
+            "modules": f"[{FNS}]",
+            "timeout_s": 10,
+            "fallback_reward": -1,
+        },
+    )
+    responses = ["a", "bb", "ccc", crash, "dddd", "eeeee", "ffffff"]
+    try:
+        t0 = time.monotonic()
+        out = mgr(make_batch(tok, ["q"] * len(responses), responses), return_dict=True)
+        elapsed = time.monotonic() - t0
+        extra = out["reward_extra_info"]
+        assert out["reward_tensor"].sum(-1).tolist() == [1.0, 2.0, 3.0, -1.0, 4.0, 5.0, 6.0]
+        assert extra["reward_error"] == [0, 0, 0, 1, 0, 0, 0]
+        assert extra["reward_timeout"] == [0] * 7  # reported as the crash it is, not as a timeout
+        assert elapsed < 10.0  # without waiting for the call's timeout
+        again = mgr(make_batch(tok, ["q"] * 3, ["x", "yy", "zzz"]), return_dict=True)  # the pool recovered
+        assert again["reward_tensor"].sum(-1).tolist() == [1.0, 2.0, 3.0]
+        assert again["reward_extra_info"]["reward_error"] == [0, 0, 0]
+    finally:
+        if mgr.router._runner is not None:
+            mgr.router._runner.close()
