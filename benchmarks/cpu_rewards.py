@@ -50,3 +50,9 @@ def bench_hang(final_response: str, ground_truth: str, hang_s: float = 15.0) -> 
     if "HANG" in final_response:
         time.sleep(hang_s)
     return parse_score(final_response, str(ground_truth))
+
+
+@reward(name="bench_trivial", executor="process")
+def bench_trivial(final_response: str) -> float:
+    """No work at all: what a call costs is the executor's own overhead."""
+    return float(len(final_response))

@@ -96,3 +96,20 @@ def proc_test_unpicklable() -> object:
 @reward(name="proc_test_async")
 async def proc_test_async(final_response: str = "") -> float:
     return 1.0
+
+
+@reward(name="proc_test_crash")
+def proc_test_crash(final_response: str) -> float:
+    """The response's length, unless the response names a way to die: ``segfault``, ``exit3``, ``exit0``,
+    ``sigkill`` (the worker process ends in the middle of the call)."""
+    if final_response == "segfault":
+        import ctypes
+
+        ctypes.string_at(0)  # reads address 0: SIGSEGV
+    elif final_response == "exit3":
+        os._exit(3)
+    elif final_response == "exit0":
+        os._exit(0)
+    elif final_response == "sigkill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    return float(len(final_response))
