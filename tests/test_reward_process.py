@@ -333,8 +333,8 @@ def test_worker_crash_flags_exactly_that_sample_through_the_manager(crash, small
         assert again["reward_tensor"].sum(-1).tolist() == [1.0, 2.0, 3.0]
         assert again["reward_extra_info"]["reward_error"] == [0, 0, 0]
     finally:
-        if mgr.router._runner is not None:
-            mgr.router._runner.close()
+        if mgr.core._runner is not None:
+            mgr.core._runner.close()
 
 
 def test_idle_worker_killed_from_outside_is_replaced():
