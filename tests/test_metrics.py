@@ -93,7 +93,8 @@ def test_legacy_trainer_compute_data_metrics_reports_reward_extra(small_tokenize
     assert metrics["critic/score/mean"] == pytest.approx((2.0 + 0.0 + 2.0 + 0.0) / 4 + 0.05 * 0.25, abs=1e-6)
     assert metrics["reward_extra/base_score/mean"] == pytest.approx(1.0)
     assert metrics["reward_extra/acc/mean"] == pytest.approx(0.5)
-    assert metrics["reward_extra/contrib/max"] == 1.0 and metrics["reward_extra/contrib/mean"] == 0.25
+    assert metrics["reward_extra/contrib_c0/max"] == 1.0 and metrics["reward_extra/contrib_c0/mean"] == 0.25
+    assert metrics["reward_extra/contrib/max"] == pytest.approx(0.05)  # the weighted bonus added to the score
     assert metrics["reward_extra/resp_chars/max"] == 2.0
     assert not any(k.startswith("reward_extra/pred/") for k in metrics)  # strings are skipped
 

@@ -149,24 +149,24 @@ def prepare_command(args: argparse.Namespace) -> int:
         from .tau2.errors import Tau2Error
 
         try:
-            report = prepare_tau2(args.data_dir, args.domain, args.out, args.split.split(","), mode=args.mode)
+            tau2_report = prepare_tau2(args.data_dir, args.domain, args.out, args.split.split(","), mode=args.mode)
         except (Tau2Error, OSError, ValueError) as exc:  # Tau2PrepareError is a ValueError
             return _fail("prepare tau2", exc)
-        for split, n in report.rows.items():
-            print(f"{split}: {n} rows -> {report.files[split]}")
-        print(f"tool config ({report.num_tools} tools): {report.tool_config}")
+        for split, n in tau2_report.rows.items():
+            print(f"{split}: {n} rows -> {tau2_report.files[split]}")
+        print(f"tool config ({tau2_report.num_tools} tools): {tau2_report.tool_config}")
         return 0
     if args.dataset == "tau_bench":
         from .tau_bench.data import TauBenchPrepareError, prepare_tau_bench
 
         try:
-            report = prepare_tau_bench(args.data_dir, args.domain, args.out, args.split.split(","), mode=args.mode)
+            tb_report = prepare_tau_bench(args.data_dir, args.domain, args.out, args.split.split(","), mode=args.mode)
         except (TauBenchPrepareError, OSError) as exc:
             print(f"verl-rewards prepare tau_bench: error: {exc}", file=sys.stderr)
             return 2
-        for split, n in report.rows.items():
-            print(f"{split}: {n} rows -> {report.files[split]}")
-        print(f"tool config ({report.num_tools} tools): {report.tool_config}")
+        for split, n in tb_report.rows.items():
+            print(f"{split}: {n} rows -> {tb_report.files[split]}")
+        print(f"tool config ({tb_report.num_tools} tools): {tb_report.tool_config}")
         return 0
     print(f"unknown dataset {args.dataset}", file=sys.stderr)
     return 2

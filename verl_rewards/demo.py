@@ -115,11 +115,11 @@ def run_demo(
     tok = AutoTokenizer.from_pretrained(tok_dir)
     rows = _rollouts(n_prompts, rollout_n, seed)
 
-    prompt_ids = [
+    prompts = [
         tok.apply_chat_template([{"role": "user", "content": r["prompt"]}], add_generation_prompt=True, tokenize=False)
         for r in rows
     ]
-    prompt_ids = [tok.encode(p, add_special_tokens=False) for p in prompt_ids]
+    prompt_ids: list[list[int]] = [tok.encode(p, add_special_tokens=False) for p in prompts]
     response_ids = [tok.encode(r["response"], add_special_tokens=False) + [tok.eos_token_id] for r in rows]
     batch = padded_batch(
         prompt_ids,

@@ -38,15 +38,15 @@ def write_text_atomic(target: str | os.PathLike[str], text: str) -> None:
         tmp.write_text(text, encoding="utf-8")
 
 
-def replace_together(writers: Mapping[str | os.PathLike[str], Writer]) -> list[Path]:
+def replace_together(writers: Mapping[Path, Writer] | Mapping[str, Writer]) -> list[Path]:
     """Write every ``target: writer(tmp_path)`` pair to temporary files, then rename them all into place.
 
     If any writer fails, no target is touched. Returns the targets in the order given.
     """
     staged: list[tuple[Path, Path]] = []
     try:
-        for target, writer in writers.items():
-            target = Path(target)
+        for name, writer in writers.items():
+            target = Path(name)
             tmp = _temp_beside(target)
             staged.append((tmp, target))
             writer(tmp)

@@ -257,7 +257,7 @@ def install_v1_hooks(trainer_base: Any = None) -> bool:
         return original_multi(data, *args, config=config, **kwargs)
 
     for fn in (_compute_metrics, _compute_advantage, compute_advantage_for_multi_trajectories):
-        fn.__verl_rewards_hook__ = True  # type: ignore[attr-defined]
+        setattr(fn, "__verl_rewards_hook__", True)  # noqa: B010 - functions of three signatures
     _compute_metrics.__wrapped__ = original_metrics  # type: ignore[attr-defined]
     _compute_advantage.__wrapped__ = original_advantage  # type: ignore[attr-defined]
     compute_advantage_for_multi_trajectories.__wrapped__ = original_multi  # type: ignore[attr-defined]

@@ -76,7 +76,7 @@ class _PostImportFinder(importlib.abc.MetaPathFinder):
 class _LoaderProxy(importlib.abc.Loader):
     def __init__(self, loader: Any, exec_module: Callable[[ModuleType], None]):
         self._loader = loader
-        self.exec_module = exec_module  # type: ignore[method-assign]
+        self.exec_module = exec_module  # type: ignore[method-assign, assignment]
 
     def create_module(self, spec: Any) -> Any:
         return self._loader.create_module(spec)

@@ -158,7 +158,7 @@ def read_dump(path: Path, data_source: str | None = None) -> list[EvalSet]:
             eval_set = sets[step] = EvalSet(label=label, step=step)
         eval_set.reward_keys.add(reward_key)
         has_contrib = has_contrib or bool(number(row.get("contrib")))
-        run = run_from_extras(source, task, row, generic_components=True)
+        run = run_from_extras(str(source), task, row, generic_components=True)
         if session is None:
             plain.append((eval_set, run))
         else:
@@ -210,8 +210,8 @@ def read_tau2_results(path: Path, data_source: str | None = None) -> EvalSet:
         sims = [_load_json(f) for f in sorted(sims_dir.glob("*.json"))]
     if not isinstance(sims, list) or not sims:
         raise EvalError(f"{path}: the results hold no simulations")
-    info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
-    env_info = info.get("environment_info") if isinstance(info.get("environment_info"), dict) else {}
+    info: dict[str, Any] = doc["info"] if isinstance(doc.get("info"), dict) else {}
+    env_info: dict[str, Any] = info["environment_info"] if isinstance(info.get("environment_info"), dict) else {}
     domain = env_info.get("domain_name")
     source = data_source or (f"tau2/{domain}" if isinstance(domain, str) and domain else "tau2")
     eval_set = EvalSet(label=str(path), step=None, reward_keys={"reward_info.reward"})
@@ -231,7 +231,7 @@ def read_tau2_results(path: Path, data_source: str | None = None) -> EvalSet:
 
 def run_from_simulation(source: str, task: str, sim: Mapping[str, Any]) -> Run:
     """A :class:`Run` from one tau2 ``SimulationRun`` (as ``compute_metrics`` reads it)."""
-    info = sim.get("reward_info") if isinstance(sim.get("reward_info"), dict) else {}
+    info: dict[str, Any] = sim["reward_info"] if isinstance(sim.get("reward_info"), dict) else {}
     termination = name_of(sim.get("termination_reason"))
     run = Run(source=source, task=task, reward=number(info.get("reward")), termination=termination)
     db_check = info.get("db_check")

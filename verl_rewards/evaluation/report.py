@@ -192,7 +192,7 @@ def write_plot(results: Sequence[Evaluated], target: str | Path, baseline: Evalu
         sources = sorted({s for d in steps for s in d.summaries})
         for i, source in enumerate(sources):
             points = [(d.eval_set.step, d.summaries[source]) for d in steps if source in d.summaries]
-            xs = [p[0] for p in points]
+            xs = [float(p[0] or 0) for p in points]
             ax.plot(xs, [p[1].task_reward or 0.0 for p in points], marker="o", color=f"C{i % 10}",
                     label=f"{source} task_reward")
             if any(p[1].pass_k for p in points):

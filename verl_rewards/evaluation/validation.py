@@ -75,7 +75,7 @@ def _expected_trials(trainer: Any, kwargs: Mapping[str, Any]) -> int | None:
         return None
 
 
-def wrap_val_metrics_update(cls: type) -> bool:
+def wrap_val_metrics_update(cls: Any) -> bool:
     """Wrap ``cls._val_metrics_update`` (idempotent); ``False`` when already wrapped."""
     original = cls._val_metrics_update
     if getattr(original, "__verl_rewards_hook__", False):

@@ -18,6 +18,7 @@ from verl import DataProto
 from verl.experimental.reward_loop.reward_manager import register
 from verl.experimental.reward_loop.reward_manager.base import RewardManagerBase
 
+from ..scoring.contract import RESPONSE_DECODE
 from ..scoring.sample import sample_from_row, samples_from_batch
 from .config import ManagerConfig, to_plain
 from .core import ScoringCore
@@ -151,7 +152,7 @@ class ContributionRewardManager(RewardManagerBase):
             if n >= self.num_examine:
                 continue
             shown[sample.data_source] = n + 1
-            text = self.tokenizer.decode(sample.response_ids, skip_special_tokens=True)
+            text = self.core.context.decode_now(sample, RESPONSE_DECODE)
             print(f"[{sample.data_source}] reward={result.reward:.4f} extra={result.extra}\n[response] {text[:2000]}")
 
     def extra_keys(self) -> list[str]:
@@ -172,6 +173,6 @@ def _run_coroutine(coro: Any) -> Any:
 try:  # the legacy registry (verl <= 0.7 looked managers up here)
     from verl.workers.reward_manager import register as _legacy_register
 
-    _legacy_register(NAME)(ContributionRewardManager)
+    _legacy_register(NAME)(ContributionRewardManager)  # type: ignore[arg-type]
 except Exception as _exc:  # noqa: BLE001 - the legacy registry is optional
     logger.debug("verl-rewards: legacy reward-manager registry unavailable: %s", _exc)

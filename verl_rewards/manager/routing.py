@@ -63,8 +63,7 @@ class Router:
         self.custom: Scorer | None = None
         if custom is not None:
             spec = _registered_spec(custom)
-            plain = spec is None
-            self.custom = RewardScorer(spec_from_callable(custom)) if plain else self._named_scorer(spec.name)
+            self.custom = RewardScorer(spec_from_callable(custom)) if spec is None else self._named_scorer(spec.name)
         self.default = RewardScorer(spec_from_callable(default)) if default is not None else None
         self.reward_fn = config.reward_fn
         self.by_source = dict(config.reward_fn_by_source)

@@ -186,7 +186,7 @@ class _Worker:
         finally:
             child_conn.close()
         self.conn = parent_conn
-        self.pid: int = self.proc.pid  # type: ignore[assignment]
+        self.pid: int = self.proc.pid or 0  # set once started
         self.owner_pid = os.getpid()
         self.ready = False
 
@@ -633,8 +633,9 @@ class ProcessRunner:
             return None
         try:
             worker = self._spawn()
-        except BaseException as exc:  # noqa: BLE001
-            _settle(cf, exc=exc if isinstance(exc, RuntimeError) else RuntimeError(f"cannot start worker: {exc}"))
+        except BaseException as start_exc:  # noqa: BLE001
+            failure = start_exc if isinstance(start_exc, RuntimeError) else RuntimeError(f"cannot start: {start_exc}")
+            _settle(cf, exc=failure)
             self._release(None)
             return None
         start_deadline = time.monotonic() + self.start_timeout_s

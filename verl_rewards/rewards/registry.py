@@ -85,7 +85,7 @@ def reward(
         auto_register: put it in the registry (``False`` to only wrap it).
     """
     if callable(name) and not isinstance(name, str):  # used as bare @reward
-        return reward()(name)  # type: ignore[return-value]
+        return reward()(name)
 
     def wrap(func: Callable[..., Any]) -> RewardFunction:
         spec = RewardSpec(
@@ -130,7 +130,7 @@ class BaseReward:
         bound = _bind_instance_call(cls)
         register(
             RewardSpec(
-                name=cls.name,
+                name=str(cls.name),
                 func=bound,
                 origin=_origin(cls),
                 env_cls=cls.env_cls,
@@ -158,18 +158,18 @@ class BaseReward:
 def _bind_instance_call(cls: type[BaseReward]) -> Callable[..., Any]:
     """``cls.call`` on the class's lazily created instance, with ``call``'s signature minus ``self``."""
     call = cls.call
-    if inspect.iscoroutinefunction(call):
 
-        async def bound(**kwargs: Any) -> Any:
-            return await cls.instance().call(**kwargs)
+    async def bound_async(**kwargs: Any) -> Any:
+        return await cls.instance().call(**kwargs)
 
-    else:
+    def bound_sync(**kwargs: Any) -> Any:
+        return cls.instance().call(**kwargs)
 
-        def bound(**kwargs: Any) -> Any:
-            return cls.instance().call(**kwargs)
-
+    bound: Callable[..., Any] = bound_async if inspect.iscoroutinefunction(call) else bound_sync
     sig = inspect.signature(call)
-    bound.__signature__ = sig.replace(parameters=[p for p in sig.parameters.values() if p.name != "self"])
+    bound.__signature__ = sig.replace(  # type: ignore[attr-defined]
+        parameters=[p for p in sig.parameters.values() if p.name != "self"]
+    )
     bound.__doc__ = call.__doc__
     bound.__qualname__ = f"{cls.__qualname__}.call"
     return bound

@@ -74,11 +74,13 @@ class DecodeBatcher:
         task.add_done_callback(lambda done: _deliver(batch, done))
 
     def _decode_batch(self, batch: list[tuple[list[int], bool, asyncio.Future]]) -> list[str]:
+        backend = self._backend
+        assert backend is not None  # only batched when there is a backend
         out: list[str] = [""] * len(batch)
         for skip in (True, False):  # one backend call per setting present
             idx = [i for i, (_, s, _) in enumerate(batch) if s is skip]
             if idx:
-                texts = self._backend.decode_batch([batch[i][0] for i in idx], skip_special_tokens=skip)
+                texts = backend.decode_batch([batch[i][0] for i in idx], skip_special_tokens=skip)
                 for i, text in zip(idx, texts, strict=True):
                     out[i] = self._finish(text)
         return out

@@ -136,11 +136,11 @@ def present_columns(columns: Mapping[str, Sequence[Any]]) -> dict[str, list[Any]
 
 def rows_to_columns(rows: Iterable[Mapping[str, Any] | None]) -> dict[str, list[Any]]:
     """Per-sample extra dicts to columns; a key a row lacks is marked absent for that row."""
-    rows = [r for r in rows if isinstance(r, Mapping)]
-    keys = list(dict.fromkeys(k for r in rows for k in r))
-    cols: dict[str, list[Any]] = {str(k): [r.get(k, 0.0) for r in rows] for k in keys if k != ABSENT_KEY}
+    present = [r for r in rows if isinstance(r, Mapping)]
+    keys = list(dict.fromkeys(k for r in present for k in r))
+    cols: dict[str, list[Any]] = {str(k): [r.get(k, 0.0) for r in present] for k in keys if k != ABSENT_KEY}
     cols[ABSENT_KEY] = [
         ",".join([*filter(None, _text(r.get(ABSENT_KEY)).split(",")), *(str(k) for k in keys if k not in r)])
-        for r in rows
+        for r in present
     ]
     return cols

@@ -57,7 +57,7 @@ class RewardSpec:
             raise RewardRegistryError(f"reward {self.name!r}: executor must be one of {EXECUTORS}")
         if self.env_cls is not None and self.pool_size < 1:
             raise RewardRegistryError(f"reward {self.name!r}: env_cls needs pool_size >= 1, got {self.pool_size}")
-        target = self.func
+        target: Any = self.func
         if not inspect.isroutine(target) and callable(target):
             target = target.__call__  # a callable object
         try:

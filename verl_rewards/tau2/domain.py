@@ -16,6 +16,7 @@ import inspect
 import logging
 import os
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +55,7 @@ def deep_merge(base: Any, patch: Any) -> Any:
 def resolve_data_dir(
     name: str,
     data_dir: str | os.PathLike[str] | None,
-    files: dict[str, str],
+    files: Mapping[str, str],
     *,
     env_var: str = DATA_DIR_ENV,
     label: str = "tau2",
@@ -289,7 +290,7 @@ class Domain:
             # Each slot is (plain data, normaliser). tau2 quirk: after patching one side, the other side's
             # toolkit is pointed at the patched DB object, so both hashes then come from the same DB.
             agent: tuple[dict[str, Any], Any] = (self.base_db.data, self.spec.normalize_db)
-            user = None
+            user: tuple[dict[str, Any], Any] | None = None
             if self.user_base_db is not None:
                 user = (self.user_base_db.data, self.spec.normalize_user_db)
             try:

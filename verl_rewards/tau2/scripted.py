@@ -34,7 +34,7 @@ def scripted_trajectory(
     messages: list[dict[str, Any]] = [{"role": "user", "content": user_text}]
     for i, call in enumerate(calls):
         name, arguments = call[0], call[1]
-        requestor = call[2] if len(call) > 2 else "assistant"  # type: ignore[misc]
+        requestor = call[2] if len(call) > 2 else "assistant"
         call_id = f"call_{i}"
         observation = env.step(name, arguments, requestor=requestor)
         messages.append(

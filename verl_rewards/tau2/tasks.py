@@ -204,6 +204,7 @@ def _parse_criteria(v: _V, raw: Any) -> EvaluationCriteria | None:
     actions = v.array(obj.get("actions"), f"{p}.actions")
     asserts = v.array(obj.get("env_assertions"), f"{p}.env_assertions")
     basis_raw = obj.get("reward_basis")
+    basis: tuple[str, ...]
     if basis_raw is None:
         basis = DEFAULT_REWARD_BASIS
     else:

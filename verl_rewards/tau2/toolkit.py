@@ -75,7 +75,7 @@ class Toolkit:
                 if kind is not None:
                     doc = inspect.getdoc(fn) or ""
                     specs[name] = ToolSpec(name=name, kind=kind, description=doc, func=fn)
-        cls._tool_specs_cache = specs
+        cls._tool_specs_cache = specs  # type: ignore[attr-defined]
         return specs
 
     def has_tool(self, name: str) -> bool:

@@ -144,7 +144,7 @@ def parse_tool_call(raw: Any, requestor: str) -> ToolCall:
         shown = name[:MAX_NAME_CHARS] if isinstance(name, str) else ""
         return ToolCall(id=call_id, name=shown, arguments=None, requestor=requestor, error=bad_name)
     arguments, error = parse_arguments(args)
-    return ToolCall(id=call_id, name=name, arguments=arguments, requestor=requestor, error=error)
+    return ToolCall(id=call_id, name=str(name), arguments=arguments, requestor=requestor, error=error)
 
 
 def _content(raw: Any, i: int) -> str | None:

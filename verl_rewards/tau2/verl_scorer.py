@@ -243,10 +243,10 @@ def score_tau2(
     domain = load_domain(domain_of(data_source, extra_info), options.data_dir)
     task_id = task_id_of(ground_truth, extra_info)
     if options.reward == "tau_bench":
-        result = tau_bench_reward(domain, task_id, trajectory)
-        info = result.info or {}
+        tb_result = tau_bench_reward(domain, task_id, trajectory)
+        info = tb_result.info or {}
         return {
-            "reward": float(result.reward),
+            "reward": float(tb_result.reward),
             "tb_r_actions": float(info.get("r_actions", 0.0) or 0.0),
             "tb_r_outputs": float(info.get("r_outputs", 1.0) if info.get("r_outputs") is not None else 1.0),
         }

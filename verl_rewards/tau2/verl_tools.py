@@ -100,7 +100,7 @@ def progress_targets(domain: Domain, task: Task) -> tuple[Action, ...]:
 
 def _calls_of(message: Any) -> list[dict[str, Any]]:
     calls = message.get("tool_calls") if isinstance(message, Mapping) else None
-    return [c for c in calls or () if isinstance(c, Mapping)]
+    return [dict(c) for c in calls or () if isinstance(c, Mapping)]
 
 
 def _call_name(call: Mapping[str, Any]) -> Any:
@@ -241,7 +241,7 @@ class Tau2Session:
             cid = f"tau2_end_{self._turn}_{i}"
             calls.append({"id": cid, "type": "function", "function": {"name": name, "arguments": args}})
             answers.append({"role": "tool", "tool_call_id": cid, "content": observation})
-        content = current.get("content") if is_assistant else None
+        content = current.get("content") if is_assistant and isinstance(current, Mapping) else None
         final = {"role": "assistant", "content": content if isinstance(content, str) else "", "tool_calls": calls}
         self.extra["messages"] = [*head, final, *answers]
 
