@@ -132,13 +132,17 @@ def test_non_mapping_config_rejected():
         (" False ", False),
         ("1", True),
         ("0", False),
+        ("yes", True),  # the package's one set of spellings (verl_rewards.coerce)
+        ("On", True),
+        ("no", False),
+        ("off", False),
     ],
 )
 def test_bool_values_accepted(value, expected):
     assert ToolRLOptions.from_config({"schedule_length": value}, environ={}).schedule_length is expected
 
 
-@pytest.mark.parametrize("value", ["yes", "on", "", "2", 2, -1, 0.5, 1.0, [], {}, "truee"])
+@pytest.mark.parametrize("value", ["y", "enable", "", "2", 2, -1, 0.5, 1.0, [], {}, "truee"])
 def test_bad_bool_values_name_the_key(value):
     with pytest.raises(ValueError, match="intermediate_reward"):
         ToolRLOptions.from_config({"intermediate_reward": value}, environ={})

@@ -15,6 +15,8 @@ FALSE_STRINGS = frozenset({"false", "0", "no", "off"})
 
 def parse_bool(value: Any) -> bool:
     """The boolean ``value`` spells; :class:`ValueError` for anything that is not one of the spellings above."""
+    if hasattr(value, "item") and not isinstance(value, str | bytes):  # numpy scalars
+        value = value.item()
     if isinstance(value, bool):
         return value
     if isinstance(value, int) and value in (0, 1):

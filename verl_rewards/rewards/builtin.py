@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from ..coerce import parse_bool
 from .registry import reward
 
 __all__ = [
@@ -123,23 +124,19 @@ def qa_em(final_response: str, ground_truth: Any) -> dict[str, float]:
     return {"reward": scores["em"], **scores}
 
 
-_TRUE = frozenset({"1", "true", "yes", "on", "y", "t"})
-_FALSE = frozenset({"0", "false", "no", "off", "n", "f", ""})
-
-
 def _parse_flag(value: Any) -> bool:
-    """A boolean from config or data: bools, 0/1, or strings such as "true"/"false" ("False" is false)."""
-    if value is None:
+    """A boolean from config or data (:func:`verl_rewards.coerce.parse_bool`); a missing value (None, empty
+    text) is false."""
+    if value is None or (isinstance(value, str) and not value.strip()):
         return False
-    if isinstance(value, bool):
-        return value
     if hasattr(value, "item") and not isinstance(value, (str, bytes)):  # numpy scalars
         value = value.item()
-    if isinstance(value, (int, float)) and value in (0, 1):
-        return bool(value)
-    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
-        return value.strip().lower() in _TRUE
-    raise ValueError(f"length_penalty: expected a boolean (true/false/1/0), got {value!r}")
+    if isinstance(value, float) and value in (0.0, 1.0):
+        value = int(value)
+    try:
+        return parse_bool(value)
+    except ValueError:
+        raise ValueError(f"length_penalty: expected a boolean (true/false/1/0/yes/no/on/off), got {value!r}") from None
 
 
 def _parse_max_length(value: Any) -> int | None:

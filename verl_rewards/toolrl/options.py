@@ -52,6 +52,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal
 
+from .. import coerce
+
 ChatTemplate = Literal["auto", "qwen", "llama"]
 CHAT_TEMPLATES: tuple[str, ...] = ("auto", "qwen", "llama")
 
@@ -68,8 +70,6 @@ ENV_VARS: dict[str, str] = {
 }
 EXPERIMENT_NAME_VAR = "EXPERIMENT_NAME"
 
-_TRUE_STRINGS = frozenset({"true", "1"})
-_FALSE_STRINGS = frozenset({"false", "0"})
 
 
 class UnknownOptionError(TypeError, ValueError):
@@ -138,21 +138,13 @@ class ToolRLOptions:
 
 
 def parse_bool(value: Any, key: str) -> bool:
-    """A strict boolean from a config value: bools, 0/1, or "true"/"false"/"1"/"0" (any case)."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str):
-        text = value.strip().lower()
-        if text in _TRUE_STRINGS:
-            return True
-        if text in _FALSE_STRINGS:
-            return False
-    elif isinstance(value, int):
-        if value in (0, 1):
-            return bool(value)
-    elif type(value).__module__ == "numpy" and hasattr(value, "item"):  # numpy bool_/int scalars
-        return parse_bool(value.item(), key)
-    raise ValueError(f"ToolRL option {key!r} must be a boolean (true/false/1/0), got {value!r}")
+    """A config value as a boolean, with the package's one set of spellings (:func:`verl_rewards.coerce.parse_bool`)."""
+    try:
+        return coerce.parse_bool(value)
+    except ValueError:
+        raise ValueError(
+            f"ToolRL option {key!r} must be a boolean (true/false/1/0/yes/no/on/off), got {value!r}"
+        ) from None
 
 
 def parse_chat_template(value: Any) -> ChatTemplate:
