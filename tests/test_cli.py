@@ -17,6 +17,7 @@ def _doctor(env_extra: dict[str, str]) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_doctor_reports_manager_and_both_metrics_hooks():
     proc = _doctor({})
     assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
@@ -26,6 +27,7 @@ def test_doctor_reports_manager_and_both_metrics_hooks():
     assert "[ok] metrics hook, validation" in proc.stdout
 
 
+@pytest.mark.slow
 def test_doctor_fails_when_plugins_are_disabled():
     proc = _doctor({"VERL_USE_EXTERNAL_PLUGINS": "none"})
     assert proc.returncode == 1
@@ -33,6 +35,7 @@ def test_doctor_fails_when_plugins_are_disabled():
     assert "[FAIL] plugin loaded by `import verl`" in proc.stdout
 
 
+@pytest.mark.slow
 def test_prepare_toolrl_converts_sample_and_reports_bad_rows(tmp_path):
     import json
 

@@ -25,6 +25,7 @@ def _run(*args: str, cwd: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_scores_verl_dump_and_plain_rows(tmp_path):
     rollouts = tmp_path / "rollouts.jsonl"
     rows = [
@@ -48,6 +49,7 @@ def test_scores_verl_dump_and_plain_rows(tmp_path):
     assert scored[0]["output"] == "42" and scored[2]["step_seen"] == 7
 
 
+@pytest.mark.slow
 def test_failures_are_counted_in_the_error_rate(tmp_path):
     rollouts = tmp_path / "r.jsonl"
     rollouts.write_text("\n".join(json.dumps({"response": str(i)}) for i in range(3)) + "\n")
@@ -56,6 +58,7 @@ def test_failures_are_counted_in_the_error_rate(tmp_path):
     assert "error rate 100.00% (3/3)" in proc.stdout
 
 
+@pytest.mark.slow
 def test_malformed_line_is_reported_with_its_number(tmp_path):
     rollouts = tmp_path / "bad.jsonl"
     rollouts.write_text('{"response": "a"}\n{not json\n')
@@ -227,6 +230,7 @@ sys.exit(main(["score", sys.argv[1], "--reward", "qa_em", "--hist", "", "--out",
 """
 
 
+@pytest.mark.slow
 def test_kill_while_writing_out_over_the_input_keeps_the_input(tmp_path):
     import signal
 

@@ -8,6 +8,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 
 def test_failing_hook_is_logged_loudly_and_recorded(caplog):
     from verl_rewards import plugin
@@ -21,6 +23,7 @@ def test_failing_hook_is_logged_loudly_and_recorded(caplog):
     assert any("test_broken_hook" in r.getMessage() and r.levelno == logging.ERROR for r in caplog.records)
 
 
+@pytest.mark.slow
 def test_hooks_run_after_the_watched_module_is_imported_in_a_fresh_process():
     code = textwrap.dedent(
         """

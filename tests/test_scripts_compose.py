@@ -29,6 +29,7 @@ def compose_script(script: str, env: dict[str, str], *extra: str) -> dict:
     return yaml.safe_load(proc.stdout)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("env", "expected_type", "expected_beta"),
     [
@@ -51,6 +52,7 @@ def test_run_grpo_composes_and_honours_contribution_env(env, expected_type, expe
     assert betas == ([] if expected_beta is None else [expected_beta])
 
 
+@pytest.mark.slow
 def test_toolrl_recipe_composes_with_toolrl_options():
     from verl_rewards.manager.config import ManagerConfig
     from verl_rewards.toolrl import ToolRLOptions
@@ -98,6 +100,7 @@ def test_contribution_ablation_composes_every_variant_with_one_seed_and_name_eac
     assert [(t.name, t.schedule.beta, t.gamma) for t in terms[4]] == [("c0", 0.05, 1.0), ("c2", 0.1, 0.99)]
 
 
+@pytest.mark.slow
 def test_contribution_ablation_rejects_an_unknown_variant_before_any_run():
     proc = subprocess.run(
         ["bash", str(REPO / "recipes/contribution_ablation/run_ablation.sh"), "--cfg", "job"],

@@ -159,6 +159,7 @@ def test_tool_agent_loop_runs_a_telecom_episode(telecom, prepared, small_tokeniz
     assert got["reward"] == 1.0 and got["tau2_env_assertion"] == 1.0
 
 
+@pytest.mark.slow
 def test_recipe_accepts_telecom_and_mock() -> None:
     cfg = _compose_recipe(
         {"DOMAIN": "telecom", "MODE": "solo", "DATA_DIR": "/data/t2t", "TAU2_DATA_DIR": "/data/tau2",

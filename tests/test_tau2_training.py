@@ -473,6 +473,7 @@ def _compose_recipe(env: dict[str, str], *extra: str) -> dict:
     return yaml.safe_load(proc.stdout)
 
 
+@pytest.mark.slow
 def test_tau2_recipe_composes_against_verl_config(tmp_path):
     from verl_rewards.manager.config import ManagerConfig
     from verl_rewards.tau2.verl_scorer import Tau2Options

@@ -229,6 +229,7 @@ def test_manager_routes_tau_bench_sources_and_reports_components(domains, small_
 
 
 # ---------------------------------------------------------------------------------------------- recipe
+@pytest.mark.slow
 def test_tau_bench_recipe_composes_against_verl_config():
     import os
     import subprocess
