@@ -5,9 +5,10 @@ verl-style scoring function go through
 
 * ``--mode ray``: verl's real ``RewardLoopManager`` / ``RewardLoopWorker`` actors on a local Ray cluster, once per
   manager configuration (samples/s for each and the ratios);
-* ``--mode worker``: one verl ``RewardLoopWorker`` in this process, as its actor runs it (``run_single`` per
-  sample gathered on one event loop), naive and contribution(C0) timed in ABBA order (whichever runs first in a
-  pair is favoured), plus the per-sample cost of each stage of our path (decoding, building the sample,
+* ``--mode worker``: one verl ``RewardLoopWorker`` in this process, as its actor runs it: ``run_single`` per
+  sample gathered on one event loop (and, for context, the worker's ``compute_score_batch``, whose per-sample
+  ``DataProto`` slicing both managers pay alike), naive and contribution(C0) timed in ABBA order (whichever runs
+  first in a pair is favoured), plus the per-sample cost of each stage of our path (decoding, building the sample,
   routing + guarded call, contribution term, extras).
 
     python benchmarks/bench_manager.py [--mode ray|worker|both] [--samples 1024] [--workers 2] [--repeats 7]
@@ -96,8 +97,16 @@ def in_worker(overrides: list[str], tok_dir: str) -> Any:
     return RewardLoopWorker(config)
 
 
-def score_in_worker(worker: Any, batch: Any) -> float:
-    """Seconds for one batch the way the worker actor scores it (``compute_score_batch``)."""
+def score_in_worker(worker: Any, items: list) -> float:
+    """Seconds for ``run_single`` on every item, gathered on the worker's event loop (as its actor runs them)."""
+    manager = worker.reward_manager
+    start = time.perf_counter()
+    worker.loop.run_until_complete(asyncio.gather(*(manager.run_single(item) for item in items)))
+    return time.perf_counter() - start
+
+
+def batch_in_worker(worker: Any, batch: Any) -> float:
+    """Seconds for the worker's own ``compute_score_batch`` (its per-sample ``DataProto`` slicing included)."""
     start = time.perf_counter()
     worker.loop.run_until_complete(worker.compute_score_batch(batch))
     return time.perf_counter() - start
@@ -168,27 +177,29 @@ def worker_mode(batch: Any, tok: Any, tok_dir: str, repeats: int) -> None:
     naive_loop = naive.loop
     ours = in_worker([*fn, "reward.reward_manager.name=contribution", "+reward.reward_kwargs.contribution.type=C0"],
                      tok_dir)
+    items = [batch[i : i + 1] for i in range(len(batch))]  # what the worker hands run_single
     print(f"\none RewardLoopWorker in this process, {len(batch)} samples, ABBA order, {repeats} rounds:")
-    for w in (naive, ours):  # warm-up: thread pools, tokenizer caches
+    for w in (naive, ours):  # warm-up: thread pools at full size, tokenizer caches
         asyncio.set_event_loop(w.loop)
-        score_in_worker(w, batch[:32])
-    times: dict[str, list[float]] = {"naive": [], "contribution C0": []}
-    for r in range(repeats):
-        order = [("naive", naive), ("contribution C0", ours)]
-        if r % 2:
-            order.reverse()
-        for name, w in order + order[::-1]:
-            asyncio.set_event_loop(w.loop)
-            times[name].append(score_in_worker(w, batch))
-    rates = {name: len(batch) / statistics.median(ts) for name, ts in times.items()}
-    for name, rate in rates.items():
-        print(f"  {name:<18} {rate:>8.1f} samples/s  (median of {len(times[name])})")
-    print(f"  contribution(C0) / naive = {rates['contribution C0'] / rates['naive']:.2f}x")
+        score_in_worker(w, items)
+    pairs = {"naive": naive, "contribution C0": ours}
+    for label, timer, data in (("run_single gathered", score_in_worker, items),
+                               ("compute_score_batch", batch_in_worker, batch)):
+        times: dict[str, list[float]] = {name: [] for name in pairs}
+        for r in range(repeats):
+            order = list(pairs.items()) if r % 2 == 0 else list(pairs.items())[::-1]
+            for name, w in order + order[::-1]:
+                asyncio.set_event_loop(w.loop)
+                times[name].append(timer(w, data))
+        rates = {name: len(batch) / statistics.median(ts) for name, ts in times.items()}
+        print(f"  {label}:")
+        for name, rate in rates.items():
+            print(f"    {name:<18} {rate:>8.1f} samples/s  ({1e6 / rate:.0f} us/sample, median of {len(times[name])})")
+        print(f"    contribution(C0) / naive = {rates['contribution C0'] / rates['naive']:.2f}x")
     asyncio.set_event_loop(ours.loop)
     print("\nper-sample cost of each stage of the contribution path (us, measured separately):")
     for stage, us in stage_costs(ours, batch, tok).items():
         print(f"  {stage:<58} {us:>8.1f}")
-    print(f"  (a naive step: {1e6 / rates['naive']:.1f} us/sample)")
     naive_loop.close()
 
 

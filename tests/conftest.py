@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parent.parent
 
 # no downloads, no telemetry: everything the tests need is built locally
 for _key, _value in {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "RAY_USAGE_STATS_ENABLED": "0"}.items():
@@ -40,13 +37,6 @@ def qwen_tokenizer(qwen_tokenizer_dir: str):
     from transformers import AutoTokenizer
 
     return AutoTokenizer.from_pretrained(qwen_tokenizer_dir)
-
-
-def compose_verl_config(overrides: list[str]):
-    """verl's real ``ppo_trainer`` config with ``overrides`` applied (Hydra compose, no GPU needed)."""
-    from verl_rewards.verl_config import compose_config
-
-    return compose_config(overrides)
 
 
 @pytest.fixture(scope="session")

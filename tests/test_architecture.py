@@ -7,9 +7,9 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "verl_rewards"
-if not PACKAGE.is_dir():  # tests mirror the package layout: tests/<pkg>/test_*.py
-    PACKAGE = Path(__file__).resolve().parents[2] / "verl_rewards"
+from repo_paths import REPO
+
+PACKAGE = REPO / "verl_rewards"
 
 # what each top-level part may import (besides itself); parts not listed import anything below the drivers
 ALLOWED = {

@@ -9,7 +9,8 @@ import torch
 
 from verl_rewards.metrics import reward_extra_metrics
 
-from conftest import compose_verl_config
+from repo_paths import SUPPORT
+from verl_support import compose_verl_config
 
 
 def test_numeric_bool_and_non_numeric_values():
@@ -32,7 +33,6 @@ def test_numeric_bool_and_non_numeric_values():
 
 def _scored_batch(tokenizer_dir, tok):
     """A real padded batch scored by the manager's legacy adapter, laid out as the v0 trainer holds it."""
-    from pathlib import Path
 
     from verl.trainer.ppo.core_algos import compute_grpo_outcome_advantage
     from verl.trainer.ppo.reward import load_reward_manager
@@ -43,7 +43,7 @@ def _scored_batch(tokenizer_dir, tok):
         [
             f"actor_rollout_ref.model.path={tokenizer_dir}",
             "reward.reward_manager.name=contribution",
-            f"reward.custom_reward_function.path={Path(__file__).with_name('score_fns.py')}",
+            f"reward.custom_reward_function.path={SUPPORT / 'score_fns.py'}",
             "reward.custom_reward_function.name=exact_match_dict",
             "+reward.reward_kwargs.contribution.type=C0",
         ]

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-LAYER = str(Path(__file__).with_name("reward_fns_layer.py"))
+from repo_paths import SUPPORT
+
+LAYER = str(SUPPORT / "reward_fns_layer.py")
 
 
 def _run(*args: str, cwd: str) -> subprocess.CompletedProcess:

@@ -5,12 +5,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import yaml
 
-REPO = Path(__file__).resolve().parent.parent
+from repo_paths import REPO
 
 
 def compose_script(script: str, env: dict[str, str], *extra: str) -> dict:

@@ -9,7 +9,6 @@ import json
 import math
 import random
 import time
-from pathlib import Path
 
 import pytest
 
@@ -22,10 +21,12 @@ from verl_rewards.toolrl import (
     score_with_options,
 )
 
+from repo_paths import REPO
+
 SEED = 20250314
 N_CASES = 3000
 EPS = 1e-9
-SAMPLE = Path(__file__).resolve().parents[1] / "verl_rewards" / "toolrl" / "sample_data" / "toolrl_sample.jsonl"
+SAMPLE = REPO / "verl_rewards" / "toolrl" / "sample_data" / "toolrl_sample.jsonl"
 STEPS = (0, 1, 29, 30, 31, 75, 105, 149, 150, 151, 300, 301, 450, 1000, 10**6, 10**9)
 
 TAGS = [

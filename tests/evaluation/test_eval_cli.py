@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from eval_support import PROMPTS, TAU, N, validation_inputs
 
 from verl_rewards.cli import main
 
+from eval_support import PROMPTS, TAU, N, validation_inputs
 from tau2_support import require_data
 
 GT = {u: json.dumps({"task_id": "t1" if u == "t3" else u}) for u in PROMPTS}  # t3 repeats t1's prompt

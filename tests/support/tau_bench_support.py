@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+from repo_paths import REPO
+
 _SKIP = (
     "tau-bench data not found: set TAU_BENCH_DATA_DIR to the folder holding retail/ and airline/ "
     "(or place it at <repo>/../shared/data/tau_bench)"

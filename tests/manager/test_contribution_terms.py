@@ -208,8 +208,8 @@ def test_combined_terms_through_verls_reward_loop(ray_cluster, small_tokenizer_d
 
     from verl_rewards.batching import padded_batch
 
-    from conftest import compose_verl_config
     from manager_support import SCORE_FNS
+    from verl_support import compose_verl_config
 
     tok = small_tokenizer
     config = compose_verl_config([

@@ -4,16 +4,16 @@ batch, plus rewards that raise, hang and return NaN — the step finishes within
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pytest
 
 from verl_rewards.batching import padded_batch
 
-from conftest import compose_verl_config
+from repo_paths import SUPPORT
+from verl_support import compose_verl_config
 
 pytestmark = pytest.mark.ray
-LAYER = str(Path(__file__).with_name("reward_fns_layer.py"))
+LAYER = str(SUPPORT / "reward_fns_layer.py")
 
 
 def test_mixed_sources_and_faulty_rewards_in_one_batch(ray_cluster, small_tokenizer_dir, small_tokenizer):

@@ -8,8 +8,8 @@ import pytest
 from verl_rewards.batching import padded_batch
 from verl_rewards.scoring.contract import ConfigError
 
-from conftest import compose_verl_config
 from tau2_support import mock_dir, mock_task
+from verl_support import compose_verl_config
 
 CREATE = ("create_task", {"user_id": "user_1", "title": "Alpha"})
 COMPLETE = ("update_task_status", {"task_id": "task_1", "status": "completed"})

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 import logging
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,9 +14,10 @@ from verl_rewards.batching import padded_batch
 from verl_rewards.metrics import reward_extra_metrics, validation_infos
 from verl_rewards.scoring.extras import ABSENT_KEY, MAX_UNDECLARED_NAMES, UNDECLARED_KEY, ExtraKeys, present_columns
 
-from conftest import compose_verl_config
+from repo_paths import SUPPORT
+from verl_support import compose_verl_config
 
-SCORE_FNS = str(Path(__file__).with_name("score_fns.py"))
+SCORE_FNS = str(SUPPORT / "score_fns.py")
 GT = (
     "<think> I should use the appropriate tool with proper parameters to respond to the user's need. </think>\n"
     '<tool_call>\n{"name": "get_weather", "parameters": {"city": "Paris", "days": 3}}\n</tool_call>'

@@ -7,8 +7,8 @@ import pytest
 
 from verl_rewards.batching import padded_batch
 
-from conftest import compose_verl_config
 from tau2_support import require_data
+from verl_support import compose_verl_config
 
 
 def _manager(tokenizer_dir, tok, kwargs=()):

@@ -13,7 +13,9 @@ import pytest
 
 from verl_rewards.rewards.process import ProcessRunner, RemoteRewardError
 
-FNS = str(Path(__file__).with_name("reward_fns_process.py"))
+from repo_paths import SUPPORT
+
+FNS = str(SUPPORT / "reward_fns_process.py")
 
 
 def _alive(pid: int) -> bool:

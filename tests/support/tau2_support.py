@@ -11,14 +11,15 @@ from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+from repo_paths import DATA, REPO
+
 _SKIP = (
     "tau2 data not found: set TAU2_DATA_DIR to the folder holding <domain>/db.json "
     "(or place it at <repo>/../shared/data/tau2)"
 )
 
 
-VENDORED = Path(__file__).resolve().parent / "data" / "tau2"  # the mock domain ships with the tests
+VENDORED = DATA / "tau2"  # the mock domain ships with the tests
 
 
 def tau2_data_dir() -> Path | None:

@@ -8,10 +8,10 @@ import logging
 from types import SimpleNamespace
 
 import pytest
+
 from eval_support import PROMPTS, TAU, N
 from eval_support import validation_inputs as _validation_inputs
-
-from conftest import compose_verl_config
+from verl_support import compose_verl_config
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,9 @@ from verl_rewards.toolrl.data import (
     prepare_toolrl,
 )
 
-SAMPLE = Path(__file__).resolve().parents[1] / "verl_rewards" / "toolrl" / "sample_data" / "toolrl_sample.jsonl"
+from repo_paths import REPO
+
+SAMPLE = REPO / "verl_rewards" / "toolrl" / "sample_data" / "toolrl_sample.jsonl"
 
 SYSTEM = "You are a tool-using assistant. Tools: get_stock_quote(symbol). Reply with <think> then <tool_call>."
 USER = "**Dialogue Records History**\n<user> Price of NVDA? </user>"

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-from pathlib import Path
 
 import pytest
 
 from verl_rewards.batching import padded_batch
 
-from conftest import compose_verl_config
+from repo_paths import SUPPORT
+from verl_support import compose_verl_config
 
-LAYER = str(Path(__file__).with_name("reward_fns_layer.py"))
+LAYER = str(SUPPORT / "reward_fns_layer.py")
 
 
 def _manager(tokenizer_dir, tok, kwargs=(), extra=()):

@@ -16,6 +16,7 @@ from verl_rewards.tau2.errors import (
 )
 from verl_rewards.tau2.scripted import gold_calls, gold_trajectory, scripted_trajectory
 
+from repo_paths import REPO
 from tau2_support import call, exchange, mock_task, require_domain, say, synthetic_mock, tool
 
 CREATE = {"user_id": "user_1", "title": "Important Meeting"}
@@ -517,7 +518,7 @@ def test_benchmark_runs_on_mock(capsys):
     import importlib.util
 
     root = require_domain("mock").data_dir.parent
-    path = __import__("pathlib").Path(__file__).resolve().parent.parent / "benchmarks" / "bench_tau2_reward.py"
+    path = REPO / "benchmarks" / "bench_tau2_reward.py"
     spec = importlib.util.spec_from_file_location("bench_tau2_reward", path)
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)

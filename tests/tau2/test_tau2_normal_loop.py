@@ -20,10 +20,10 @@ from verl_rewards.tau2.normal.conversation import trial_seeds
 from verl_rewards.tau2.normal.prompts import GREETING
 
 from chat_server import ChatServer, scripted
-from conftest import compose_verl_config
+from repo_paths import REPO
 from tau2_support import require_domain
+from verl_support import compose_verl_config
 
-REPO = Path(__file__).resolve().parent.parent
 TELECOM_TASK = "[service_issue]airplane_mode_on[PERSONA:None]"
 WRONG_ADDRESS = {"user_id": "ivan_khan_7475", "address1": "2 Wrong Way", "address2": "", "city": "Nowhere",
                  "state": "NV", "country": "USA", "zip": "00001"}

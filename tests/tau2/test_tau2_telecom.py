@@ -23,6 +23,7 @@ from verl_rewards.tau2.errors import DataFileError, DataNotFoundError, TaskValid
 from verl_rewards.tau2.scripted import gold_calls, scripted_trajectory
 from verl_rewards.tau2.toolkit import GENERIC, READ, WRITE
 
+from repo_paths import DATA
 from tau2_support import require_data
 
 # tau2's hashes of the telecom DBs as loaded (no task applied)
@@ -64,7 +65,7 @@ C1001_L1002 = {"customer_id": "C1001", "line_id": "L1002"}
 USER_INFO = {"name": "John Smith", "phone_number": "555-123-2002"}
 
 # Tool outputs of tau2's own environment for scripted call sequences (see the file's "about")
-REFERENCE = json.loads((Path(__file__).with_name("tau2_telecom_reference.json")).read_text(encoding="utf-8"))
+REFERENCE = json.loads((DATA / "tau2_telecom_reference.json").read_text(encoding="utf-8"))
 SCENARIOS = REFERENCE["scenarios"]
 
 

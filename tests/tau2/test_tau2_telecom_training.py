@@ -10,12 +10,13 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
-from test_tau2_training import REPO, _agent_data, _compose_recipe, _turn, _worker
+from test_tau2_training import _agent_data, _compose_recipe, _turn, _worker
 
 from verl_rewards.contribution import compute_contribution
 from verl_rewards.tau2.data import DONE_TOOL, USER_TOOL_PREFIX, prepare_tau2
 from verl_rewards.tau2.scripted import gold_calls
 
+from repo_paths import REPO
 from tau2_support import require_domain
 
 MMS_TASK = "[mms_issue]break_apn_mms_setting[PERSONA:Hard]"  # fix: reset APN, reboot (both on the phone)

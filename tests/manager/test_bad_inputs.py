@@ -9,6 +9,7 @@ import pytest
 from verl_rewards.manager import ManagerConfig, ManagerConfigError
 
 from manager_support import build_manager, make_batch
+from repo_paths import SUPPORT
 
 
 @pytest.mark.parametrize(
@@ -96,12 +97,11 @@ def test_score_beyond_float32_is_an_invalid_score(small_tokenizer_dir, small_tok
 
 def test_rebuilt_cores_share_one_process_pool(small_tokenizer_dir, small_tokenizer):
     import gc
-    from pathlib import Path
 
     from verl_rewards.rewards import process
 
     tok = small_tokenizer
-    module = Path(__file__).with_name("reward_fns_process.py")
+    module = SUPPORT / "reward_fns_process.py"
     kwargs = ["reward_fn=proc_test_trivial", "executor=process", f"modules=[{module}]"]
     before = {id(r) for r in process._RUNNERS if not r._closed}
     managers = [build_manager(small_tokenizer_dir, tok, extra=[f"+reward.reward_kwargs.{k}" for k in kwargs])

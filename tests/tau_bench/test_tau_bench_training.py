@@ -18,8 +18,9 @@ from verl_rewards.contribution import compute_contribution
 from verl_rewards.tau_bench.data import TOOL_CONFIG_NAME, prepare_tau_bench
 from verl_rewards.tau_bench.verl_scorer import TauBenchOptions, score_tau_bench
 
-from conftest import compose_verl_config
+from repo_paths import REPO
 from tau_bench_support import gold_calls, gold_trajectory, require_domain, trajectory
+from verl_support import compose_verl_config
 
 TASKS = {("retail", "train/3"), ("retail", "test/19"), ("airline", "test/14")}
 KINDS = ("correct", "wrong", "transfer")
@@ -234,11 +235,10 @@ def test_tau_bench_recipe_composes_against_verl_config():
     import os
     import subprocess
     import sys
-    from pathlib import Path
 
     from verl_rewards.manager.config import ManagerConfig
 
-    repo = Path(__file__).resolve().parent.parent
+    repo = REPO
     script = repo / "recipes/tau_bench_grpo/run_tau_bench_grpo.sh"
     env = {k: v for k, v in os.environ.items() if k not in ("CONTRIBUTION", "CONTRIB_TYPE", "BETA")}
     env.update({"DOMAIN": "airline", "DATA_DIR": "/data/tba", "TAU_BENCH_DATA_DIR": "/data/tb"})

@@ -25,10 +25,10 @@ from verl_rewards.contribution import compute_contribution
 from verl_rewards.tau2.data import DONE_TOOL, TOOL_CONFIG_NAME, prepare_tau2
 from verl_rewards.tau2.scripted import gold_calls
 
-from conftest import compose_verl_config
+from repo_paths import REPO
 from tau2_support import require_domain
+from verl_support import compose_verl_config
 
-REPO = Path(__file__).resolve().parent.parent
 BETA = 0.1
 Turn = tuple[str, list[tuple[str, dict[str, Any]]]]
 

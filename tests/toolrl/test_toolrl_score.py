@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import pytest
 
@@ -22,7 +21,9 @@ from verl_rewards.toolrl import (
     score_with_options,
 )
 
-SAMPLE = Path(__file__).resolve().parents[1] / "verl_rewards" / "toolrl" / "sample_data" / "toolrl_sample.jsonl"
+from repo_paths import REPO
+
+SAMPLE = REPO / "verl_rewards" / "toolrl" / "sample_data" / "toolrl_sample.jsonl"
 STEPS = (0, 29, 30, 75, 150, 300)
 
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from verl_rewards.batching import padded_batch
 
-from conftest import compose_verl_config
+from repo_paths import SUPPORT
+from verl_support import compose_verl_config
 
-SCORE_FNS = str(Path(__file__).with_name("score_fns.py"))
+SCORE_FNS = str(SUPPORT / "score_fns.py")
 
 
 def build_manager(tokenizer_dir, tokenizer, fn_name=None, kwargs=None, extra=()):

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 import torch
 
 from verl_rewards.batching import padded_batch, streaming_item
 
-from conftest import compose_verl_config
+from repo_paths import SUPPORT
+from verl_support import compose_verl_config
 
 pytestmark = pytest.mark.ray
-SCORE_FNS = str(Path(__file__).with_name("score_fns.py"))
+SCORE_FNS = str(SUPPORT / "score_fns.py")
 
 
 def _manager(tokenizer_dir, name, fn, extra=()):

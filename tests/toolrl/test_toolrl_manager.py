@@ -9,7 +9,7 @@ import pytest
 
 from verl_rewards.batching import padded_batch
 
-from conftest import compose_verl_config
+from verl_support import compose_verl_config
 
 GT = (
     "<think> I should use the appropriate tool with proper parameters to respond to the user's need. </think>\n"
