@@ -295,11 +295,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--domains", default="airline,retail")
     parser.add_argument("--full-domains", default="telecom", help="domains benchmarked on their full reward")
     parser.add_argument("--split", default="base", help="split of the --full-domains")
-    parser.add_argument("--data-dir", default=os.environ.get("TAU2_DATA_DIR") or str(REPO.parent / "shared/data/tau2"))
+    parser.add_argument("--data-dir", default=os.environ.get("TAU2_DATA_DIR"),
+                        help="folder holding <domain>/ (default: $TAU2_DATA_DIR)")
     parser.add_argument("--group", type=int, default=8, help="trajectories per task (GRPO group size)")
     parser.add_argument("--baseline-samples", type=int, default=16, help="samples scored by the slow baseline")
     parser.add_argument("--max-tasks", type=int, default=None, help="limit the tasks per domain")
     args = parser.parse_args(argv)
+    if not args.data_dir:
+        parser.error("no tau2 data: pass --data-dir or set TAU2_DATA_DIR (tau2-bench's data/tau2/domains)")
     print(f"tau2 DB reward throughput (group={args.group}, data={args.data_dir})")
     for name in [d.strip() for d in args.domains.split(",") if d.strip()]:
         bench_domain(name, args.data_dir, args.group, args.baseline_samples, args.max_tasks)

@@ -161,13 +161,14 @@ def bench_domain(name: str, data_dir: str, group: int, baseline_samples: int, ma
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--domains", default="retail,airline")
-    parser.add_argument(
-        "--data-dir", default=os.environ.get(DATA_DIR_ENV) or str(REPO.parent / "shared/data/tau_bench")
-    )
+    parser.add_argument("--data-dir", default=os.environ.get(DATA_DIR_ENV),
+                        help=f"folder holding retail/ and airline/ (default: ${DATA_DIR_ENV})")
     parser.add_argument("--group", type=int, default=8, help="trajectories per task (GRPO group size)")
     parser.add_argument("--baseline-samples", type=int, default=64, help="samples scored the slow way")
     parser.add_argument("--max-tasks", type=int, default=None, help="limit the tasks per domain")
     args = parser.parse_args(argv)
+    if not args.data_dir:
+        parser.error(f"no tau-bench data: pass --data-dir or set {DATA_DIR_ENV}")
     print(f"tau-bench v1 reward throughput (group={args.group}, data={args.data_dir})")
     for name in [d.strip() for d in args.domains.split(",") if d.strip()]:
         bench_domain(name, args.data_dir, args.group, args.baseline_samples, args.max_tasks)

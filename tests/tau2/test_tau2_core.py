@@ -46,7 +46,7 @@ def mock():
         ({"a": 1}, "f9d86028c6e0d64e225186f96acb69338b2c59764df79162107f5c4bb34d1310", "d1310"),
         ({"a": 1.0}, "742609b207f0900a8e2dff3ae83ac47941af5c29bb6ebfb297f4ca7dd63d8354", "8354"),
         ({"a": True}, "d2d7b967cd9d8bcb81a32005588f45b254aca48e26ff95a8749774df421680b9", "80b9"),
-        # the spec abbreviates this one as 44136fa3...af8a; the full digest of "{}" ends in ...caaff8a
+        # the digest of the empty DB is usually quoted as 44136fa3...af8a; the full digest of "{}" ends in ...caaff8a
         ({}, "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a", "ff8a"),
     ],
 )

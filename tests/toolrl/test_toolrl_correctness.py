@@ -1,4 +1,4 @@
-"""R_correctness: parsing, gating, greedy matching and the refined/intermediate/coarse variants (spec §1.5)."""
+"""R_correctness: parsing, gating, greedy matching and the refined/intermediate/coarse variants (ToolRL: rlla.py)."""
 
 from __future__ import annotations
 

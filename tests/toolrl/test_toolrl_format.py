@@ -1,4 +1,4 @@
-"""R_format: the four ground-truth cases, separators, tag counts (spec §1.4)."""
+"""R_format: the four ground-truth cases, separators, tag counts (ToolRL's verl/utils/reward_score/rlla.py)."""
 
 from __future__ import annotations
 

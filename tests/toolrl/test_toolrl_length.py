@@ -1,4 +1,4 @@
-"""R_length: last think block, rounding, cap, and the uncapped length schedule (spec §1.6)."""
+"""R_length: last think block, rounding, cap, and the uncapped length schedule (ToolRL: rlla.py)."""
 
 from __future__ import annotations
 

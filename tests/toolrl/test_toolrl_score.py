@@ -1,8 +1,5 @@
-"""compute_score end to end: the spec's test vectors, the §1.9 checklist, and each option's effect in numbers.
-
-The spec names its test vectors by number and result only; the inputs below are built to exercise exactly
-the rule each one names (default options unless stated).
-"""
+"""compute_score end to end: numbered test vectors, a checklist of ToolRL's rules, and each option's effect in
+numbers. Each vector's input is built to exercise exactly the rule it names (default options unless stated)."""
 
 from __future__ import annotations
 
