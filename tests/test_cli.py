@@ -91,15 +91,17 @@ def test_prepare_toolrl_with_nothing_to_convert_keeps_the_old_parquet(tmp_path, 
         (["--beta=-inf"], "--beta must be a finite number >= 0, got -inf"),
     ],
 )
-def test_demo_rejects_impossible_settings_before_ray_starts(capsys, args, message):
+def test_demo_rejects_impossible_settings_before_ray_starts(capsys, monkeypatch, args, message):
     import ray
 
     from verl_rewards.cli import main
 
-    assert not ray.is_initialized()
+    def no_ray(*_args, **_kwargs):
+        raise AssertionError("the demo started Ray before checking its settings")
+
+    monkeypatch.setattr(ray, "init", no_ray)  # another test may have left a cluster running: watch for a start
     assert main(["demo", *args]) == 2
     assert capsys.readouterr().err == f"verl-rewards demo: error: {message}\n"
-    assert not ray.is_initialized()
 
 
 def test_usage_errors_are_one_line_with_exit_code_2(capsys):
