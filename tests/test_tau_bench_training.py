@@ -57,8 +57,9 @@ def prepared(domains, tmp_path_factory):
     out = tmp_path_factory.mktemp("tau_bench_data")
     root = domains["retail"].data_dir.parent
     return {
-        "retail": prepare_tau_bench(root, "retail", out / "retail", ["train", "test"], progress=False),
-        "airline": prepare_tau_bench(root, "airline", out / "airline", ["test"], progress=False),
+        "retail": prepare_tau_bench(root, "retail", out / "retail", ["train", "test"], mode="instruction",
+                                    progress=False),
+        "airline": prepare_tau_bench(root, "airline", out / "airline", ["test"], mode="instruction", progress=False),
     }
 
 
