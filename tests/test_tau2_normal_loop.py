@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_loop_support import hermes, make_worker, segments
 
 from verl_rewards.tau2.data import task_row, write_tool_config
 from verl_rewards.tau2.normal.conversation import trial_seeds
 from verl_rewards.tau2.normal.prompts import GREETING
 
+from agent_loop_support import hermes, make_worker, segments
 from chat_server import ChatServer, scripted
 from tau2_support import require_domain
 
