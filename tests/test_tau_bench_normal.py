@@ -221,3 +221,27 @@ def test_simulate_rejects_tau2_only_options_for_tau_bench(retail, tmp_path, caps
                  "--agent-model", "a", "--user-base-url", "http://x/v1", "--user-model", "u",
                  "--out", str(tmp_path / "x.json")]) == 2
     assert "--max-errors: tau2 options" in capsys.readouterr().err
+
+
+def test_eval_reads_verl_dumps_of_tau_bench_rows(retail, tmp_path, capsys):
+    from verl_rewards.cli import main
+
+    good = [Reply(tool_calls=[call("return_delivered_order_items", GOOD_RETURN)]), Reply(content="Done.")]
+    wrong = [Reply(tool_calls=[call("modify_pending_order_address", WRONG_ADDRESS)]), Reply(content="Done.")]
+    rows = []
+    for task_id, agent, stop in (("test/5", good, True), ("test/5", good, False), ("test/17", wrong, True),
+                                 ("test/17", wrong, True)):
+        user = ["Hi.", "###STOP###"] if stop else ["Hi.", "ok", "ok"]
+        _, _, _, got = play(retail, task_id, agent, user, max_num_steps=2)
+        rows.append({"input": task_id, "output": "", "gts": task_id, "step": 3, "base_score": got["reward"],
+                     "task_id": task_id, **got})
+    rows.append({**rows[0], "termination": "infrastructure_error", "base_score": 0.0})  # left out
+    dump = tmp_path / "3.jsonl"
+    dump.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    capsys.readouterr()
+    assert main(["eval", str(dump), "--data-source", "tau_bench/retail", "--json"]) == 0
+    summary = next(s for s in _summaries(json.loads(capsys.readouterr().out)) if s["source"] == "tau_bench/retail")
+    assert [r["reward"] for r in rows[:4]] == [1.0, 0.0, 0.0, 0.0]  # test/5 trial 2 ran out of agent turns
+    assert summary["num_trials"] == 4 and summary["infra_errors"] == 1
+    assert summary["pass_k"] == {"1": pytest.approx(0.25), "2": pytest.approx(0.0)}
+    assert summary["termination"] == {"max_steps": 0.25, "user_stop": 0.75}
