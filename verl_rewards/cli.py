@@ -1,6 +1,6 @@
 """The ``verl-rewards`` command: ``doctor`` (is the plugin active here?), ``demo``, ``score`` (offline),
-``prepare`` (datasets to verl parquet), ``simulate`` (tau2 normal mode against served models), ``eval`` (pass^k and
-tau2 statistics of verl dumps / tau2 results)."""
+``prepare`` (datasets to verl parquet), ``simulate`` (tau2 or tau-bench normal mode against served models), ``eval``
+(pass^k and tau2 statistics of verl dumps / tau2 results / tau-bench results)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,10 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:
+    from .tau2.normal.client import Endpoint
 
 
 class _Parser(argparse.ArgumentParser):
@@ -63,8 +66,10 @@ def doctor() -> int:
     try:
         from verl.experimental.agent_loop.agent_loop import _agent_loop_registry
 
-        entry = _agent_loop_registry.get("tau2_agent")
-        checks.append(("agent loop 'tau2_agent'", entry is not None, (entry or {}).get("_target_", "not registered")))
+        for loop_name in ("tau2_agent", "tau_bench_agent"):
+            entry = _agent_loop_registry.get(loop_name)
+            checks.append((f"agent loop '{loop_name}'", entry is not None,
+                           (entry or {}).get("_target_", "not registered")))
     except Exception as exc:  # noqa: BLE001 - report, don't crash
         checks.append(("agent loop 'tau2_agent'", False, f"{type(exc).__name__}: {exc}"))
     try:
@@ -178,9 +183,20 @@ def simulate_command(args: argparse.Namespace) -> int:
 
     from .tau2.normal.client import Endpoint
     from .tau2.normal.simulate import SimulateConfig, SimulateError, simulate, summary
+    from .tau_bench.simulate import is_tau_bench_domain
 
-    if bool(args.task_ids) and bool(args.split):
+    tau_bench = is_tau_bench_domain(args.domain)
+    if bool(args.task_ids) and bool(args.split) and not tau_bench:
         return _fail("simulate", ValueError("give --task-ids or --split, not both"))
+    tau2_only = {"--max-steps": args.max_steps is not None, "--max-errors": args.max_errors is not None,
+                 "--enforce-communication-protocol": args.enforce_communication_protocol,
+                 "--judge-model": bool(args.judge_model)}
+    if tau_bench and any(tau2_only.values()):
+        given = [k for k, v in tau2_only.items() if v]
+        return _fail("simulate", ValueError(f"{', '.join(given)}: tau2 options; tau-bench's only limit is "
+                                            "--max-num-steps"))
+    if not tau_bench and args.max_num_steps is not None:
+        return _fail("simulate", ValueError("--max-num-steps is for tau-bench domains (tau2: --max-steps)"))
     try:
         common = {"api_key_env": args.api_key_env, "timeout_s": args.timeout_s, "retries": args.retries,
                   "max_concurrency": args.concurrency}
@@ -188,6 +204,8 @@ def simulate_command(args: argparse.Namespace) -> int:
                                        "temperature": args.agent_temperature, **common}, "--agent")
         user = Endpoint.from_mapping({"base_url": args.user_base_url, "model": args.user_model,
                                       "temperature": args.user_temperature, **common}, "--user")
+        if tau_bench:
+            return _simulate_tau_bench(args, agent, user)
         judge = None
         if args.judge_model:
             judge = Endpoint.from_mapping({"base_url": args.judge_base_url or args.user_base_url,
@@ -195,7 +213,8 @@ def simulate_command(args: argparse.Namespace) -> int:
         config = SimulateConfig(
             domain=args.domain, agent=agent, user=user, out=args.out, data_dir=args.data_dir,
             task_ids=args.task_ids, split=args.split, num_trials=args.num_trials, seed=args.seed,
-            max_steps=args.max_steps, max_errors=args.max_errors,
+            max_steps=200 if args.max_steps is None else args.max_steps,
+            max_errors=10 if args.max_errors is None else args.max_errors,
             enforce_communication_protocol=args.enforce_communication_protocol, concurrency=args.concurrency,
             judge=judge,
         )
@@ -205,6 +224,26 @@ def simulate_command(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print(f"interrupted: finished simulations are in {args.out}; run again to resume", file=sys.stderr)
         return 130
+    print(summary(results))
+    print(f"results: {args.out}")
+    return 0
+
+
+def _simulate_tau_bench(args: argparse.Namespace, agent: Endpoint, user: Endpoint) -> int:
+    """``simulate --domain tau_bench/<domain>``: tau-bench's run, its results list (see
+    :mod:`verl_rewards.tau_bench.simulate`)."""
+    import asyncio
+
+    from .tau_bench.normal import MAX_NUM_STEPS
+    from .tau_bench.simulate import TauBenchSimulateConfig, simulate_tau_bench, summary
+
+    config = TauBenchSimulateConfig(
+        domain=args.domain, agent=agent, user=user, out=args.out, data_dir=args.data_dir,
+        task_ids=args.task_ids, split=args.split, num_trials=args.num_trials, seed=args.seed,
+        max_num_steps=MAX_NUM_STEPS if args.max_num_steps is None else args.max_num_steps,
+        concurrency=args.concurrency,
+    )
+    results = asyncio.run(simulate_tau_bench(config))
     print(summary(results))
     print(f"results: {args.out}")
     return 0
@@ -250,22 +289,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     tau_bench.add_argument("--data-dir", default=None, help="holds retail/ and airline/ (default: $TAU_BENCH_DATA_DIR)")
     tau_bench.add_argument("--domain", required=True, choices=["retail", "airline"])
     tau_bench.add_argument("--split", default="train", help="comma-separated: train, test, dev (airline: test)")
-    tau_bench.add_argument("--mode", default="instruction", choices=["instruction"],
-                           help="instruction: the task instruction is the first user message, a text reply ends")
+    tau_bench.add_argument("--mode", default="normal", choices=["normal", "instruction"],
+                           help="normal (default): tau-bench's simulated user talks to the agent (tau_bench_agent "
+                                "loop, a user model needed); instruction: the task instruction is the first user "
+                                "message and a text reply ends (tool_agent loop, no user model)")
     tau_bench.add_argument("--out", required=True, help="output directory (<out>/<split>.parquet, tool_config.yaml)")
     from .evaluation import command as eval_cmd
 
     eval_cmd.add_parser(sub)
-    sim = sub.add_parser("simulate", help="score a served model on tau2 in normal mode (simulated user), "
-                                          "writing tau2-bench's Results JSON")
-    sim.add_argument("--domain", required=True, help="airline, retail, telecom, mock")
-    sim.add_argument("--data-dir", default=None, help="tau2-bench data/tau2/domains (default: $TAU2_DATA_DIR)")
-    sim.add_argument("--task-ids", nargs="+", default=None, metavar="ID", help="tasks to run (default: all)")
-    sim.add_argument("--split", default=None, help="a split of split_tasks.json (instead of --task-ids)")
+    sim = sub.add_parser("simulate", help="score a served model in normal mode (simulated user) on tau2 (tau2-bench's "
+                                          "Results JSON) or tau-bench v1 (tau-bench's results list)")
+    sim.add_argument("--domain", required=True, help="tau2: airline, retail, telecom, mock; tau-bench v1: "
+                                                     "tau_bench/retail, tau_bench/airline")
+    sim.add_argument("--data-dir", default=None, help="tau2-bench data/tau2/domains (default: $TAU2_DATA_DIR); "
+                                                      "tau-bench: the folder holding retail/ and airline/ "
+                                                      "(default: $TAU_BENCH_DATA_DIR)")
+    sim.add_argument("--task-ids", nargs="+", default=None, metavar="ID", help="tasks to run (default: all; "
+                                                                              "tau-bench: '<split>/<index>' or an "
+                                                                              "index of --split)")
+    sim.add_argument("--split", default=None, help="tau2: a split of split_tasks.json (instead of --task-ids); "
+                                                   "tau-bench: train, test (default) or dev")
     sim.add_argument("--num-trials", type=int, default=1)
     sim.add_argument("--seed", type=int, default=300, help="run seed; per-trial seeds derived as tau2 does")
-    sim.add_argument("--max-steps", type=int, default=200)
-    sim.add_argument("--max-errors", type=int, default=10)
+    sim.add_argument("--max-steps", type=int, default=None, help="tau2's step limit (default 200)")
+    sim.add_argument("--max-errors", type=int, default=None, help="tau2's tool-error limit (default 10)")
+    sim.add_argument("--max-num-steps", type=int, default=None, help="tau-bench: the agent's turns (default 30)")
     sim.add_argument("--enforce-communication-protocol", action="store_true",
                      help="a message with text and tool calls ends the run (agent_error / user_error)")
     sim.add_argument("--agent-base-url", required=True, help="OpenAI-compatible endpoint of the agent, e.g. "

@@ -3,8 +3,9 @@
 It stays cheap: nothing heavy is imported here. Instead it arms post-import hooks, so that
 
 * when verl's reward-loop registry is imported, the ``contribution`` manager registers itself;
-* when verl's agent-loop module is imported, the ``tau2_agent`` loop (tau2 normal mode) joins its registry (an
-  entry naming our class; the class itself is imported only when a row selects it);
+* when verl's agent-loop module is imported, the ``tau2_agent`` loop (tau2 normal mode) and the
+  ``tau_bench_agent`` loop (tau-bench v1 normal mode) join its registry (entries naming our classes; a class is
+  imported only when a row selects it);
 * when ``verl.trainer.ppo.metric_utils`` is imported, the legacy-trainer ``reward_extra/*`` hook wraps
   ``compute_data_metrics`` and the validation hook wraps ``process_validation_metrics``;
 * when ``verl.trainer.ppo.v1.trainer_base`` is imported, the V1 trainer's ``_compute_metrics`` and GDPO input
@@ -112,8 +113,11 @@ def _register_manager(_: ModuleType) -> None:
 
 def _register_agent_loop(module: ModuleType) -> None:
     from .tau2.normal import AGENT_LOOP_NAME, AGENT_LOOP_TARGET
+    from .tau_bench.normal import AGENT_LOOP_NAME as TB_NAME
+    from .tau_bench.normal import AGENT_LOOP_TARGET as TB_TARGET
 
     module._agent_loop_registry.setdefault(AGENT_LOOP_NAME, {"_target_": AGENT_LOOP_TARGET})
+    module._agent_loop_registry.setdefault(TB_NAME, {"_target_": TB_TARGET})
 
 
 def _hook_metrics(module: ModuleType) -> None:

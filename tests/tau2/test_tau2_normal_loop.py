@@ -19,10 +19,10 @@ from verl_rewards.tau2.data import task_row, write_tool_config
 from verl_rewards.tau2.normal.conversation import trial_seeds
 from verl_rewards.tau2.normal.prompts import GREETING
 
+from agent_loop_support import hermes, make_worker, segments
 from chat_server import ChatServer, scripted
 from repo_paths import REPO
 from tau2_support import require_domain
-from verl_support import compose_verl_config
 
 TELECOM_TASK = "[service_issue]airplane_mode_on[PERSONA:None]"
 WRONG_ADDRESS = {"user_id": "ivan_khan_7475", "address1": "2 Wrong Way", "address2": "", "city": "Nowhere",
@@ -62,31 +62,6 @@ CASES: dict[str, tuple[str, str, list[AgentTurn], list[Any], str, float]] = {
 }
 
 
-def _hermes(text: str, calls: list[tuple[str, dict[str, Any]]]) -> str:
-    blocks = "".join("<tool_call>\n" + json.dumps({"name": n, "arguments": a}) + "\n</tool_call>" for n, a in calls)
-    return text + blocks + "<|im_end|>"
-
-
-class ScriptedLLM:
-    """Stands in for verl's LLM server: each new request id takes the next queued script of completions."""
-
-    def __init__(self, tokenizer):
-        self.tokenizer = tokenizer
-        self.queue: list[list[str]] = []
-        self.by_request: dict[str, list[str]] = {}
-        self.prompts: dict[str, list[list[int]]] = {}
-
-    async def generate(self, request_id: str, prompt_ids: list[int], sampling_params: dict, **_: Any):
-        from verl.workers.rollout.replica import TokenOutput
-
-        if request_id not in self.by_request:
-            self.by_request[request_id] = list(self.queue.pop(0))
-        self.prompts.setdefault(request_id, []).append(list(prompt_ids))
-        turns = self.by_request[request_id]
-        text = turns.pop(0) if turns else "Nothing more.<|im_end|>"
-        return TokenOutput(token_ids=self.tokenizer.encode(text, add_special_tokens=False), stop_reason="completed")
-
-
 @pytest.fixture(scope="module")
 def tau2_root() -> Path:
     return require_domain("airline").data_dir.parent
@@ -101,42 +76,6 @@ def tool_configs(tau2_root, tmp_path_factory) -> dict[str, str]:
     return paths
 
 
-def make_worker(tool_config: str, tokenizer, tokenizer_dir: str, user: dict[str, Any], **tau2: Any):
-    """verl's AgentLoopWorker (built without Ray) with a scripted LLM server and the normal-mode settings."""
-    from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
-    from verl.tools.tool_registry import load_all_tools
-    from verl.utils import omega_conf_to_dataclass
-    from verl.utils.dataset.rl_dataset import RLHFDataset
-
-    overrides = [f"+actor_rollout_ref.rollout.custom.tau2.user.{k}={v}" for k, v in user.items()]
-    overrides += [f"+actor_rollout_ref.rollout.custom.tau2.{k}={v}" for k, v in tau2.items()]
-    cfg = compose_verl_config(
-        [
-            f"actor_rollout_ref.model.path={tokenizer_dir}",
-            "actor_rollout_ref.rollout.name=vllm",
-            "actor_rollout_ref.rollout.multi_turn.enable=True",
-            f"actor_rollout_ref.rollout.multi_turn.tool_config_path={tool_config}",
-            "actor_rollout_ref.rollout.multi_turn.format=hermes",
-            "actor_rollout_ref.rollout.multi_turn.max_assistant_turns=30",
-            "actor_rollout_ref.rollout.multi_turn.max_tool_response_length=100000",
-            "data.max_prompt_length=65536",
-            "data.max_response_length=32768",
-            *overrides,
-        ]
-    )
-    worker = object.__new__(AgentLoopWorker)
-    worker.config = cfg
-    worker.llm_client = ScriptedLLM(tokenizer)
-    worker.teacher_client = None
-    worker.reward_loop_worker_handles = None
-    worker.rollout_config = omega_conf_to_dataclass(cfg.actor_rollout_ref.rollout)
-    worker.tokenizer, worker.processor, worker.hf_model_type = tokenizer, None, None
-    worker.dataset_cls, worker.mm_processor_kwargs = RLHFDataset, {}
-    worker.distillation_enabled = False
-    worker.tools = load_all_tools(tool_config, None)
-    return worker
-
-
 def row_kwargs(domain_name: str, task_id: str, root: Path, uid: str) -> tuple[str, dict[str, Any]]:
     domain = require_domain(domain_name)
     row = task_row(domain, domain.task(task_id), 0, "test", str(root), mode="normal")
@@ -147,7 +86,7 @@ def row_kwargs(domain_name: str, task_id: str, root: Path, uid: str) -> tuple[st
 
 
 async def rollout(worker, domain_name: str, task_id: str, root: Path, agent: list[AgentTurn], uid: str = ""):
-    worker.llm_client.queue.append([_hermes(t, c) for t, c in agent])
+    worker.llm_client.queue.append([hermes(t, c) for t, c in agent])
     name, kwargs = row_kwargs(domain_name, task_id, root, uid or f"{domain_name}-{task_id}")
     traj = {"step": 1, "sample_index": 0, "rollout_n": 0, "validate": False}
     return await worker._run_agent_loop({"temperature": 1.0}, traj, agent_name=name, trace=False, **kwargs)
@@ -160,24 +99,6 @@ def reward_of(out, domain_name: str, task_id: str, root: Path) -> dict[str, Any]
     extra = {**row_kwargs(domain_name, task_id, root, "x")[1]["extra_info"], **out.extra_fields}
     return score_tau2(out.extra_fields["messages"], f"tau2/{domain_name}", {"task_id": task_id}, extra,
                       Tau2Options(data_dir=str(root)))
-
-
-def segments(out, tokenizer) -> tuple[list[str], list[str]]:
-    """The response decoded as runs of trained (mask 1) and untrained (mask 0) tokens."""
-    ids = out.response_ids[0].tolist() if out.response_ids.dim() == 2 else out.response_ids.tolist()
-    mask = out.response_mask[0].tolist() if out.response_mask.dim() == 2 else out.response_mask.tolist()
-    attn = out.attention_mask[0].tolist()[-len(ids):]
-    runs: dict[int, list[str]] = {0: [], 1: []}
-    cur, start = None, 0
-    for i, (m, a) in enumerate(zip(mask, attn, strict=True)):
-        m = m if a else -1
-        if m != cur:
-            if cur in (0, 1):
-                runs[cur].append(tokenizer.decode(ids[start:i]))
-            cur, start = m, i
-    if cur in (0, 1):
-        runs[cur].append(tokenizer.decode(ids[start:]))
-    return runs[1], runs[0]
 
 
 # ------------------------------------------------------------------------------------------------ registry
@@ -230,7 +151,7 @@ def test_mask_is_one_on_agent_tokens_and_zero_on_user_and_tool_tokens(scripted_r
         out = scripted_rollouts[case]
         _, _, agent, user, _, _ = CASES[case]
         trained, untrained = segments(out, small_tokenizer)
-        assert trained == [_hermes(t, c) for t, c in agent]  # exactly the agent's generations, in order
+        assert trained == [hermes(t, c) for t, c in agent]  # exactly the agent's generations, in order
         untrained_text = "".join(untrained)
         for message in out.extra_fields["messages"][2:]:  # after the greeting and the opening (prompt side)
             if message["role"] == "tool" and message["requestor"] == "assistant":
@@ -341,7 +262,7 @@ def test_policy_user_turns_come_from_the_rollout_server_and_are_never_trained(
     async def go():
         worker = make_worker(tool_configs[domain_name], small_tokenizer, small_tokenizer_dir,
                              {"backend": "policy", "max_tokens": 64})
-        worker.llm_client.queue.append([_hermes(t, []) for t in user])  # the user's request id comes first
+        worker.llm_client.queue.append([hermes(t, []) for t in user])  # the user's request id comes first
         out = await rollout(worker, domain_name, task_id, tau2_root, agent)
         return worker, out
 
@@ -352,7 +273,7 @@ def test_policy_user_turns_come_from_the_rollout_server_and_are_never_trained(
     user_prompt = small_tokenizer.decode(worker.llm_client.prompts[user_request][0])
     assert "<scenario>" in user_prompt and user_prompt.rstrip().endswith("assistant")
     trained, untrained = segments(out, small_tokenizer)
-    assert trained == [_hermes(t, c) for t, c in agent]
+    assert trained == [hermes(t, c) for t, c in agent]
     assert "Yes, go ahead." in "".join(untrained) and all("Yes, go ahead." not in t for t in trained)
 
 

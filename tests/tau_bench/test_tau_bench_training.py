@@ -58,8 +58,9 @@ def prepared(domains, tmp_path_factory):
     out = tmp_path_factory.mktemp("tau_bench_data")
     root = domains["retail"].data_dir.parent
     return {
-        "retail": prepare_tau_bench(root, "retail", out / "retail", ["train", "test"], progress=False),
-        "airline": prepare_tau_bench(root, "airline", out / "airline", ["test"], progress=False),
+        "retail": prepare_tau_bench(root, "retail", out / "retail", ["train", "test"], mode="instruction",
+                                    progress=False),
+        "airline": prepare_tau_bench(root, "airline", out / "airline", ["test"], mode="instruction", progress=False),
     }
 
 
@@ -181,7 +182,8 @@ def test_tool_agent_loop_episode_step_dicts_and_reward(rollouts, domains, kind):
             assert compute_contribution("C1", prev, cur) == pytest.approx(1.0)
             assert ef["db_hash"] == domain.gold_hash(task_id)
             assert got == {"reward": 1.0, "tb_r_actions": 1.0, "tb_r_outputs": 1.0, "tb_outputs_found": 1.0,
-                           "tb_done": 1.0, "tb_transfer": 0.0}, (name, task_id)
+                           "tb_done": 1.0, "tb_transfer": 0.0, "termination": "agent_reply", "user_error": 0.0}, (
+                name, task_id)
         elif kind == "wrong":
             assert compute_contribution("C0", prev, cur) == 1 and compute_contribution("C1", prev, cur) == 0.0
             assert got["reward"] == 0.0 and got["tb_r_actions"] == 0.0 and got["tb_done"] == 1.0
@@ -237,17 +239,19 @@ def test_tau_bench_recipe_composes_against_verl_config():
     import sys
 
     from verl_rewards.manager.config import ManagerConfig
+    from verl_rewards.tau_bench.normal import TauBenchNormalSettings
 
     repo = REPO
     script = repo / "recipes/tau_bench_grpo/run_tau_bench_grpo.sh"
     env = {k: v for k, v in os.environ.items() if k not in ("CONTRIBUTION", "CONTRIB_TYPE", "BETA")}
-    env.update({"DOMAIN": "airline", "DATA_DIR": "/data/tba", "TAU_BENCH_DATA_DIR": "/data/tb"})
+    env.update({"DOMAIN": "airline", "DATA_DIR": "/data/tba", "TAU_BENCH_DATA_DIR": "/data/tb", "MODE": "instruction"})
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
     proc = subprocess.run(["bash", str(script), "--cfg", "job"], env=env, capture_output=True, text=True,
                           timeout=240, cwd=str(repo))
     assert proc.returncode == 0, proc.stderr[-3000:]
     cfg = yaml.safe_load(proc.stdout)
     mt = cfg["actor_rollout_ref"]["rollout"]["multi_turn"]
+    assert cfg["actor_rollout_ref"]["rollout"]["agent"]["default_agent_loop"] == "tool_agent"
     assert mt["tool_config_path"] == "/data/tba/tool_config.yaml" and mt["max_parallel_calls"] == 1
     assert cfg["data"]["train_files"] == "/data/tba/test.parquet"  # airline has only a test split
     kwargs = cfg["reward"]["reward_kwargs"]
@@ -256,3 +260,15 @@ def test_tau_bench_recipe_composes_against_verl_config():
     bad = subprocess.run(["bash", str(script), "--cfg", "job"], env={**env, "DOMAIN": "telecom"},
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "DOMAIN must be retail or airline" in bad.stderr
+    no_user = subprocess.run(["bash", str(script), "--cfg", "job"], env={**env, "MODE": "normal"},
+                             capture_output=True, text=True, timeout=60)  # normal mode is the default
+    assert no_user.returncode == 2 and "USER_BASE_URL" in no_user.stderr
+    normal = subprocess.run(["bash", str(script), "--cfg", "job"], capture_output=True, text=True, timeout=240,
+                            env={**env, "MODE": "normal", "USER_BASE_URL": "http://10.0.0.7:8000/v1",
+                                 "USER_MODEL": "user-llm"}, cwd=str(repo))
+    assert normal.returncode == 0, normal.stderr[-3000:]
+    rollout = yaml.safe_load(normal.stdout)["actor_rollout_ref"]["rollout"]
+    assert rollout["agent"]["default_agent_loop"] == "tau_bench_agent"
+    settings = TauBenchNormalSettings.from_mapping(rollout["custom"]["tau_bench"])
+    assert settings.user.endpoint.base_url == "http://10.0.0.7:8000/v1" and settings.user.endpoint.model == "user-llm"
+    assert settings.max_num_steps == 30 and settings.data_dir == "/data/tb"

@@ -18,6 +18,12 @@ else ``score`` (the total; a note says so). verl's dumps carry no ``data_source`
 
 **tau2 Results** (``tau2 run`` output: ``{"info", "tasks", "simulations"}``, or the folder format with
 ``results.json`` next to ``simulations/*.json``): one run per simulation, source ``tau2/<domain>``.
+
+**tau-bench results** (the JSON list tau-bench's ``run.py`` writes, and ``verl-rewards simulate --domain
+tau_bench/<domain>``): one run per ``EnvRunResult`` ``{task_id, reward, info, trial}``; success is a reward of 1 (within
+1e-6), as tau-bench's ``display_metrics`` counts it. Source: ``info.domain`` (written by ``simulate``), else
+``--data-source``, else ``tau_bench``; task: ``info.id`` (``"<split>/<index>"``), else ``task_id``; components:
+``r_actions`` / ``r_outputs`` of ``info.reward_info.info``.
 """
 
 from __future__ import annotations
@@ -72,11 +78,19 @@ def read_path(path: Path, data_source: str | None = None) -> list[EvalSet]:
             return [s for f in dumps for s in read_dump(f, data_source)]
         results = sorted(path.glob("*.json"))
         if results:
-            return [read_tau2_results(f) for f in results]
-        raise EvalError(f"{path}: no verl dump (*.jsonl) or tau2 results (*.json) in this folder")
+            return [read_results(f, data_source) for f in results]
+        raise EvalError(f"{path}: no verl dump (*.jsonl) or tau2 / tau-bench results (*.json) in this folder")
     if path.suffix == ".json":
-        return [read_tau2_results(path)]
+        return [read_results(path, data_source)]
     return read_dump(path, data_source)
+
+
+def read_results(path: Path, data_source: str | None = None) -> EvalSet:
+    """A results file: tau-bench's list of runs, or tau2's ``Results`` object."""
+    doc = _load_json(path)
+    if isinstance(doc, list):
+        return read_tau_bench_results(path, doc, data_source)
+    return read_tau2_results(path, doc=doc)  # tau2 results name their domain
 
 
 def _step_sort_key(path: Path) -> tuple[int, int | str]:
@@ -199,9 +213,9 @@ def _load_json(path: Path) -> Any:
         raise EvalError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}); truncated?") from None
 
 
-def read_tau2_results(path: Path, data_source: str | None = None) -> EvalSet:
+def read_tau2_results(path: Path, data_source: str | None = None, doc: Any = None) -> EvalSet:
     """One :class:`EvalSet` from a tau2-bench ``Results`` file (monolithic or folder format)."""
-    doc = _load_json(path)
+    doc = _load_json(path) if doc is None else doc
     if not isinstance(doc, dict) or "tasks" not in doc or "info" not in doc:
         raise EvalError(f"{path}: not a tau2 Results file (expected the keys `info`, `tasks` and `simulations`)")
     sims = doc.get("simulations") or []
@@ -248,3 +262,41 @@ def run_from_simulation(source: str, task: str, sim: Mapping[str, Any]) -> Run:
             if comp is not None and num is not None:
                 run.components[comp] = num
     return run
+
+
+# ------------------------------------------------------------------------------------------ tau-bench results
+def read_tau_bench_results(path: Path, doc: list[Any], data_source: str | None = None) -> EvalSet:
+    """One :class:`EvalSet` from a tau-bench results list (see the module doc)."""
+    if not doc:
+        raise EvalError(f"{path}: the results list is empty")
+    eval_set = EvalSet(label=str(path), step=None, reward_keys={"reward"})
+    trials: dict[str, int] = {}
+    for i, entry in enumerate(doc):
+        if not isinstance(entry, dict):
+            raise EvalError(f"{path}: [{i}] is not an object (expected tau-bench's {{task_id, reward, info, trial}})")
+        info = entry.get("info") if isinstance(entry.get("info"), dict) else {}
+        domain = info.get("domain")
+        source = domain if isinstance(domain, str) and domain.startswith("tau_bench/") else (data_source or "tau_bench")
+        task = info.get("id") if isinstance(info.get("id"), str) and info.get("id") else entry.get("task_id")
+        if not isinstance(task, str | int) or isinstance(task, bool) or str(task) == "":
+            raise EvalError(f"{path}: [{i}] has no task_id (the grouping key)")
+        reward = number(entry.get("reward"))
+        if reward is None:
+            raise EvalError(f"{path}: [{i}] (task {task}) has no numeric reward")
+        run = Run(source=source, task=str(task), reward=reward, termination=name_of(info.get("termination")))
+        reward_info = info.get("reward_info") if isinstance(info.get("reward_info"), dict) else {}
+        parts = reward_info.get("info") if isinstance(reward_info.get("info"), dict) else {}
+        for name in ("r_actions", "r_outputs"):
+            value = number(parts.get(name))
+            if value is not None:
+                run.components[name] = value
+        eval_set.runs.setdefault(source, []).append(run)
+        settings = info.get("run") if isinstance(info.get("run"), dict) else {}
+        expected = number(settings.get("num_trials"))
+        trial = number(entry.get("trial"))
+        if expected is not None and expected >= 1:
+            trials[source] = max(trials.get(source, 0), int(expected))
+        elif trial is not None:
+            trials[source] = max(trials.get(source, 0), int(trial) + 1)
+    eval_set.expected_trials.update(trials)
+    return eval_set

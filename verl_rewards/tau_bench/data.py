@@ -1,11 +1,20 @@
 """``verl-rewards prepare tau_bench``: tau-bench v1 tasks as verl parquet rows, and the domain's tool config.
 
-One row per task of the split (``<out>/<split>.parquet``), in tau-bench's task order::
+One row per task of the split (``<out>/<split>.parquet``), in tau-bench's task order. Two modes:
+
+* ``normal`` (the default: how tau-bench evaluates, and what published v1 numbers and v1 RL training use):
+  tau-bench's simulated user talks to the agent (:mod:`.normal`, played by the ``tau_bench_agent`` loop with a
+  user backend configured under ``actor_rollout_ref.rollout.custom.tau_bench.user``);
+* ``instruction`` (cheap runs, no user model): the task instruction is the first user message and a text reply
+  ends the episode (verl's ``tool_agent`` loop).
+
+::
 
     data_source   "tau_bench/<domain>"       (the contribution manager routes it to the tau-bench v1 reward)
-    agent_name    "tool_agent"               (verl's multi-turn ToolAgentLoop)
-    prompt        [system: wiki.md exactly (tau-bench's tool-calling agent prompt),
-                   user: the task instruction]                      (mode "instruction": no simulated user)
+    agent_name    "tau_bench_agent" (normal) | "tool_agent" (instruction, verl's multi-turn ToolAgentLoop)
+    prompt        [system: wiki.md exactly (tau-bench's tool-calling agent prompt)]
+                  + instruction mode: [user: the task instruction]  (normal mode: the simulated user's first
+                  message, generated at rollout time, follows the system prompt)
     ability       "tool_use"
     reward_model  {"style": "rule", "ground_truth": {"task_id": "<split>/<index>", "actions": JSON text,
                    "outputs": [str]}}
@@ -19,8 +28,9 @@ the row.
 
 The tool config (``<out>/tool_config.yaml``) lists one :class:`~verl_rewards.tau_bench.verl_tools.TauBenchTool`
 per tool, with tau-bench's own schema from ``tools_info.json`` (kept whole in ``config.openai_schema``: verl's
-schema model would drop the ``items`` of array parameters). There is no ``done`` tool: a text reply ends the
-episode, and ``transfer_to_human_agents`` ends it too. Both files are written together, atomically.
+schema model would drop the ``items`` of array parameters); both modes use it. There is no ``done`` tool: in
+instruction mode a text reply ends the episode, in normal mode the user's ``###STOP###`` does; a call of
+``transfer_to_human_agents`` ends it in both. Both files are written together, atomically.
 """
 
 from __future__ import annotations
@@ -34,12 +44,15 @@ from typing import Any
 from ..files import replace_together
 from ..tau2.errors import DataNotFoundError, TaskValidationError, UnknownDomainError
 from .domain import TauBenchDomain, TauBenchTask, load_domain
+from .normal import AGENT_LOOP_NAME
 
 TOOL_CLASS = "verl_rewards.tau_bench.verl_tools.TauBenchTool"
 AGENT_NAME = "tool_agent"
 ABILITY = "tool_use"
 TOOL_CONFIG_NAME = "tool_config.yaml"
-MODES = ("instruction",)
+MODES = ("normal", "instruction")
+DEFAULT_MODE = "normal"
+NORMAL_AGENT_NAME = AGENT_LOOP_NAME
 
 
 class TauBenchPrepareError(ValueError):
@@ -75,13 +88,13 @@ def task_row(domain: TauBenchDomain, task: TauBenchTask, index: int, data_dir: s
         raise TauBenchPrepareError(f"unknown mode {mode!r}; available: {list(MODES)}")
     create = {"domain": domain.name, "task_id": task.id, "data_dir": data_dir}
     names = [t["function"]["name"] for t in domain.tools_info]
+    prompt = [{"role": "system", "content": domain.policy}]
+    if mode == "instruction":
+        prompt.append({"role": "user", "content": task.instruction})
     return {
         "data_source": f"tau_bench/{domain.name}",
-        "agent_name": AGENT_NAME,
-        "prompt": [
-            {"role": "system", "content": domain.policy},
-            {"role": "user", "content": task.instruction},
-        ],
+        "agent_name": NORMAL_AGENT_NAME if mode == "normal" else AGENT_NAME,
+        "prompt": prompt,
         "ability": ABILITY,
         "reward_model": {
             "style": "rule",
@@ -123,7 +136,7 @@ def prepare_tau_bench(
     out_dir: str | os.PathLike[str],
     splits: list[str],
     *,
-    mode: str = "instruction",
+    mode: str = DEFAULT_MODE,
     progress: bool = True,
 ) -> TauBenchPrepareReport:
     """Write ``<out_dir>/<split>.parquet`` per split and ``<out_dir>/tool_config.yaml``, all or nothing.

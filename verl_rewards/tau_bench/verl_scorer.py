@@ -18,7 +18,15 @@ Reward: tau-bench's, 0.0 or 1.0. Extras (every sample, 0/1 unless noted):
 ``tb_done``            the episode ended (transfer, ``###STOP###``, or a text reply in instruction mode);
                        0 means it ran out of turns and scores 0 whatever the data
 ``tb_transfer``        it ended with ``transfer_to_human_agents``
+``termination``        how the episode ended (text): normal mode, the conversation's reason (``user_stop``,
+                       ``transfer``, ``max_steps``, ``user_error``, ``agent_error``, ``infrastructure_error``);
+                       instruction mode, ``transfer``, ``agent_reply`` (a text reply), ``crash`` or ``max_steps``
+``user_error``         normal mode: the user backend failed (the episode scores 0)
 =====================  =====================================================================================
+
+Normal mode (``extra_info.mode == "normal"``, rows of ``prepare tau_bench --mode normal`` played by the
+``tau_bench_agent`` loop): the episode is done only when the conversation ended with ``user_stop`` or
+``transfer`` (``extra_info.termination``, from the loop); any other ending scores 0 whatever the messages show.
 
 ``reward = tb_done * tb_r_actions * tb_r_outputs`` (and 0 when a tool crashed the episode, as in tau-bench).
 """
@@ -34,11 +42,14 @@ from ..rewards.registry import RewardSpec, reward
 from ..scoring.contract import ConfigError, Scorer
 from ..scoring.families import Family
 from ..scoring.runner import RewardScorer
+from ..tau2.normal.conversation import USER_ERROR
 from .domain import DOMAINS, load_domain
+from .normal import is_done
 from .reward import ENDED_BY_TRANSFER, tau_bench_reward
 
 SOURCE_PREFIX = "tau_bench/"
-EXTRA_KEYS = ("tb_r_actions", "tb_r_outputs", "tb_outputs_found", "tb_done", "tb_transfer")
+EXTRA_KEYS = ("tb_r_actions", "tb_r_outputs", "tb_outputs_found", "tb_done", "tb_transfer", "termination",
+              "user_error")
 _OPTION_KEYS = {"data_dir"}
 
 
@@ -99,8 +110,13 @@ def score_tau_bench(
 ) -> dict[str, float]:
     """tau-bench's reward of one rollout with its components (see the module doc)."""
     domain = load_domain(domain_of(data_source), options.data_dir)
-    result = tau_bench_reward(domain, task_id_of(ground_truth, extra_info), trajectory)
+    termination = extra_info.get("termination")
+    normal = extra_info.get("mode") == "normal"
+    terminated = is_done(termination) if normal else None
+    result = tau_bench_reward(domain, task_id_of(ground_truth, extra_info), trajectory, terminated=terminated)
     details = result.details
+    if not isinstance(termination, str) or not termination:
+        termination = details["ended_by"] or ("crash" if details["crash"] else "max_steps")
     return {
         "reward": float(result.reward),
         "tb_r_actions": float(details["r_actions"]),
@@ -108,6 +124,8 @@ def score_tau_bench(
         "tb_outputs_found": float(details["outputs_found"]),
         "tb_done": float(bool(details["done"])),
         "tb_transfer": float(details["ended_by"] == ENDED_BY_TRANSFER),
+        "termination": termination,
+        "user_error": float(termination == USER_ERROR),
     }
 
 

@@ -40,7 +40,7 @@ import logging
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from uuid import uuid4
@@ -108,24 +108,25 @@ class NormalSettings:
         return cls(user, max_steps, max_errors, enforce, str(data_dir) if data_dir else None)
 
 
-_SETTINGS_CACHE: dict[int, tuple[Any, NormalSettings]] = {}
+_SETTINGS_CACHE: dict[tuple[int, str], tuple[Any, Any]] = {}
 _TRIALS: OrderedDict[str, int] = OrderedDict()
 _LOCK = threading.Lock()
 
 
-def settings_of(config: Any) -> NormalSettings:
-    """The settings of a trainer config (parsed once per config object; scripts files are read once)."""
-    key = id(config)
+def settings_of(config: Any, name: str = "tau2", parse: Callable[[Any], Any] = NormalSettings.from_mapping) -> Any:
+    """The settings ``actor_rollout_ref.rollout.custom.<name>`` of a trainer config, parsed by ``parse`` once per
+    config object (scripts files are read once)."""
+    key = (id(config), name)
     hit = _SETTINGS_CACHE.get(key)
     if hit is not None and hit[0] is config:
         return hit[1]
     custom = config.actor_rollout_ref.rollout.get("custom") or {}
-    section = custom.get("tau2") if isinstance(custom, Mapping) else None
+    section = custom.get(name) if isinstance(custom, Mapping) else None
     if section is not None and hasattr(section, "items"):
         from omegaconf import OmegaConf
 
         section = OmegaConf.to_container(section, resolve=True) if not isinstance(section, dict) else section
-    settings = NormalSettings.from_mapping(section)
+    settings = parse(section)
     _SETTINGS_CACHE[key] = (config, settings)
     return settings
 
@@ -191,7 +192,7 @@ class Tau2AgentLoop(ToolAgentLoop):
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
-        self.settings = settings_of(self.config)
+        self.settings = self.load_settings(self.config)
         self.conversation: Conversation | None = None
         self._row: dict[str, Any] = {}
         self._reply: Reply | None = None
@@ -208,6 +209,11 @@ class Tau2AgentLoop(ToolAgentLoop):
         return text.strip()
 
     # ------------------------------------------------------------------ set-up
+    @staticmethod
+    def load_settings(config: Any) -> Any:
+        """This loop's settings (``custom.tau2``); a sibling loop reads its own section."""
+        return settings_of(config)
+
     def _domain(self) -> Domain:
         extra = self._row.get("extra_info") or {}
         name = extra.get("domain") or str(self._row.get("data_source", "")).removeprefix("tau2/")
@@ -228,20 +234,10 @@ class Tau2AgentLoop(ToolAgentLoop):
             raise ValueError(f"task {task.id!r} starts from a message history; normal mode does not support that")
         scenario = extra.get("user_scenario") or user_scenario_text(task)
         config = self.settings.user
-        trial = next_trial(str(self._row.get("uid") or task.id))
-        self._user_seed = trial_seeds(config.seed, trial + 1)[trial]
-        if config.backend == "scripted":
-            user: Any = ScriptedUser(script_for(config, domain, task))
-        elif config.backend == "openai":
-            from .client import shared_client
-
-            assert config.endpoint is not None
-            user = OpenAIUser(shared_client(config.endpoint))
-        else:
-            user = PolicyUser(self, config)
+        self._user_seed = self.trial_seed(config, task.id)
         return Conversation(
             domain.make_env(task.id),
-            user,
+            self.user_player(config, lambda: script_for(config, domain, task)),
             user_system_prompt=user_system_prompt(domain, scenario),
             user_tools=user_tool_schemas(domain),
             max_steps=self.settings.max_steps,
@@ -249,6 +245,22 @@ class Tau2AgentLoop(ToolAgentLoop):
             enforce_communication_protocol=self.settings.enforce_communication_protocol,
             seed=self._user_seed,
         )
+
+    def trial_seed(self, config: UserConfig, task_id: str) -> int:
+        """The user seed of this trajectory: tau2's seed of its trial within the prompt's group."""
+        trial = next_trial(str(self._row.get("uid") or task_id))
+        return trial_seeds(config.seed, trial + 1)[trial]
+
+    def user_player(self, config: UserConfig, script: Callable[[], Sequence[Reply]]) -> Any:
+        """The configured user backend (``script`` gives the scripted backend's turns)."""
+        if config.backend == "scripted":
+            return ScriptedUser(script())
+        if config.backend == "openai":
+            from .client import shared_client
+
+            assert config.endpoint is not None
+            return OpenAIUser(shared_client(config.endpoint))
+        return PolicyUser(self, config)
 
     # ------------------------------------------------------------------ the loop
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:

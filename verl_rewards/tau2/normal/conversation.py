@@ -26,6 +26,13 @@ Rules, as tau2-bench's orchestrator runs them (``src/tau2/orchestrator/orchestra
   (USER_ERROR for the user) and its calls do not run.
 * **Empty agent message** (no text, no tool calls): AGENT_ERROR. tau2 raises inside the step instead and its
   runner leaves the simulation out of the metrics; training has no "leave out", so it scores 0.
+* **Other benchmarks' rules** (all off by default, so the engine runs tau2's rules unless told otherwise; tau-bench
+  v1 sets them, :mod:`verl_rewards.tau_bench.normal`): ``greeting_to_agent=False`` (only the user sees the
+  greeting; the trajectory starts with the user's first message); ``max_steps`` / ``max_errors`` ``None`` (no
+  such limit); ``max_agent_turns`` (after the agent's n-th message has been played, tool results or the user's
+  answer included, a run that is not over ends as MAX_STEPS); ``first_call_only`` (only the first tool call of an
+  agent message runs, and the message keeps only that call); ``terminate_termination`` (a terminate tool of the
+  environment, e.g. tau-bench's ``transfer_to_human_agents``, ends the run at once with this reason).
 * **Our additions:** a user player that fails (endpoint down, timeout after retries, malformed or empty reply)
   ends the run as USER_ERROR with the cause recorded; an agent player that fails ends it as
   ``infrastructure_error``; callers may end a run from outside with :meth:`Conversation.end` (verl's token and
@@ -139,20 +146,29 @@ class Conversation:
         user_system_prompt: str,
         user_tools: list[dict[str, Any]] | None = None,
         agent_system_prompt: str | None = None,
-        max_steps: int = DEFAULT_MAX_STEPS,
-        max_errors: int = DEFAULT_MAX_ERRORS,
+        max_steps: int | None = DEFAULT_MAX_STEPS,
+        max_errors: int | None = DEFAULT_MAX_ERRORS,
         enforce_communication_protocol: bool = False,
         seed: int | None = None,
         stop_tokens: Sequence[str] = STOP_TOKENS,
+        greeting_to_agent: bool = True,
+        max_agent_turns: int | None = None,
+        first_call_only: bool = False,
+        terminate_termination: str | None = None,
     ):
-        if max_steps <= 0 or max_errors <= 0:
-            raise ValueError("max_steps and max_errors must be positive")
+        for name, limit in (("max_steps", max_steps), ("max_errors", max_errors), ("max_agent_turns", max_agent_turns)):
+            if limit is not None and int(limit) <= 0:
+                raise ValueError(f"{name} must be positive (or None: no limit)")
         self.env = env
         self.user = user
         self.user_system_prompt = user_system_prompt
         self.user_tools = user_tools or None
-        self.max_steps = int(max_steps)
-        self.max_errors = int(max_errors)
+        self.max_steps = None if max_steps is None else int(max_steps)
+        self.max_errors = None if max_errors is None else int(max_errors)
+        self.max_agent_turns = None if max_agent_turns is None else int(max_agent_turns)
+        self.greeting_to_agent = bool(greeting_to_agent)
+        self.first_call_only = bool(first_call_only)
+        self.terminate_termination = terminate_termination
         self.enforce_communication_protocol = bool(enforce_communication_protocol)
         self.seed = seed
         self.stop_tokens = tuple(stop_tokens)
@@ -163,6 +179,7 @@ class Conversation:
         self.user_view: list[dict[str, Any]] = []
         self.steps = 0
         self.errors = 0
+        self.agent_turns = 0
         self.termination: str | None = None
         self.cause: str | None = None
         self.user_calls = 0
@@ -197,9 +214,10 @@ class Conversation:
         if self._started:
             raise RuntimeError("the conversation has already started")
         self._started = True
-        greeting = {"role": "assistant", "content": GREETING}
-        self.trajectory.append(dict(greeting))
-        self.agent_view.append(dict(greeting))
+        if self.greeting_to_agent:
+            greeting = {"role": "assistant", "content": GREETING}
+            self.trajectory.append(dict(greeting))
+            self.agent_view.append(dict(greeting))
         self.user_view.append({"role": "user", "content": GREETING})
         return await self._user_turn()
 
@@ -210,6 +228,9 @@ class Conversation:
         if self.done:
             return Turn([], True)
         calls = self._calls(reply.tool_calls)
+        if self.first_call_only:
+            calls = calls[:1]
+        self.agent_turns += 1
         message = self._message("assistant", reply.content, calls)
         self.trajectory.append(message)
         self.agent_view.append(_view_message(message))
@@ -226,13 +247,18 @@ class Conversation:
             results = self._run_calls(calls, "assistant")
             views = [_view_message(m) for m in results]
             self.agent_view.extend(views)
+            if self.terminate_termination and self.env.done:
+                self.termination = self.terminate_termination
             self._after_step(pending=False)
+            self._after_agent_turn()
             return Turn([] if self.done else views, self.done)
         self._after_step(pending=False)
         if self.done:
             return Turn([], True)
         self.user_view.append({"role": "user", "content": reply.content})
-        return await self._user_turn()
+        turn = await self._user_turn()
+        self._after_agent_turn()
+        return Turn([], True) if self.done else turn
 
     async def run(self, agent: AgentPlayer) -> None:
         """Play the whole conversation with ``agent`` (offline scoring)."""
@@ -296,10 +322,15 @@ class Conversation:
         self.env.sync()
         if pending:
             return
-        if self.steps >= self.max_steps:
+        if self.max_steps is not None and self.steps >= self.max_steps:
             self.termination = MAX_STEPS
-        if self.errors >= self.max_errors:
+        if self.max_errors is not None and self.errors >= self.max_errors:
             self.termination = TOO_MANY_ERRORS
+
+    def _after_agent_turn(self) -> None:
+        """The agent-turn budget (``max_agent_turns``), checked once the agent's message has been played."""
+        if self.max_agent_turns is not None and self.agent_turns >= self.max_agent_turns:
+            self.end(MAX_STEPS, f"the agent used its {self.max_agent_turns} turns")
 
     def _run_calls(self, calls: list[dict[str, Any]], requestor: str) -> list[dict[str, Any]]:
         results = []

@@ -22,7 +22,7 @@ import asyncio
 import json
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -335,8 +335,6 @@ def _save(run: _Run, out: Path, force: bool = False) -> None:
 
 async def simulate(config: SimulateConfig) -> dict[str, Any]:
     """Run every missing (task, trial) and return the Results (also written to ``config.out``)."""
-    from tqdm import tqdm
-
     domain, task_ids = _load(config)
     try:
         out = check_output_path(config.out, "--out")
@@ -354,24 +352,50 @@ async def simulate(config: SimulateConfig) -> dict[str, Any]:
     run = _Run(config, domain, task_ids, seeds, results, {(str(s.get("task_id")), s.get("trial")) for s in kept})
     plan = [(t, k) for k in range(config.num_trials) for t in task_ids if (t, k) not in run.done]
     judge = OpenAIJudge(config.judge) if config.judge is not None else None
-    slots = asyncio.Semaphore(config.concurrency)
-    bar = tqdm(total=len(plan) + len(run.done), initial=len(run.done), unit="sim", disable=not config.progress,
-               desc=f"tau2/{domain.name}")
+
+    async def play(task_id: str, trial: int) -> dict[str, Any]:
+        return await simulate_one(config, domain, task_id, trial, seeds[trial], judge)
+
+    def finished(sim: dict[str, Any], force: bool) -> None:
+        if sim:
+            results["simulations"].append(sim)
+            run.done.add((str(sim["task_id"]), sim["trial"]))
+        _save(run, out, force=force)
+
+    await run_plan(plan, play, finished, concurrency=config.concurrency, done=len(run.done),
+                   progress=config.progress, desc=f"tau2/{domain.name}")
+    return results
+
+
+async def run_plan(
+    plan: Sequence[tuple[str, int]],
+    play: Callable[[str, int], Awaitable[dict[str, Any]]],
+    finished: Callable[[dict[str, Any], bool], None],
+    *,
+    concurrency: int,
+    done: int = 0,
+    progress: bool = True,
+    desc: str = "",
+) -> None:
+    """Play every ``(task_id, trial)`` of ``plan``, ``concurrency`` at a time, with a progress bar; each result goes
+    to ``finished(sim, False)`` as it comes, and ``finished({}, True)`` runs once at the end, even when interrupted
+    (the caller saves there)."""
+    from tqdm import tqdm
+
+    slots = asyncio.Semaphore(concurrency)
+    bar = tqdm(total=len(plan) + done, initial=done, unit="sim", disable=not progress, desc=desc)
 
     async def one(task_id: str, trial: int) -> None:
         async with slots:
-            sim = await simulate_one(config, domain, task_id, trial, seeds[trial], judge)
-        results["simulations"].append(sim)
-        run.done.add((task_id, trial))
+            sim = await play(task_id, trial)
+        finished(sim, False)
         bar.update(1)
-        _save(run, out)
 
     try:
         await asyncio.gather(*(one(t, k) for t, k in plan))
     finally:
         bar.close()
-        _save(run, out, force=True)
-    return results
+        finished({}, True)
 
 
 def summary(results: dict[str, Any]) -> str:

@@ -1,0 +1,90 @@
+"""Helpers for tests of our verl agent loops (``tau2_agent``, ``tau_bench_agent``): verl's real
+``AgentLoopWorker`` built without Ray, with a scripted stand-in for the LLM server (real tokenizer, real parser)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from verl_support import compose_verl_config
+
+
+def hermes(text: str, calls: list[tuple[str, dict[str, Any]]]) -> str:
+    blocks = "".join("<tool_call>\n" + json.dumps({"name": n, "arguments": a}) + "\n</tool_call>" for n, a in calls)
+    return text + blocks + "<|im_end|>"
+
+
+class ScriptedLLM:
+    """Stands in for verl's LLM server: each new request id takes the next queued script of completions."""
+
+    def __init__(self, tokenizer):
+        self.tokenizer = tokenizer
+        self.queue: list[list[str]] = []
+        self.by_request: dict[str, list[str]] = {}
+        self.prompts: dict[str, list[list[int]]] = {}
+
+    async def generate(self, request_id: str, prompt_ids: list[int], sampling_params: dict, **_: Any):
+        from verl.workers.rollout.replica import TokenOutput
+
+        if request_id not in self.by_request:
+            self.by_request[request_id] = list(self.queue.pop(0))
+        self.prompts.setdefault(request_id, []).append(list(prompt_ids))
+        turns = self.by_request[request_id]
+        text = turns.pop(0) if turns else "Nothing more.<|im_end|>"
+        return TokenOutput(token_ids=self.tokenizer.encode(text, add_special_tokens=False), stop_reason="completed")
+
+
+def make_worker(tool_config: str, tokenizer, tokenizer_dir: str, user: dict[str, Any], section: str = "tau2",
+                **settings: Any):
+    """verl's AgentLoopWorker (built without Ray) with a scripted LLM server and the normal-mode settings under
+    ``actor_rollout_ref.rollout.custom.<section>``."""
+    from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
+    from verl.tools.tool_registry import load_all_tools
+    from verl.utils import omega_conf_to_dataclass
+    from verl.utils.dataset.rl_dataset import RLHFDataset
+
+    overrides = [f"+actor_rollout_ref.rollout.custom.{section}.user.{k}={v}" for k, v in user.items()]
+    overrides += [f"+actor_rollout_ref.rollout.custom.{section}.{k}={v}" for k, v in settings.items()]
+    cfg = compose_verl_config(
+        [
+            f"actor_rollout_ref.model.path={tokenizer_dir}",
+            "actor_rollout_ref.rollout.name=vllm",
+            "actor_rollout_ref.rollout.multi_turn.enable=True",
+            f"actor_rollout_ref.rollout.multi_turn.tool_config_path={tool_config}",
+            "actor_rollout_ref.rollout.multi_turn.format=hermes",
+            "actor_rollout_ref.rollout.multi_turn.max_assistant_turns=30",
+            "actor_rollout_ref.rollout.multi_turn.max_tool_response_length=100000",
+            "data.max_prompt_length=65536",
+            "data.max_response_length=32768",
+            *overrides,
+        ]
+    )
+    worker = object.__new__(AgentLoopWorker)
+    worker.config = cfg
+    worker.llm_client = ScriptedLLM(tokenizer)
+    worker.teacher_client = None
+    worker.reward_loop_worker_handles = None
+    worker.rollout_config = omega_conf_to_dataclass(cfg.actor_rollout_ref.rollout)
+    worker.tokenizer, worker.processor, worker.hf_model_type = tokenizer, None, None
+    worker.dataset_cls, worker.mm_processor_kwargs = RLHFDataset, {}
+    worker.distillation_enabled = False
+    worker.tools = load_all_tools(tool_config, None)
+    return worker
+
+
+def segments(out, tokenizer) -> tuple[list[str], list[str]]:
+    """The response decoded as runs of trained (mask 1) and untrained (mask 0) tokens."""
+    ids = out.response_ids[0].tolist() if out.response_ids.dim() == 2 else out.response_ids.tolist()
+    mask = out.response_mask[0].tolist() if out.response_mask.dim() == 2 else out.response_mask.tolist()
+    attn = out.attention_mask[0].tolist()[-len(ids):]
+    runs: dict[int, list[str]] = {0: [], 1: []}
+    cur, start = None, 0
+    for i, (m, a) in enumerate(zip(mask, attn, strict=True)):
+        m = m if a else -1
+        if m != cur:
+            if cur in (0, 1):
+                runs[cur].append(tokenizer.decode(ids[start:i]))
+            cur, start = m, i
+    if cur in (0, 1):
+        runs[cur].append(tokenizer.decode(ids[start:]))
+    return runs[1], runs[0]

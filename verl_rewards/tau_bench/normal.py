@@ -1,0 +1,114 @@
+"""tau-bench v1 *normal mode*: tau-bench's simulated user (strategy ``llm``) talks to the agent, run by the same
+conversation engine and user backends as tau2's normal mode (:mod:`verl_rewards.tau2.normal`), with tau-bench's
+rules (``tau_bench/envs/base.py``, ``envs/user.py``, ``agents/tool_calling_agent.py``):
+
+* the user model's history starts as ``[system: tau-bench's user prompt with the task instruction, user: the
+  greeting]``; its first reply is the episode's first message. The agent never sees the greeting: its view is
+  ``[system: wiki.md, user: that first message, ...]``;
+* the user sees the agent's text as ``user`` messages and its own replies as ``assistant`` messages, never the
+  agent's tool calls; it has no tools;
+* a user message containing ``###STOP###`` (anywhere) ends the episode (``user_stop``); it is the only stop token;
+* ``transfer_to_human_agents`` ends the episode at once (``transfer``);
+* only the first tool call of an agent message runs, and the message keeps only that call;
+* the agent has :data:`MAX_NUM_STEPS` (30) messages (tool calls and text replies; user turns do not count): an
+  episode still running after them ends as ``max_steps`` and scores 0, as tau-bench computes no reward then.
+  There is no step or error limit besides it.
+
+Ours, as in tau2's normal mode: a failing user backend ends the episode as ``user_error`` (scored 0), an empty
+agent message as ``agent_error`` (tau-bench would send the empty text to the user). Only ``user_stop`` and
+``transfer`` episodes are *done* and scored (:data:`DONE_TERMINATIONS`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..tau2.normal.conversation import USER_STOP, Conversation, Reply, UserPlayer
+from ..tau2.normal.users import FINAL_TURN, UserConfig
+from .domain import TauBenchDomain, TauBenchTask
+from .environment import STOP_TOKEN
+from .user import user_system_prompt
+
+AGENT_LOOP_NAME = "tau_bench_agent"
+AGENT_LOOP_TARGET = "verl_rewards.tau_bench.agent_loop.TauBenchAgentLoop"
+CONFIG_PATH = "actor_rollout_ref.rollout.custom.tau_bench"
+MAX_NUM_STEPS = 30
+TRANSFER = "transfer"
+DONE_TERMINATIONS = (USER_STOP, TRANSFER)
+CONFIRM_TURN = "Yes, please go ahead."
+_SETTINGS_KEYS = {"user", "max_num_steps", "data_dir"}
+
+
+def open_conversation(
+    domain: TauBenchDomain,
+    task_id: str,
+    user: UserPlayer,
+    *,
+    seed: int | None = None,
+    max_num_steps: int = MAX_NUM_STEPS,
+    agent_system_prompt: bool = False,
+) -> Conversation:
+    """A normal-mode episode of ``task_id`` under tau-bench's rules (see the module doc).
+
+    ``agent_system_prompt``: start the agent's view with ``wiki.md`` (offline runs; in verl the row's prompt has it).
+    """
+    task = domain.task(task_id)
+    return Conversation(
+        domain.make_env(task.id),
+        user,
+        user_system_prompt=user_system_prompt(task.instruction),
+        user_tools=None,
+        agent_system_prompt=domain.policy if agent_system_prompt else None,
+        max_steps=None,
+        max_errors=None,
+        seed=seed,
+        stop_tokens=(STOP_TOKEN,),
+        greeting_to_agent=False,
+        max_agent_turns=max_num_steps,
+        first_call_only=True,
+        terminate_termination=TRANSFER,
+    )
+
+
+def is_done(termination: Any) -> bool:
+    """Whether an episode that ended this way is scored (tau-bench's ``done``)."""
+    return termination in DONE_TERMINATIONS
+
+
+def default_script(task: TauBenchTask) -> tuple[Reply, ...]:
+    """A smoke-run script for the ``scripted`` backend: the instruction, a confirmation, a goodbye with
+    ``###STOP###``."""
+    return (Reply(content=task.instruction), Reply(content=CONFIRM_TURN), Reply(content=FINAL_TURN))
+
+
+@dataclass(frozen=True)
+class TauBenchNormalSettings:
+    """Validated ``actor_rollout_ref.rollout.custom.tau_bench`` settings: ``user`` (the user backend, as tau2's
+    ``custom.tau2.user``), ``max_num_steps`` (30), ``data_dir`` (else ``TAU_BENCH_DATA_DIR``, else the row's)."""
+
+    user: UserConfig
+    max_num_steps: int = MAX_NUM_STEPS
+    data_dir: str | None = None
+
+    @classmethod
+    def from_mapping(cls, section: Mapping[str, Any] | None) -> TauBenchNormalSettings:
+        if not isinstance(section, Mapping) or not section:
+            raise ValueError(
+                f"the {AGENT_LOOP_NAME} loop needs {CONFIG_PATH}.user.backend (openai | policy | scripted), e.g. "
+                f"+{CONFIG_PATH}.user.backend=openai +{CONFIG_PATH}.user.base_url=http://host:8000/v1 "
+                f"+{CONFIG_PATH}.user.model=NAME"
+            )
+        unknown = sorted(set(section) - _SETTINGS_KEYS)
+        if unknown:
+            raise ValueError(f"unknown key(s) {unknown} in {CONFIG_PATH}; valid: {sorted(_SETTINGS_KEYS)}")
+        user = UserConfig.from_mapping(section.get("user"), f"{CONFIG_PATH}.user")
+        try:
+            steps = int(section.get("max_num_steps", MAX_NUM_STEPS))
+        except (TypeError, ValueError):
+            raise ValueError(f"{CONFIG_PATH}.max_num_steps must be an integer") from None
+        if steps <= 0:
+            raise ValueError(f"{CONFIG_PATH}.max_num_steps must be positive")
+        data_dir = section.get("data_dir")
+        return cls(user, steps, str(data_dir) if data_dir else None)
