@@ -274,7 +274,7 @@ def read_tau_bench_results(path: Path, doc: list[Any], data_source: str | None =
     for i, entry in enumerate(doc):
         if not isinstance(entry, dict):
             raise EvalError(f"{path}: [{i}] is not an object (expected tau-bench's {{task_id, reward, info, trial}})")
-        info = entry.get("info") if isinstance(entry.get("info"), dict) else {}
+        info: dict[str, Any] = entry["info"] if isinstance(entry.get("info"), dict) else {}
         domain = info.get("domain")
         source = domain if isinstance(domain, str) and domain.startswith("tau_bench/") else (data_source or "tau_bench")
         task = info.get("id") if isinstance(info.get("id"), str) and info.get("id") else entry.get("task_id")
@@ -284,14 +284,14 @@ def read_tau_bench_results(path: Path, doc: list[Any], data_source: str | None =
         if reward is None:
             raise EvalError(f"{path}: [{i}] (task {task}) has no numeric reward")
         run = Run(source=source, task=str(task), reward=reward, termination=name_of(info.get("termination")))
-        reward_info = info.get("reward_info") if isinstance(info.get("reward_info"), dict) else {}
-        parts = reward_info.get("info") if isinstance(reward_info.get("info"), dict) else {}
+        reward_info: dict[str, Any] = info["reward_info"] if isinstance(info.get("reward_info"), dict) else {}
+        parts: dict[str, Any] = reward_info["info"] if isinstance(reward_info.get("info"), dict) else {}
         for name in ("r_actions", "r_outputs"):
             value = number(parts.get(name))
             if value is not None:
                 run.components[name] = value
         eval_set.runs.setdefault(source, []).append(run)
-        settings = info.get("run") if isinstance(info.get("run"), dict) else {}
+        settings: dict[str, Any] = info["run"] if isinstance(info.get("run"), dict) else {}
         expected = number(settings.get("num_trials"))
         trial = number(entry.get("trial"))
         if expected is not None and expected >= 1:

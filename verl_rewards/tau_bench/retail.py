@@ -290,6 +290,6 @@ class _Refused:
         self.text = text
 
 
-_OK = object()
+_OK: Any = object()
 
 SPEC = TauBenchDomainSpec(name=NAME, data_files=("orders", "products", "users"), agent_toolkit=RetailTools)

@@ -156,7 +156,7 @@ async def simulate_one(config: TauBenchSimulateConfig, domain: TauBenchDomain, s
         reward = float(result.reward)
     except Exception as exc:  # noqa: BLE001 - recorded with the simulation, scored 0
         reward, details = 0.0, {"error": f"{type(exc).__name__}: {exc}"}
-    last_call = next((m for m in reversed(conv.trajectory) if m["role"] == "assistant"), {})
+    last_call: dict[str, Any] = next((m for m in reversed(conv.trajectory) if m["role"] == "assistant"), {})
     source = "user" if not last_call.get("tool_calls") else last_call["tool_calls"][0]["function"]["name"]
     return {
         "task_id": task.index,

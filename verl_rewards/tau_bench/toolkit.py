@@ -111,7 +111,7 @@ class TauBenchToolkit(Toolkit):
 
 
 # --------------------------------------------------------------------------------------- calculate
-_BINARY = {
+_BINARY: dict[type, Any] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
     ast.Mult: operator.mul,
@@ -119,7 +119,7 @@ _BINARY = {
     ast.FloorDiv: operator.floordiv,
     ast.Pow: operator.pow,
 }
-_UNARY = {ast.UAdd: operator.pos, ast.USub: operator.neg}
+_UNARY: dict[type, Any] = {ast.UAdd: operator.pos, ast.USub: operator.neg}
 
 
 class CalculationTooLarge(ArithmeticError):

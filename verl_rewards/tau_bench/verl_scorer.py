@@ -107,7 +107,7 @@ def score_tau_bench(
     ground_truth: Any,
     extra_info: Mapping[str, Any],
     options: TauBenchOptions,
-) -> dict[str, float]:
+) -> dict[str, Any]:
     """tau-bench's reward of one rollout with its components (see the module doc)."""
     domain = load_domain(domain_of(data_source), options.data_dir)
     termination = extra_info.get("termination")

@@ -156,7 +156,7 @@ class PolicyUser:
         try:
             prompt_ids = await loop.loop.run_in_executor(
                 None,
-                lambda: loop.tokenizer.apply_chat_template(
+                lambda: loop.tokenizer.apply_chat_template(  # type: ignore[attr-defined]
                     messages, tools=request.tools, add_generation_prompt=True, tokenize=True,
                     **loop.apply_chat_template_kwargs,
                 ),

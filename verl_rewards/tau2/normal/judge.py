@@ -71,7 +71,7 @@ def parse_grades(content: str | None, assertions: Sequence[str]) -> list[bool]:
     by_text = {r.get("expectedOutcome"): r for r in results if isinstance(r.get("expectedOutcome"), str)}
     grades = []
     for i, assertion in enumerate(assertions):
-        result = by_text.get(assertion, results[i])
+        result: dict[str, Any] = by_text.get(assertion) or results[i]
         met = result.get("metExpectation")
         if not isinstance(met, bool):
             raise JudgeError(f"judge result {i}: metExpectation is {met!r}, not true/false")

@@ -240,7 +240,7 @@ async def _reward_info(domain: Domain, task_id: str, trajectory: list[dict[str, 
     if needs_judge:
         assert judge is not None and criteria is not None
         try:
-            grades = await judge.grade(judge_view(parse_messages(trajectory)), list(criteria.nl_assertions))
+            grades = await judge.grade(judge_view(parse_messages(trajectory)), list(criteria.nl_assertions or ()))
         except ValueError as exc:  # JudgeError: flagged, scored 0, never a silent 1.0
             error = str(exc)
     result = evaluate_trajectory(
@@ -347,9 +347,10 @@ async def simulate(config: SimulateConfig) -> dict[str, Any]:
     if config.judge is not None:
         await check_reachable(config.judge, "judge")
     seeds = trial_seeds(config.seed, config.num_trials)
-    results = {"timestamp": datetime.now().isoformat(), "info": info,
+    results: dict[str, Any] = {"timestamp": datetime.now().isoformat(), "info": info,
                "tasks": [domain.task(t).raw for t in task_ids], "simulations": kept}
-    run = _Run(config, domain, task_ids, seeds, results, {(str(s.get("task_id")), s.get("trial")) for s in kept})
+    done = {(str(s.get("task_id")), int(s.get("trial") or 0)) for s in kept}
+    run = _Run(config, domain, task_ids, seeds, results, done)
     plan = [(t, k) for k in range(config.num_trials) for t in task_ids if (t, k) not in run.done]
     judge = OpenAIJudge(config.judge) if config.judge is not None else None
 
