@@ -175,16 +175,19 @@ def worker_mode(batch: Any, tok: Any, tok_dir: str, repeats: int) -> None:
     ]
     naive = in_worker([*fn, "reward.reward_manager.name=naive"], tok_dir)
     naive_loop = naive.loop
-    ours = in_worker([*fn, "reward.reward_manager.name=contribution", "+reward.reward_kwargs.contribution.type=C0"],
-                     tok_dir)
+    ours = in_worker(
+        [*fn, "reward.reward_manager.name=contribution", "+reward.reward_kwargs.contribution.type=C0"], tok_dir
+    )
     items = [batch[i : i + 1] for i in range(len(batch))]  # what the worker hands run_single
     print(f"\none RewardLoopWorker in this process, {len(batch)} samples, ABBA order, {repeats} rounds:")
     for w in (naive, ours):  # warm-up: thread pools at full size, tokenizer caches
         asyncio.set_event_loop(w.loop)
         score_in_worker(w, items)
     pairs = {"naive": naive, "contribution C0": ours}
-    for label, timer, data in (("run_single gathered", score_in_worker, items),
-                               ("compute_score_batch", batch_in_worker, batch)):
+    for label, timer, data in (
+        ("run_single gathered", score_in_worker, items),
+        ("compute_score_batch", batch_in_worker, batch),
+    ):
         times: dict[str, list[float]] = {name: [] for name in pairs}
         for r in range(repeats):
             order = list(pairs.items()) if r % 2 == 0 else list(pairs.items())[::-1]

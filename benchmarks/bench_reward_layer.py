@@ -104,8 +104,12 @@ def main() -> None:
             stop_manager(m)
         m = start_manager(
             "h1",
-            [*layer, "+reward.reward_kwargs.reward_fn=bench_hang", f"+reward.reward_kwargs.timeout_s={args.timeout_s}",
-             f"+reward.reward_kwargs.score_kwargs={{hang_s: {args.hang_s}}}"],
+            [
+                *layer,
+                "+reward.reward_kwargs.reward_fn=bench_hang",
+                f"+reward.reward_kwargs.timeout_s={args.timeout_s}",
+                f"+reward.reward_kwargs.score_kwargs={{hang_s: {args.hang_s}}}",
+            ],
             tok_dir,
             args.workers,
             warm,

@@ -77,8 +77,13 @@ class InstantAgent:
 
 
 def conversation(domain: Any, user: Any, prompts: tuple[str, str]) -> Conversation:
-    return Conversation(domain.make_env(TASK), user, user_system_prompt=prompts[0],
-                        user_tools=user_tool_schemas(domain), agent_system_prompt=prompts[1])
+    return Conversation(
+        domain.make_env(TASK),
+        user,
+        user_system_prompt=prompts[0],
+        user_tools=user_tool_schemas(domain),
+        agent_system_prompt=prompts[1],
+    )
 
 
 async def engine_only(domain: Any, prompts: tuple[str, str], n: int) -> tuple[float, int, int, float]:
@@ -145,9 +150,11 @@ def main() -> None:
     asyncio.run(engine_only(domain, prompts, 5))  # warm-up: caches, imports
     engine, agent_turns, user_turns, _ = asyncio.run(engine_only(domain, prompts, args.conversations))
     per_turn = engine / (agent_turns + user_turns)
-    print(f"[1] engine only, instant user: {args.conversations} conversations, {agent_turns} agent + {user_turns} "
-          f"user turns, {engine * 1e3:.1f} ms engine time -> {per_turn * 1e6:.0f} us per turn "
-          f"({args.conversations / engine:.0f} conversations/s)")
+    print(
+        f"[1] engine only, instant user: {args.conversations} conversations, {agent_turns} agent + {user_turns} "
+        f"user turns, {engine * 1e3:.1f} ms engine time -> {per_turn * 1e6:.0f} us per turn "
+        f"({args.conversations / engine:.0f} conversations/s)"
+    )
 
     latency = args.latency_ms / 1000
     with ChatServer(user_script_responder(latency)) as server:
@@ -155,15 +162,19 @@ def main() -> None:
         times = asyncio.run(over_http(domain, prompts, args.http_conversations, server))
     median = statistics.median(times)
     extra = median - latency
-    print(f"[2] openai user over loopback HTTP, server latency {args.latency_ms:.0f} ms: {len(times)} user turns, "
-          f"median wall {median * 1e3:.2f} ms -> plumbing adds {extra * 1e3:.2f} ms = {100 * extra / latency:.2f} % "
-          f"of the user model's latency (goal < 5 %)")
+    print(
+        f"[2] openai user over loopback HTTP, server latency {args.latency_ms:.0f} ms: {len(times)} user turns, "
+        f"median wall {median * 1e3:.2f} ms -> plumbing adds {extra * 1e3:.2f} ms = {100 * extra / latency:.2f} % "
+        f"of the user model's latency (goal < 5 %)"
+    )
 
     with ChatServer(user_script_responder(args.slow_latency_s)) as server:
         wall = asyncio.run(concurrent_first_turn(domain, prompts, args.concurrent, server))
-    print(f"[3] {args.concurrent} conversations waiting on the user endpoint at once (latency "
-          f"{args.slow_latency_s:.2f} s each): wall {wall:.3f} s = {wall / args.slow_latency_s:.2f} x one call "
-          f"(sequential would be {args.concurrent} x)")
+    print(
+        f"[3] {args.concurrent} conversations waiting on the user endpoint at once (latency "
+        f"{args.slow_latency_s:.2f} s each): wall {wall:.3f} s = {wall / args.slow_latency_s:.2f} x one call "
+        f"(sequential would be {args.concurrent} x)"
+    )
 
 
 if __name__ == "__main__":

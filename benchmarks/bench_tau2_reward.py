@@ -295,8 +295,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--domains", default="airline,retail")
     parser.add_argument("--full-domains", default="telecom", help="domains benchmarked on their full reward")
     parser.add_argument("--split", default="base", help="split of the --full-domains")
-    parser.add_argument("--data-dir", default=os.environ.get("TAU2_DATA_DIR"),
-                        help="folder holding <domain>/ (default: $TAU2_DATA_DIR)")
+    parser.add_argument(
+        "--data-dir", default=os.environ.get("TAU2_DATA_DIR"), help="folder holding <domain>/ (default: $TAU2_DATA_DIR)"
+    )
     parser.add_argument("--group", type=int, default=8, help="trajectories per task (GRPO group size)")
     parser.add_argument("--baseline-samples", type=int, default=16, help="samples scored by the slow baseline")
     parser.add_argument("--max-tasks", type=int, default=None, help="limit the tasks per domain")

@@ -161,8 +161,11 @@ def bench_domain(name: str, data_dir: str, group: int, baseline_samples: int, ma
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--domains", default="retail,airline")
-    parser.add_argument("--data-dir", default=os.environ.get(DATA_DIR_ENV),
-                        help=f"folder holding retail/ and airline/ (default: ${DATA_DIR_ENV})")
+    parser.add_argument(
+        "--data-dir",
+        default=os.environ.get(DATA_DIR_ENV),
+        help=f"folder holding retail/ and airline/ (default: ${DATA_DIR_ENV})",
+    )
     parser.add_argument("--group", type=int, default=8, help="trajectories per task (GRPO group size)")
     parser.add_argument("--baseline-samples", type=int, default=64, help="samples scored the slow way")
     parser.add_argument("--max-tasks", type=int, default=None, help="limit the tasks per domain")

@@ -44,9 +44,20 @@ def test_prepare_toolrl_converts_sample_and_reports_bad_rows(tmp_path):
     from verl_rewards.toolrl.data import SAMPLE_PATH
 
     ok = subprocess.run(
-        [sys.executable, "-m", "verl_rewards.cli", "prepare", "toolrl", "--input", str(SAMPLE_PATH),
-         "--out", str(tmp_path / "ok")],
-        capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "verl_rewards.cli",
+            "prepare",
+            "toolrl",
+            "--input",
+            str(SAMPLE_PATH),
+            "--out",
+            str(tmp_path / "ok"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert ok.returncode == 0, ok.stderr[-2000:]
     frame = pd.read_parquet(tmp_path / "ok" / "train.parquet")
@@ -55,9 +66,20 @@ def test_prepare_toolrl_converts_sample_and_reports_bad_rows(tmp_path):
     good = json.loads(Path(SAMPLE_PATH).read_text().splitlines()[0])
     bad_input.write_text(json.dumps(good) + "\n" + json.dumps({"instruction": "x", "input": "y"}) + "\n")
     bad = subprocess.run(
-        [sys.executable, "-m", "verl_rewards.cli", "prepare", "toolrl", "--input", str(bad_input),
-         "--out", str(tmp_path / "bad")],
-        capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "verl_rewards.cli",
+            "prepare",
+            "toolrl",
+            "--input",
+            str(bad_input),
+            "--out",
+            str(tmp_path / "bad"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert bad.returncode == 1
     assert "row 2" in (bad.stdout + bad.stderr)

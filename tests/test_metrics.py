@@ -107,8 +107,11 @@ def test_v1_builtin_modes_keep_verls_classes_and_log_reward_extra(mode):
     from verl.trainer.ppo.v1.replay_buffer import ReplayBuffer, ReplayBufferAsync
     from verl.trainer.ppo.v1.trainer_base import PPOTrainer
 
-    expected = {"sync": PPOTrainerSync, "colocate_async": PPOTrainerColocateAsync,
-                "separate_async": PPOTrainerSeparateAsync}[mode]
+    expected = {
+        "sync": PPOTrainerSync,
+        "colocate_async": PPOTrainerColocateAsync,
+        "separate_async": PPOTrainerSeparateAsync,
+    }[mode]
     cls = get_trainer_cls(mode)
     assert cls is expected and cls.__module__.startswith("verl.")
     assert cls._compute_metrics is PPOTrainer._compute_metrics

@@ -38,8 +38,18 @@ def test_scores_verl_dump_and_plain_rows(tmp_path):
     ]
     rollouts.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     hist, out = tmp_path / "hist.png", tmp_path / "scored.jsonl"
-    proc = _run(str(rollouts), "--reward", "t_fields", "--module", LAYER, "--hist", str(hist), "--out", str(out),
-                cwd=str(tmp_path))
+    proc = _run(
+        str(rollouts),
+        "--reward",
+        "t_fields",
+        "--module",
+        LAYER,
+        "--hist",
+        str(hist),
+        "--out",
+        str(out),
+        cwd=str(tmp_path),
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = {line.split()[0]: line.split() for line in proc.stdout.splitlines() if line and line[0].isalpha()}
     assert lines["reward"][1:] == ["4", "0.5000", "0.0000", "1.0000"]
@@ -169,8 +179,9 @@ def test_hist_may_not_overwrite_the_input_or_the_scores(tmp_path, capsys):
     rollouts.write_text('{"response": "a", "ground_truth": "a"}\n')
     code, _, err = _score_in_process(capsys, str(rollouts), "--reward", "qa_em", "--hist", str(rollouts))
     assert code == 2 and "is the input file" in _error_line(err)
-    code, _, err = _score_in_process(capsys, str(rollouts), "--reward", "qa_em", "--hist", str(tmp_path / "x.png"),
-                                     "--out", str(tmp_path / "x.png"))
+    code, _, err = _score_in_process(
+        capsys, str(rollouts), "--reward", "qa_em", "--hist", str(tmp_path / "x.png"), "--out", str(tmp_path / "x.png")
+    )
     assert code == 2 and "--out and --hist are the same file" in _error_line(err)
     assert rollouts.read_text() == '{"response": "a", "ground_truth": "a"}\n'
 
@@ -180,8 +191,9 @@ def test_out_may_be_the_input_file(tmp_path, capsys):
     rows = [{"response": str(i), "ground_truth": "3", "id_": i} for i in range(6)]
     rollouts.write_text("".join(json.dumps(r) + "\n" for r in rows))
     hist = tmp_path / "h.svg"
-    code, _, err = _score_in_process(capsys, str(rollouts), "--reward", "qa_em", "--hist", str(hist),
-                                     "--out", str(rollouts))
+    code, _, err = _score_in_process(
+        capsys, str(rollouts), "--reward", "qa_em", "--hist", str(hist), "--out", str(rollouts)
+    )
     assert code == 0, err
     scored = [json.loads(line) for line in rollouts.read_text().splitlines()]
     assert [r["id_"] for r in scored] == list(range(6))
@@ -239,8 +251,13 @@ def test_kill_while_writing_out_over_the_input_keeps_the_input(tmp_path):
     rollouts = tmp_path / "r.jsonl"
     rollouts.write_text("".join(json.dumps({"response": "x" * 50, "ground_truth": str(i)}) + "\n" for i in range(150)))
     before = rollouts.read_bytes()
-    proc = subprocess.Popen([sys.executable, "-c", KILL_WHILE_WRITING, str(rollouts)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=str(tmp_path))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", KILL_WHILE_WRITING, str(rollouts)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=str(tmp_path),
+    )
     try:
         for line in proc.stdout:
             if line.strip() == "WRITING":
@@ -264,7 +281,7 @@ TOOLRL_GT = (
     '<think> Look it up. </think>\n<tool_call>\n{"name": "get_time", "parameters": {"city": "Oslo"}}\n</tool_call>'
 )
 TOOLRL_PERFECT = (
-    '<think> The user wants the time in Oslo. </think>\n<tool_call>\n'
+    "<think> The user wants the time in Oslo. </think>\n<tool_call>\n"
     '{"name": "get_time", "parameters": {"city": "Oslo"}}\n</tool_call>'
 )
 

@@ -73,13 +73,23 @@ def test_toolrl_recipe_composes_with_toolrl_options():
 def test_contribution_ablation_composes_every_variant_with_one_seed_and_name_each(tmp_path):
     from verl_rewards.manager.config import ManagerConfig
 
-    env = {"DOMAIN": "mock", "TAU2_DATA_DIR": str(tmp_path), "SEED": "7", "BETA": "0.2", "GAMMA": "0.95",
-           "ABLATION": "abl"}
+    env = {
+        "DOMAIN": "mock",
+        "TAU2_DATA_DIR": str(tmp_path),
+        "SEED": "7",
+        "BETA": "0.2",
+        "GAMMA": "0.95",
+        "ABLATION": "abl",
+    }
     full_env = {k: v for k, v in os.environ.items() if k not in ("CONTRIBUTION", "CONTRIB_TYPE", "BETA")}
     full_env.update(env, PATH=os.path.dirname(sys.executable) + os.pathsep + full_env.get("PATH", ""))
     proc = subprocess.run(
         ["bash", str(REPO / "recipes/contribution_ablation/run_ablation.sh"), "trainer.total_epochs=2", "--cfg", "job"],
-        env=full_env, capture_output=True, text=True, timeout=600, cwd=str(REPO),
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=str(REPO),
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     configs = [c for c in yaml.safe_load_all(proc.stdout) if c]
@@ -91,8 +101,9 @@ def test_contribution_ablation_composes_every_variant_with_one_seed_and_name_eac
         assert cfg["trainer"]["total_epochs"] == 2  # extra overrides reach every run
         assert cfg["data"]["seed"] == cfg["actor_rollout_ref"]["rollout"]["seed"] == 7
         assert cfg["actor_rollout_ref"]["actor"]["data_loader_seed"] == 7
-    terms = [ManagerConfig.from_reward_kwargs(c["reward"]["reward_kwargs"], environ={}).contribution.terms
-             for c in configs]
+    terms = [
+        ManagerConfig.from_reward_kwargs(c["reward"]["reward_kwargs"], environ={}).contribution.terms for c in configs
+    ]
     assert terms[0] == ()
     assert [(t[0].type, t[0].schedule.beta) for t in terms[1:4]] == [("C0", 0.2), ("C1", 0.2), ("C2", 0.2)]
     assert terms[3][0].gamma == 0.95
@@ -103,7 +114,11 @@ def test_contribution_ablation_composes_every_variant_with_one_seed_and_name_eac
 def test_contribution_ablation_rejects_an_unknown_variant_before_any_run():
     proc = subprocess.run(
         ["bash", str(REPO / "recipes/contribution_ablation/run_ablation.sh"), "--cfg", "job"],
-        env={**os.environ, "VARIANTS": "C0 C3"}, capture_output=True, text=True, timeout=60, cwd=str(REPO),
+        env={**os.environ, "VARIANTS": "C0 C3"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=str(REPO),
     )
     assert proc.returncode == 2
     assert "unknown variant 'C3'" in proc.stderr and proc.stdout == ""

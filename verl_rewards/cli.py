@@ -68,8 +68,9 @@ def doctor() -> int:
 
         for loop_name in ("tau2_agent", "tau_bench_agent"):
             entry = _agent_loop_registry.get(loop_name)
-            checks.append((f"agent loop '{loop_name}'", entry is not None,
-                           (entry or {}).get("_target_", "not registered")))
+            checks.append(
+                (f"agent loop '{loop_name}'", entry is not None, (entry or {}).get("_target_", "not registered"))
+            )
     except Exception as exc:  # noqa: BLE001 - report, don't crash
         checks.append(("agent loop 'tau2_agent'", False, f"{type(exc).__name__}: {exc}"))
     try:
@@ -188,34 +189,60 @@ def simulate_command(args: argparse.Namespace) -> int:
     tau_bench = is_tau_bench_domain(args.domain)
     if bool(args.task_ids) and bool(args.split) and not tau_bench:
         return _fail("simulate", ValueError("give --task-ids or --split, not both"))
-    tau2_only = {"--max-steps": args.max_steps is not None, "--max-errors": args.max_errors is not None,
-                 "--enforce-communication-protocol": args.enforce_communication_protocol,
-                 "--judge-model": bool(args.judge_model)}
+    tau2_only = {
+        "--max-steps": args.max_steps is not None,
+        "--max-errors": args.max_errors is not None,
+        "--enforce-communication-protocol": args.enforce_communication_protocol,
+        "--judge-model": bool(args.judge_model),
+    }
     if tau_bench and any(tau2_only.values()):
         given = [k for k, v in tau2_only.items() if v]
-        return _fail("simulate", ValueError(f"{', '.join(given)}: tau2 options; tau-bench's only limit is "
-                                            "--max-num-steps"))
+        return _fail(
+            "simulate", ValueError(f"{', '.join(given)}: tau2 options; tau-bench's only limit is --max-num-steps")
+        )
     if not tau_bench and args.max_num_steps is not None:
         return _fail("simulate", ValueError("--max-num-steps is for tau-bench domains (tau2: --max-steps)"))
     try:
-        common = {"api_key_env": args.api_key_env, "timeout_s": args.timeout_s, "retries": args.retries,
-                  "max_concurrency": args.concurrency}
-        agent = Endpoint.from_mapping({"base_url": args.agent_base_url, "model": args.agent_model,
-                                       "temperature": args.agent_temperature, **common}, "--agent")
-        user = Endpoint.from_mapping({"base_url": args.user_base_url, "model": args.user_model,
-                                      "temperature": args.user_temperature, **common}, "--user")
+        common = {
+            "api_key_env": args.api_key_env,
+            "timeout_s": args.timeout_s,
+            "retries": args.retries,
+            "max_concurrency": args.concurrency,
+        }
+        agent = Endpoint.from_mapping(
+            {
+                "base_url": args.agent_base_url,
+                "model": args.agent_model,
+                "temperature": args.agent_temperature,
+                **common,
+            },
+            "--agent",
+        )
+        user = Endpoint.from_mapping(
+            {"base_url": args.user_base_url, "model": args.user_model, "temperature": args.user_temperature, **common},
+            "--user",
+        )
         if tau_bench:
             return _simulate_tau_bench(args, agent, user)
         judge = None
         if args.judge_model:
-            judge = Endpoint.from_mapping({"base_url": args.judge_base_url or args.user_base_url,
-                                           "model": args.judge_model, **common}, "--judge")
+            judge = Endpoint.from_mapping(
+                {"base_url": args.judge_base_url or args.user_base_url, "model": args.judge_model, **common}, "--judge"
+            )
         config = SimulateConfig(
-            domain=args.domain, agent=agent, user=user, out=args.out, data_dir=args.data_dir,
-            task_ids=args.task_ids, split=args.split, num_trials=args.num_trials, seed=args.seed,
+            domain=args.domain,
+            agent=agent,
+            user=user,
+            out=args.out,
+            data_dir=args.data_dir,
+            task_ids=args.task_ids,
+            split=args.split,
+            num_trials=args.num_trials,
+            seed=args.seed,
             max_steps=200 if args.max_steps is None else args.max_steps,
             max_errors=10 if args.max_errors is None else args.max_errors,
-            enforce_communication_protocol=args.enforce_communication_protocol, concurrency=args.concurrency,
+            enforce_communication_protocol=args.enforce_communication_protocol,
+            concurrency=args.concurrency,
             judge=judge,
         )
         results = asyncio.run(simulate(config))
@@ -238,8 +265,15 @@ def _simulate_tau_bench(args: argparse.Namespace, agent: Endpoint, user: Endpoin
     from .tau_bench.simulate import TauBenchSimulateConfig, simulate_tau_bench, summary
 
     config = TauBenchSimulateConfig(
-        domain=args.domain, agent=agent, user=user, out=args.out, data_dir=args.data_dir,
-        task_ids=args.task_ids, split=args.split, num_trials=args.num_trials, seed=args.seed,
+        domain=args.domain,
+        agent=agent,
+        user=user,
+        out=args.out,
+        data_dir=args.data_dir,
+        task_ids=args.task_ids,
+        split=args.split,
+        num_trials=args.num_trials,
+        seed=args.seed,
         max_num_steps=MAX_NUM_STEPS if args.max_num_steps is None else args.max_num_steps,
         concurrency=args.concurrency,
     )
@@ -267,8 +301,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     score.add_argument("--executor", choices=["thread", "process"], default="thread")
     score.add_argument("--contrib-type", choices=["C0", "C1", "C2", "none"], default="none")
     score.add_argument("--beta", type=float, default=0.05)
-    score.add_argument("--hist", default="rewards.png", help="histogram image of the rewards, format from the "
-                       "extension: .png, .svg, .pdf, ... ('' to skip)")
+    score.add_argument(
+        "--hist",
+        default="rewards.png",
+        help="histogram image of the rewards, format from the extension: .png, .svg, .pdf, ... ('' to skip)",
+    )
     score.add_argument("--out", default="", help="write the rows with their scores as JSONL (may be the input)")
     prepare = sub.add_parser("prepare", help="convert a dataset to verl parquet")
     prep = prepare.add_subparsers(dest="dataset", required=True)
@@ -282,49 +319,81 @@ def main(argv: Sequence[str] | None = None) -> int:
     tau2.add_argument("--domain", required=True, help="airline, retail, mock, ...")
     tau2.add_argument("--out", required=True, help="output directory (<out>/<split>.parquet, <out>/tool_config.yaml)")
     tau2.add_argument("--split", default="train,test", help="comma-separated splits of split_tasks.json, or 'all'")
-    tau2.add_argument("--mode", default=None, choices=["normal", "solo"],
-                      help="normal: a simulated user talks to the agent (tau2_agent loop; default for airline, "
-                           "retail, telecom); solo: the agent works from a ticket (tool_agent; default for mock)")
+    tau2.add_argument(
+        "--mode",
+        default=None,
+        choices=["normal", "solo"],
+        help="normal: a simulated user talks to the agent (tau2_agent loop; default for airline, "
+        "retail, telecom); solo: the agent works from a ticket (tool_agent; default for mock)",
+    )
     tau_bench = prep.add_parser("tau_bench", help="tau-bench (v1) tasks -> verl parquet + tool config")
     tau_bench.add_argument("--data-dir", default=None, help="holds retail/ and airline/ (default: $TAU_BENCH_DATA_DIR)")
     tau_bench.add_argument("--domain", required=True, choices=["retail", "airline"])
     tau_bench.add_argument("--split", default="train", help="comma-separated: train, test, dev (airline: test)")
-    tau_bench.add_argument("--mode", default="normal", choices=["normal", "instruction"],
-                           help="normal (default): tau-bench's simulated user talks to the agent (tau_bench_agent "
-                                "loop, a user model needed); instruction: the task instruction is the first user "
-                                "message and a text reply ends (tool_agent loop, no user model)")
+    tau_bench.add_argument(
+        "--mode",
+        default="normal",
+        choices=["normal", "instruction"],
+        help="normal (default): tau-bench's simulated user talks to the agent (tau_bench_agent "
+        "loop, a user model needed); instruction: the task instruction is the first user "
+        "message and a text reply ends (tool_agent loop, no user model)",
+    )
     tau_bench.add_argument("--out", required=True, help="output directory (<out>/<split>.parquet, tool_config.yaml)")
     from .evaluation import command as eval_cmd
 
     eval_cmd.add_parser(sub)
-    sim = sub.add_parser("simulate", help="score a served model in normal mode (simulated user) on tau2 (tau2-bench's "
-                                          "Results JSON) or tau-bench v1 (tau-bench's results list)")
-    sim.add_argument("--domain", required=True, help="tau2: airline, retail, telecom, mock; tau-bench v1: "
-                                                     "tau_bench/retail, tau_bench/airline")
-    sim.add_argument("--data-dir", default=None, help="tau2-bench data/tau2/domains (default: $TAU2_DATA_DIR); "
-                                                      "tau-bench: the folder holding retail/ and airline/ "
-                                                      "(default: $TAU_BENCH_DATA_DIR)")
-    sim.add_argument("--task-ids", nargs="+", default=None, metavar="ID", help="tasks to run (default: all; "
-                                                                              "tau-bench: '<split>/<index>' or an "
-                                                                              "index of --split)")
-    sim.add_argument("--split", default=None, help="tau2: a split of split_tasks.json (instead of --task-ids); "
-                                                   "tau-bench: train, test (default) or dev")
+    sim = sub.add_parser(
+        "simulate",
+        help="score a served model in normal mode (simulated user) on tau2 (tau2-bench's "
+        "Results JSON) or tau-bench v1 (tau-bench's results list)",
+    )
+    sim.add_argument(
+        "--domain",
+        required=True,
+        help="tau2: airline, retail, telecom, mock; tau-bench v1: tau_bench/retail, tau_bench/airline",
+    )
+    sim.add_argument(
+        "--data-dir",
+        default=None,
+        help="tau2-bench data/tau2/domains (default: $TAU2_DATA_DIR); "
+        "tau-bench: the folder holding retail/ and airline/ "
+        "(default: $TAU_BENCH_DATA_DIR)",
+    )
+    sim.add_argument(
+        "--task-ids",
+        nargs="+",
+        default=None,
+        metavar="ID",
+        help="tasks to run (default: all; tau-bench: '<split>/<index>' or an index of --split)",
+    )
+    sim.add_argument(
+        "--split",
+        default=None,
+        help="tau2: a split of split_tasks.json (instead of --task-ids); tau-bench: train, test (default) or dev",
+    )
     sim.add_argument("--num-trials", type=int, default=1)
     sim.add_argument("--seed", type=int, default=300, help="run seed; per-trial seeds derived as tau2 does")
     sim.add_argument("--max-steps", type=int, default=None, help="tau2's step limit (default 200)")
     sim.add_argument("--max-errors", type=int, default=None, help="tau2's tool-error limit (default 10)")
     sim.add_argument("--max-num-steps", type=int, default=None, help="tau-bench: the agent's turns (default 30)")
-    sim.add_argument("--enforce-communication-protocol", action="store_true",
-                     help="a message with text and tool calls ends the run (agent_error / user_error)")
-    sim.add_argument("--agent-base-url", required=True, help="OpenAI-compatible endpoint of the agent, e.g. "
-                                                             "http://127.0.0.1:8000/v1")
+    sim.add_argument(
+        "--enforce-communication-protocol",
+        action="store_true",
+        help="a message with text and tool calls ends the run (agent_error / user_error)",
+    )
+    sim.add_argument(
+        "--agent-base-url", required=True, help="OpenAI-compatible endpoint of the agent, e.g. http://127.0.0.1:8000/v1"
+    )
     sim.add_argument("--agent-model", required=True)
     sim.add_argument("--agent-temperature", type=float, default=0.0)
     sim.add_argument("--user-base-url", required=True)
     sim.add_argument("--user-model", required=True)
     sim.add_argument("--user-temperature", type=float, default=0.0)
-    sim.add_argument("--judge-model", default=None, help="grade retail's NL assertions with this model "
-                                                         "(default: NL assertions are skipped)")
+    sim.add_argument(
+        "--judge-model",
+        default=None,
+        help="grade retail's NL assertions with this model (default: NL assertions are skipped)",
+    )
     sim.add_argument("--judge-base-url", default=None, help="default: --user-base-url")
     sim.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key")
     sim.add_argument("--timeout-s", type=float, default=120.0, help="per model call attempt")

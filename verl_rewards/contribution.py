@@ -461,8 +461,9 @@ class ContributionConfig:
         beta_fallback = (env.get("BETA", DEFAULT_BETA), "BETA")
         if kind == "none":
             # the other keys still have to be valid: a bad beta must not wait for the day the term is turned on
-            _build_term({**section, "type": "C2" if {"gamma", "potential_key"} & set(section) else "C0"}, SECTION,
-                        beta_fallback)
+            _build_term(
+                {**section, "type": "C2" if {"gamma", "potential_key"} & set(section) else "C0"}, SECTION, beta_fallback
+            )
             return cls()
         return cls((_build_term({**section, "type": kind}, SECTION, beta_fallback),))
 

@@ -81,8 +81,9 @@ def test_legacy_validation_dump_groups_by_prompt_text(tmp_path, capsys):
     # a legacy dump has no uid: t3 repeats t1's prompt and ground truth, so both form one task of 8 trials
     assert tau["num_tasks"] == 2 and tau["num_trials"] == 12
     assert tau["min_trials"] == 4 and tau["max_trials"] == 8
-    assert tau["pass_k"] == pytest.approx({"1": (3 / 8 + 1) / 2, "2": (3 / 28 + 1) / 2, "3": (1 / 56 + 1) / 2,
-                                           "4": (0 + 1) / 2})
+    assert tau["pass_k"] == pytest.approx(
+        {"1": (3 / 8 + 1) / 2, "2": (3 / 28 + 1) / 2, "3": (1 / 56 + 1) / 2, "4": (0 + 1) / 2}
+    )
     assert any("has only 4 trial(s)" in w for w in tau["warnings"])
 
 
@@ -120,25 +121,53 @@ def _tau2_results(rewards: dict[str, list], num_trials: int = 4) -> dict:
     for task_id, trials in rewards.items():
         for trial, item in enumerate(trials):
             reward, term = item if isinstance(item, tuple) else (item, "agent_stop")
-            info = None if term == "infrastructure_error" else {
-                "reward": reward,
-                "db_check": {"db_match": reward == 1.0, "db_reward": float(reward == 1.0)},
-                "action_checks": [
-                    {"action": {"action_id": "a", "name": "get_user_details", "arguments": {}},
-                     "action_match": True, "action_reward": 1.0, "tool_type": "read"},
-                    {"action": {"action_id": "b", "name": "cancel_reservation", "arguments": {}},
-                     "action_match": reward == 1.0, "action_reward": float(reward == 1.0), "tool_type": "write"},
-                ],
-                "reward_basis": ["DB", "COMMUNICATE"],
-                "reward_breakdown": {"DB": float(reward == 1.0), "COMMUNICATE": 1.0},
-            }
-            sims.append({"id": f"{task_id}-{trial}", "task_id": task_id, "trial": trial, "termination_reason": term,
-                         "reward_info": info, "start_time": "", "end_time": "", "duration": 1.0, "messages": []})
+            info = (
+                None
+                if term == "infrastructure_error"
+                else {
+                    "reward": reward,
+                    "db_check": {"db_match": reward == 1.0, "db_reward": float(reward == 1.0)},
+                    "action_checks": [
+                        {
+                            "action": {"action_id": "a", "name": "get_user_details", "arguments": {}},
+                            "action_match": True,
+                            "action_reward": 1.0,
+                            "tool_type": "read",
+                        },
+                        {
+                            "action": {"action_id": "b", "name": "cancel_reservation", "arguments": {}},
+                            "action_match": reward == 1.0,
+                            "action_reward": float(reward == 1.0),
+                            "tool_type": "write",
+                        },
+                    ],
+                    "reward_basis": ["DB", "COMMUNICATE"],
+                    "reward_breakdown": {"DB": float(reward == 1.0), "COMMUNICATE": 1.0},
+                }
+            )
+            sims.append(
+                {
+                    "id": f"{task_id}-{trial}",
+                    "task_id": task_id,
+                    "trial": trial,
+                    "termination_reason": term,
+                    "reward_info": info,
+                    "start_time": "",
+                    "end_time": "",
+                    "duration": 1.0,
+                    "messages": [],
+                }
+            )
     return {
-        "info": {"git_commit": "x", "num_trials": num_trials, "max_steps": 30, "max_errors": 10,
-                 "user_info": {"implementation": "user_simulator", "llm": "u"},
-                 "agent_info": {"implementation": "llm_agent", "llm": "a"},
-                 "environment_info": {"domain_name": "airline", "policy": ""}},
+        "info": {
+            "git_commit": "x",
+            "num_trials": num_trials,
+            "max_steps": 30,
+            "max_errors": 10,
+            "user_info": {"implementation": "user_simulator", "llm": "u"},
+            "agent_info": {"implementation": "llm_agent", "llm": "a"},
+            "environment_info": {"domain_name": "airline", "policy": ""},
+        },
         "tasks": [{"id": t} for t in rewards],
         "simulations": sims,
     }
@@ -147,27 +176,36 @@ def _tau2_results(rewards: dict[str, list], num_trials: int = 4) -> dict:
 def tau2_reference_pass_hat_ks(results: dict) -> dict[int, float]:
     """tau2's formula, independently: drop infrastructure errors, success = reward within 1e-6 of 1,
     k up to min(num_trials, fewest trials of a task), mean over tasks of C(c, k) / C(n, k)."""
-    rows = [{"task_id": s["task_id"], "reward": (s["reward_info"] or {}).get("reward"),
-             "termination": s["termination_reason"]} for s in results["simulations"]]
+    rows = [
+        {
+            "task_id": s["task_id"],
+            "reward": (s["reward_info"] or {}).get("reward"),
+            "termination": s["termination_reason"],
+        }
+        for s in results["simulations"]
+    ]
     df = pd.DataFrame(rows)
     df = df[df.termination != "infrastructure_error"]
     df["success"] = df.reward.apply(lambda r: r is not None and (1 - 1e-6) <= r <= (1 + 1e-6))
     max_k = min(results["info"]["num_trials"], int(df.task_id.value_counts().min()))
     counts = df.groupby("task_id")["success"].agg(["size", "sum"])
     return {
-        k: float(sum(math.comb(int(c), k) / math.comb(int(n), k) for n, c in counts.itertuples(index=False))
-                 / len(counts))
+        k: float(
+            sum(math.comb(int(c), k) / math.comb(int(n), k) for n, c in counts.itertuples(index=False)) / len(counts)
+        )
         for k in range(1, max_k + 1)
     }
 
 
 def test_tau2_results_file_gives_tau2s_pass_k(tmp_path, capsys):
-    results = _tau2_results({
-        "0": [1.0, 1.0, 0.0, 1.0],
-        "1": [1.0, 0.9999995, 1.0, 1.0],  # within tau2's tolerance
-        "2": [0.0, 0.0, 1.0, (None, "infrastructure_error")],  # a run that never happened: 3 trials left
-        "3": [1.0, 1.0, 1.0, 1.0],
-    })
+    results = _tau2_results(
+        {
+            "0": [1.0, 1.0, 0.0, 1.0],
+            "1": [1.0, 0.9999995, 1.0, 1.0],  # within tau2's tolerance
+            "2": [0.0, 0.0, 1.0, (None, "infrastructure_error")],  # a run that never happened: 3 trials left
+            "3": [1.0, 1.0, 1.0, 1.0],
+        }
+    )
     path = tmp_path / "results.json"
     path.write_text(json.dumps(results))
     reference = tau2_reference_pass_hat_ks(results)
@@ -195,8 +233,9 @@ def test_folder_of_steps_json_file_plot_and_baseline(tmp_path, capsys):
     baseline.write_text(json.dumps(_tau2_results({"0": [1.0, 0.0, 0.0, 0.0], "1": [1.0] * 4})))
 
     out_json, out_png = tmp_path / "out" / "eval.json", tmp_path / "out" / "eval.png"
-    code, out, err = _run(capsys, dumps, "--data-source", "tau2/airline", "--baseline", baseline,
-                          "--json", out_json, "--plot", out_png)
+    code, out, err = _run(
+        capsys, dumps, "--data-source", "tau2/airline", "--baseline", baseline, "--json", out_json, "--plot", out_png
+    )
     assert code == 0, err
     data = json.loads(out_json.read_text())
     assert [d["step"] for d in data["inputs"]] == [10, 20]  # numeric step order
@@ -214,8 +253,10 @@ def test_folder_of_steps_json_file_plot_and_baseline(tmp_path, capsys):
 
 
 def test_other_sources_need_a_threshold_for_pass_k(tmp_path, capsys):
-    rows = [{"input": f"q{i // 4}", "gts": "x", "score": s, "step": 1, "data_source": "rlla"}
-            for i, s in enumerate([3.0, 3.0, 1.0, 3.0, 0.0, 3.0, 3.0, 3.0])]
+    rows = [
+        {"input": f"q{i // 4}", "gts": "x", "score": s, "step": 1, "data_source": "rlla"}
+        for i, s in enumerate([3.0, 3.0, 1.0, 3.0, 0.0, 3.0, 3.0, 3.0])
+    ]
     path = tmp_path / "1.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     s = _json(capsys, path)["inputs"][0]["sources"]["rlla"]
@@ -234,8 +275,11 @@ def test_other_sources_need_a_threshold_for_pass_k(tmp_path, capsys):
         ('{"input": "a", "score": 1.0}\n{"input": "b", "sc', (), ":2: not valid JSON"),
         ('{"output": "a", "score": 1.0}\n', (), "no grouping key"),
         ('{"input": "a", "output": "x"}\n', (), "no numeric task reward"),
-        ("".join(json.dumps({"input": "a", "score": 1.0, "step": 1}) + "\n" for _ in range(4)),
-         ("--data-source", "tau2/mock", "--k", "5"), "pass^5 needs at least 5 trials per task, but task"),
+        (
+            "".join(json.dumps({"input": "a", "score": 1.0, "step": 1}) + "\n" for _ in range(4)),
+            ("--data-source", "tau2/mock", "--k", "5"),
+            "pass^5 needs at least 5 trials per task, but task",
+        ),
         ('{"input": "a", "score": 1.0}\n', ("--k", "0"), "--k must be at least 1"),
     ],
     ids=["empty", "truncated", "no-grouping-key", "no-reward", "n-below-k", "k-zero"],
@@ -275,8 +319,12 @@ def test_manager_extras_through_verl_dump_to_eval(tmp_path, capsys, small_tokeni
     dom = load_domain("mock", root)
     task = "create_task_1"
     gold, idle = gold_trajectory(dom, task), scripted_trajectory(dom, task, [])
-    items = [(task, gold, "agent_stop"), (task, gold, "agent_stop"), (task, idle, "agent_stop"),
-             (task, gold, "max_steps")]
+    items = [
+        (task, gold, "agent_stop"),
+        (task, gold, "agent_stop"),
+        (task, idle, "agent_stop"),
+        (task, gold, "max_steps"),
+    ]
     mgr = _manager(small_tokenizer_dir, small_tokenizer, [f"tau2.data_dir={root}"])
     out = mgr(_rows(small_tokenizer, "mock", items), return_dict=True)
     extras = {k: np.array(v).tolist() for k, v in out["reward_extra_info"].items()}

@@ -66,7 +66,9 @@ def test_deeply_nested_step_dict_is_flagged_not_a_crash(small_tokenizer_dir, sma
     mgr = build_manager(small_tokenizer_dir, tok, "exact_match", {"contribution.type": "C0"})
     deep = "[" * 100_000 + "]" * 100_000
     batch = make_batch(
-        tok, ["q", "q", "q"], ["42", "42", "42"],
+        tok,
+        ["q", "q", "q"],
+        ["42", "42", "42"],
         prev_step_dict=[deep, "{not json", json.dumps({"bb_hash": "a"})],
         cur_step_dict=[json.dumps({"bb_hash": "b"})] * 3,
     )
@@ -104,8 +106,9 @@ def test_rebuilt_cores_share_one_process_pool(small_tokenizer_dir, small_tokeniz
     module = SUPPORT / "reward_fns_process.py"
     kwargs = ["reward_fn=proc_test_trivial", "executor=process", f"modules=[{module}]"]
     before = {id(r) for r in process._RUNNERS if not r._closed}
-    managers = [build_manager(small_tokenizer_dir, tok, extra=[f"+reward.reward_kwargs.{k}" for k in kwargs])
-                for _ in range(3)]
+    managers = [
+        build_manager(small_tokenizer_dir, tok, extra=[f"+reward.reward_kwargs.{k}" for k in kwargs]) for _ in range(3)
+    ]
     for mgr in managers:
         mgr(make_batch(tok, ["q"], ["abc"]), return_dict=True)
     runners = {id(r) for r in process._RUNNERS if not r._closed} - before

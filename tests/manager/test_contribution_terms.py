@@ -94,9 +94,14 @@ def test_schedules_at_boundary_steps(schedule, expected):
 
 
 def test_beta_in_use_follows_the_sample_step():
-    cfg = ContributionConfig.from_config({"terms": [
-        {"type": "C0", "beta": 0.2, "schedule": "linear", "beta_end": 0.0, "start_step": 0, "end_step": 10},
-    ]}, {})
+    cfg = ContributionConfig.from_config(
+        {
+            "terms": [
+                {"type": "C0", "beta": 0.2, "schedule": "linear", "beta_end": 0.0, "start_step": 0, "end_step": 10},
+            ]
+        },
+        {},
+    )
     changed = ({"bb_hash": "a"}, {"bb_hash": "b"})
     assert [cfg.evaluate(*changed, step=s).bonus for s in (0, 5, 10)] == pytest.approx([0.2, 0.1, 0.0])
     assert cfg.evaluate(*changed, step=5).extras == pytest.approx({"contrib_c0": 1.0, "beta_c0": 0.1})
@@ -107,8 +112,13 @@ def test_beta_in_use_follows_the_sample_step():
 def test_env_short_form_contrib_type_c2():
     settings = ManagerConfig.from_reward_kwargs({}, environ={"CONTRIBUTION": "1", "CONTRIB_TYPE": "C2", "BETA": "0.2"})
     (term,) = settings.contribution.terms
-    assert (term.type, term.name, term.schedule.beta, term.gamma, term.potential_key) == ("C2", "c2", 0.2, 1.0,
-                                                                                         "value_est")
+    assert (term.type, term.name, term.schedule.beta, term.gamma, term.potential_key) == (
+        "C2",
+        "c2",
+        0.2,
+        1.0,
+        "value_est",
+    )
     assert settings.contribution.extra_keys == ("contrib_c2", "beta_c2", "contrib_missing")
     # "C-2" is the same type; Hydra keys next to the env switch: gamma and a schedule for the one term
     settings = ManagerConfig.from_reward_kwargs(
@@ -120,13 +130,23 @@ def test_env_short_form_contrib_type_c2():
 
 
 def test_terms_with_the_same_type_need_their_own_names():
-    cfg = ContributionConfig.from_config({"terms": [
-        {"type": "C2", "beta": 0.1, "name": "c2_value"},
-        {"type": "C2", "beta": 0.1, "name": "c2_progress", "potential_key": "progress", "gamma": 0.95},
-    ]}, {"CONTRIBUTION": "1", "CONTRIB_TYPE": "C0"})  # terms win over the env short form
+    cfg = ContributionConfig.from_config(
+        {
+            "terms": [
+                {"type": "C2", "beta": 0.1, "name": "c2_value"},
+                {"type": "C2", "beta": 0.1, "name": "c2_progress", "potential_key": "progress", "gamma": 0.95},
+            ]
+        },
+        {"CONTRIBUTION": "1", "CONTRIB_TYPE": "C0"},
+    )  # terms win over the env short form
     assert cfg.type == "C2+C2"
-    assert cfg.extra_keys == ("contrib_c2_value", "beta_c2_value", "contrib_c2_progress", "beta_c2_progress",
-                              "contrib_missing")
+    assert cfg.extra_keys == (
+        "contrib_c2_value",
+        "beta_c2_value",
+        "contrib_c2_progress",
+        "beta_c2_progress",
+        "contrib_missing",
+    )
 
 
 @pytest.mark.parametrize(
@@ -135,8 +155,10 @@ def test_terms_with_the_same_type_need_their_own_names():
         ({"type": "C0", "schedule": "step"}, "contribution.schedule: unknown schedule 'step'"),
         ({"type": "C0", "beta": -0.1}, "contribution.beta: must be >= 0"),
         ({"type": "C0", "schedule": "linear", "beta_end": -1, "end_step": 5}, "contribution.beta_end: must be >= 0"),
-        ({"type": "C0", "schedule": "linear", "start_step": 10, "end_step": 5},
-         "contribution.end_step (5) must be after start_step (10)"),
+        (
+            {"type": "C0", "schedule": "linear", "start_step": 10, "end_step": 5},
+            "contribution.end_step (5) must be after start_step (10)",
+        ),
         ({"type": "C0", "schedule": "cosine", "start_step": 10, "end_step": 10}, "must be after start_step"),
         ({"type": "C0", "schedule": "linear"}, "contribution.end_step is required by schedule 'linear'"),
         ({"type": "C0", "schedule": "exp"}, "contribution.half_life (in steps) is required"),
@@ -153,8 +175,10 @@ def test_terms_with_the_same_type_need_their_own_names():
         ({"terms": [{"type": "C0", "name": "Bad Name"}]}, "contribution.terms[0].name: 'Bad Name' must be"),
         ({"terms": [{"type": "none"}]}, "contribution.terms[0].type: a term needs a type C0, C1 or C2"),
         ({"terms": [{"type": "C5"}]}, "contribution.terms[0].type: unknown contribution type 'C5'"),
-        ({"terms": [{"type": "C0", "betta": 1}]},
-         "unknown key(s) ['betta'] in reward.reward_kwargs.contribution.terms[0]"),
+        (
+            {"terms": [{"type": "C0", "betta": 1}]},
+            "unknown key(s) ['betta'] in reward.reward_kwargs.contribution.terms[0]",
+        ),
         ({"terms": ["C0"]}, "contribution.terms[0] must be a mapping"),
         ({"terms": {"type": "C0"}}, "contribution.terms must be a list"),
         ({"type": "C0", "terms": [{"type": "C1"}]}, "contribution.terms excludes the one-term keys ['type']"),
@@ -194,8 +218,9 @@ def test_combined_terms_through_verls_loader(small_tokenizer_dir, small_tokenize
     tok = small_tokenizer
     mgr = build_manager(small_tokenizer_dir, tok, "exact_match", {"contribution.terms": COMBINED})
     assert {"contrib_c0", "beta_c0", "contrib_c2", "beta_c2", "contrib_missing"} <= set(mgr.extra_keys())
-    batch = make_batch(tok, ["q", "q"], ["42", "7"], prev_step_dict=[PREV, None], cur_step_dict=[CUR, None],
-                       global_steps=[15, 15])
+    batch = make_batch(
+        tok, ["q", "q"], ["42", "7"], prev_step_dict=[PREV, None], cur_step_dict=[CUR, None], global_steps=[15, 15]
+    )
     out = mgr(batch, return_dict=True)
     _check_combined(out["reward_tensor"].sum(-1).tolist(), out["reward_extra_info"])
 
@@ -212,14 +237,16 @@ def test_combined_terms_through_verls_reward_loop(ray_cluster, small_tokenizer_d
     from verl_support import compose_verl_config
 
     tok = small_tokenizer
-    config = compose_verl_config([
-        f"actor_rollout_ref.model.path={small_tokenizer_dir}",
-        "reward.reward_manager.name=contribution",
-        "reward.num_workers=2",
-        f"reward.custom_reward_function.path={SCORE_FNS}",
-        "reward.custom_reward_function.name=exact_match",
-        f"+reward.reward_kwargs.contribution.terms={COMBINED}",
-    ])
+    config = compose_verl_config(
+        [
+            f"actor_rollout_ref.model.path={small_tokenizer_dir}",
+            "reward.reward_manager.name=contribution",
+            "reward.num_workers=2",
+            f"reward.custom_reward_function.path={SCORE_FNS}",
+            "reward.custom_reward_function.name=exact_match",
+            f"+reward.reward_kwargs.contribution.terms={COMBINED}",
+        ]
+    )
     manager = RewardLoopManager(config)
     try:
         batch = padded_batch(

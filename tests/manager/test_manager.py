@@ -103,7 +103,9 @@ def test_toolrl_style_function_gets_step_and_step_dicts_and_tuple_components(sma
 def test_prompt_plus_response_decoding_keeps_special_tokens(small_tokenizer_dir, small_tokenizer):
     tok = small_tokenizer
     mgr = build_manager(
-        small_tokenizer_dir, tok, "exact_match_dict",
+        small_tokenizer_dir,
+        tok,
+        "exact_match_dict",
         {"decode.include_prompt": "true", "decode.skip_special_tokens": "false", "extra_keys": "[pred,resp_chars]"},
     )
     prompt = tok.apply_chat_template([{"role": "user", "content": "hi"}], add_generation_prompt=True, tokenize=False)
@@ -189,11 +191,17 @@ def test_env_fallback_and_explicit_config_precedence(small_tokenizer_dir, small_
 def test_every_sample_gets_the_same_extra_keys_across_calls(small_tokenizer_dir, small_tokenizer):
     tok = small_tokenizer
     mgr = build_manager(small_tokenizer_dir, tok, "exact_match", {"extra_keys": "[judge_score]"})
-    first = asyncio.run(mgr.run_single(streaming_item(enc(tok, "q"), enc(tok, "42"), {
-        "data_source": "a", "reward_model": {"ground_truth": "42"}})))
+    first = asyncio.run(
+        mgr.run_single(
+            streaming_item(enc(tok, "q"), enc(tok, "42"), {"data_source": "a", "reward_model": {"ground_truth": "42"}})
+        )
+    )
     keys = list(first["reward_extra_info"])
     assert keys[:4] == ["base_score", "contrib", "reward_error", "reward_timeout"]
     assert first["reward_extra_info"]["judge_score"] == 0.0  # declared, filled
-    second = asyncio.run(mgr.run_single(streaming_item(enc(tok, "q"), enc(tok, "1"), {
-        "data_source": "b", "reward_model": {"ground_truth": "42"}})))
+    second = asyncio.run(
+        mgr.run_single(
+            streaming_item(enc(tok, "q"), enc(tok, "1"), {"data_source": "b", "reward_model": {"ground_truth": "42"}})
+        )
+    )
     assert list(second["reward_extra_info"]) == keys

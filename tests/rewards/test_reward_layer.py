@@ -221,8 +221,9 @@ def test_process_executor_runs_rewards_in_worker_processes_and_cuts_hangs(small_
     tok = small_tokenizer
     mgr = _manager(small_tokenizer_dir, tok, ["reward_fn=t_len", "executor=process"])
     try:
-        out = mgr(_batch(tok, ["short", "far too long"], length_penalty=[True] * 2, max_length=[5] * 2),
-                  return_dict=True)
+        out = mgr(
+            _batch(tok, ["short", "far too long"], length_penalty=[True] * 2, max_length=[5] * 2), return_dict=True
+        )
         assert out["reward_extra_info"]["base_score"] == [1.0, 0.0]
         runner = mgr.core._runner
         assert runner is not None and runner.worker_pids  # scored in child processes

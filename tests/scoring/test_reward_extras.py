@@ -49,8 +49,11 @@ def test_absent_values_do_not_count_in_training_metrics():
 def test_undeclared_components_are_kept_and_logged_once(caplog):
     keys = ExtraKeys([])
     with caplog.at_level(logging.WARNING, logger="verl_rewards"):
-        rows = [keys.row({"base_score": 1.0, "judge": 0.25}, "fn"), keys.row({"base_score": 1.0}, "fn"),
-                keys.row({"base_score": 1.0, "judge": 0.75}, "fn")]
+        rows = [
+            keys.row({"base_score": 1.0, "judge": 0.25}, "fn"),
+            keys.row({"base_score": 1.0}, "fn"),
+            keys.row({"base_score": 1.0, "judge": 0.75}, "fn"),
+        ]
     assert all(set(r) == set(keys.names) for r in rows)
     cols = present_columns({k: [r[k] for r in rows] for k in keys.names})
     assert cols["judge"] == [0.25, 0.75]
@@ -86,8 +89,9 @@ def test_validation_metrics_average_only_over_samples_that_reported_a_key():
 
 
 @pytest.mark.ray
-def test_mixed_results_with_the_slowest_sample_first_through_verls_reward_loop(ray_cluster, small_tokenizer_dir,
-                                                                                small_tokenizer):
+def test_mixed_results_with_the_slowest_sample_first_through_verls_reward_loop(
+    ray_cluster, small_tokenizer_dir, small_tokenizer
+):
     """sample 0 returns {"score", "em"} and finishes last; others return floats: verl would index every sample
     with sample 0's keys (KeyError before) or silently drop keys that sample 0 lacks."""
     import ray
@@ -111,8 +115,11 @@ def test_mixed_results_with_the_slowest_sample_first_through_verls_reward_loop(r
             batch = padded_batch(
                 [tok.encode(f"q {i}", add_special_tokens=False) for i in range(n)],
                 [tok.encode(r, add_special_tokens=False) for r in responses],
-                {"data_source": ["t"] * n, "reward_model": [{"ground_truth": "1"}] * n,
-                 "extra_info": [{"index": i} for i in range(n)]},
+                {
+                    "data_source": ["t"] * n,
+                    "reward_model": [{"ground_truth": "1"}] * n,
+                    "extra_info": [{"index": i} for i in range(n)],
+                },
                 pad_token_id=tok.pad_token_id,
             )
             out = mgr.compute_rm_score(batch)
@@ -134,10 +141,15 @@ def _legacy_gdpo_batch(tok, rows):
     """Score rows with the manager's legacy adapter and lay them out as verl's legacy trainer does."""
     from verl.trainer.ppo.reward import load_reward_manager
 
-    mgr = load_reward_manager(compose_verl_config([f"actor_rollout_ref.model.path={tok.name_or_path}",
-                                                   "reward.reward_manager.name=contribution"]), tok)
-    prompt = tok.apply_chat_template([{"role": "user", "content": "Weather in Paris?"}], add_generation_prompt=True,
-                                     tokenize=False)
+    mgr = load_reward_manager(
+        compose_verl_config(
+            [f"actor_rollout_ref.model.path={tok.name_or_path}", "reward.reward_manager.name=contribution"]
+        ),
+        tok,
+    )
+    prompt = tok.apply_chat_template(
+        [{"role": "user", "content": "Weather in Paris?"}], add_generation_prompt=True, tokenize=False
+    )
     batch = padded_batch(
         [tok.encode(prompt, add_special_tokens=False)] * len(rows),
         [tok.encode(r[1] + "<|im_end|>", add_special_tokens=False) for r in rows],

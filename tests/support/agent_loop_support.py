@@ -34,8 +34,9 @@ class ScriptedLLM:
         return TokenOutput(token_ids=self.tokenizer.encode(text, add_special_tokens=False), stop_reason="completed")
 
 
-def make_worker(tool_config: str, tokenizer, tokenizer_dir: str, user: dict[str, Any], section: str = "tau2",
-                **settings: Any):
+def make_worker(
+    tool_config: str, tokenizer, tokenizer_dir: str, user: dict[str, Any], section: str = "tau2", **settings: Any
+):
     """verl's AgentLoopWorker (built without Ray) with a scripted LLM server and the normal-mode settings under
     ``actor_rollout_ref.rollout.custom.<section>``."""
     from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
@@ -76,7 +77,7 @@ def segments(out, tokenizer) -> tuple[list[str], list[str]]:
     """The response decoded as runs of trained (mask 1) and untrained (mask 0) tokens."""
     ids = out.response_ids[0].tolist() if out.response_ids.dim() == 2 else out.response_ids.tolist()
     mask = out.response_mask[0].tolist() if out.response_mask.dim() == 2 else out.response_mask.tolist()
-    attn = out.attention_mask[0].tolist()[-len(ids):]
+    attn = out.attention_mask[0].tolist()[-len(ids) :]
     runs: dict[int, list[str]] = {0: [], 1: []}
     cur, start = None, 0
     for i, (m, a) in enumerate(zip(mask, attn, strict=True)):

@@ -22,15 +22,22 @@ Responder = Callable[[dict[str, Any], int], Any]
 
 def completion(answer: dict[str, Any], n: int) -> dict[str, Any]:
     calls = [
-        {"id": f"srv_{n}_{i}", "type": "function",
-         "function": {"name": c["name"], "arguments": json.dumps(c.get("arguments") or {})}}
+        {
+            "id": f"srv_{n}_{i}",
+            "type": "function",
+            "function": {"name": c["name"], "arguments": json.dumps(c.get("arguments") or {})},
+        }
         for i, c in enumerate(answer.get("tool_calls") or ())
     ]
     message: dict[str, Any] = {"role": "assistant", "content": answer.get("content")}
     if calls:
         message["tool_calls"] = calls
-    return {"id": f"cmpl-{n}", "object": "chat.completion", "model": "test",
-            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}]}
+    return {
+        "id": f"cmpl-{n}",
+        "object": "chat.completion",
+        "model": "test",
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+    }
 
 
 class _Server(ThreadingHTTPServer):

@@ -14,10 +14,15 @@ SCORED = "DB,COMMUNICATE"
 def _tau(base, term, contrib=0.0, read=(1, 1), write=(2, 2), communicate=1.0):
     scored = term in ("agent_stop", "user_stop")
     return {
-        "base_score": float(base), "contrib": float(contrib), "db_match": float(base) if scored else 0.0,
-        "tau2_db": float(base) if scored else 0.0, "tau2_communicate": communicate if scored else 0.0,
-        "termination": term, "tau2_basis": SCORED if scored else "",
-        "tau2_read_actions": float(read[1]) if scored else 0.0, "tau2_read_correct": float(read[0]) if scored else 0.0,
+        "base_score": float(base),
+        "contrib": float(contrib),
+        "db_match": float(base) if scored else 0.0,
+        "tau2_db": float(base) if scored else 0.0,
+        "tau2_communicate": communicate if scored else 0.0,
+        "termination": term,
+        "tau2_basis": SCORED if scored else "",
+        "tau2_read_actions": float(read[1]) if scored else 0.0,
+        "tau2_read_correct": float(read[0]) if scored else 0.0,
         "tau2_write_actions": float(write[1]) if scored else 0.0,
         "tau2_write_correct": float(write[0]) if scored else 0.0,
     }
@@ -28,8 +33,15 @@ PROMPTS = {
     "t1": (TAU, [_tau(1, "agent_stop")] * 3 + [_tau(0, "agent_stop", contrib=1.0, write=(0, 2))]),
     "t2": (TAU, [_tau(1, "agent_stop")] * 4),
     # the same tau2 prompt a second time in the validation set: its own uid, so its own task
-    "t3": (TAU, [_tau(0, "user_stop", read=(0, 1), write=(0, 2), communicate=0.0), _tau(0, "max_steps"),
-                 _tau(0, "max_steps"), _tau(0, "agent_stop", read=(0, 1), write=(0, 2))]),
+    "t3": (
+        TAU,
+        [
+            _tau(0, "user_stop", read=(0, 1), write=(0, 2), communicate=0.0),
+            _tau(0, "max_steps"),
+            _tau(0, "max_steps"),
+            _tau(0, "agent_stop", read=(0, 1), write=(0, 2)),
+        ],
+    ),
     "r1": ("rlla", [{"base_score": v, "format": 1.0, "correctness": v - 1.0} for v in (3.0, 2.0, 1.0, 0.0)]),
     "r2": ("rlla", [{"base_score": 1.0, "format": 1.0, "correctness": 0.0}] * 4),
     "g1": ("gsm8k", [{"base_score": v, "acc": v} for v in (1.0, 0.0, 0.0, 0.0)]),
@@ -43,9 +55,12 @@ def validation_inputs(drop: tuple[str, int] | None = None, legacy: bool = True):
     from verl import DataProto
 
     uids = list(PROMPTS)
-    batch = DataProto.from_dict(non_tensors={
-        "uid": np.array(uids, dtype=object), "data_source": np.array([PROMPTS[u][0] for u in uids], dtype=object)
-    })
+    batch = DataProto.from_dict(
+        non_tensors={
+            "uid": np.array(uids, dtype=object),
+            "data_source": np.array([PROMPTS[u][0] for u in uids], dtype=object),
+        }
+    )
     batch = batch.repeat(repeat_times=N, interleave=True)  # what _validate does with val_kwargs.n
     seen: dict[str, int] = {}
     sources, sample_uids, rows = [], [], []

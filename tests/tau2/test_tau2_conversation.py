@@ -89,8 +89,18 @@ def test_airline_cancellation_with_confirmation_turn_scores_one():
     conv, _, _, domain = play("airline", "19", user, agent)
     assert conv.termination == "user_stop" and conv.errors == 0
     roles = [m["role"] for m in conv.trajectory]
-    assert roles == ["assistant", "user", "assistant", "tool", "assistant", "user", "assistant", "tool",
-                     "assistant", "user"]
+    assert roles == [
+        "assistant",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "user",
+    ]
     assert conv.steps == len(conv.trajectory) - 1  # every message after the greeting is one step
     assert score(domain, "19", conv) == 1.0
     # the same conversation without the write scores 0 (the DB never changed)
@@ -99,8 +109,15 @@ def test_airline_cancellation_with_confirmation_turn_scores_one():
 
 
 def test_retail_wrong_write_scores_zero_by_db():
-    wrong = {"user_id": "ivan_khan_7475", "address1": "2 Wrong Way", "address2": "", "city": "Nowhere",
-             "state": "NV", "country": "USA", "zip": "00001"}
+    wrong = {
+        "user_id": "ivan_khan_7475",
+        "address1": "2 Wrong Way",
+        "address2": "",
+        "city": "Nowhere",
+        "state": "NV",
+        "country": "USA",
+        "zip": "00001",
+    }
     agent = [Reply(tool_calls=[call("modify_user_address", wrong)]), Reply(content="Address updated.")]
     conv, _, _, domain = play("retail", "72", ["Change my address please.", "###STOP###"], agent)
     assert conv.termination == "user_stop" and conv.errors == 0
@@ -111,9 +128,11 @@ def test_retail_wrong_write_scores_zero_by_db():
 @pytest.mark.parametrize("toggles", [True, False])
 def test_telecom_user_toggles_airplane_mode_on_the_agents_instruction(toggles):
     agent = [Reply(content="Please turn off airplane mode on your phone and tell me when it is done.")]
-    user = ["My phone has no service.",
-            *([{"tool_calls": [call("toggle_airplane_mode")]}] if toggles else []),
-            "Done, it works now. ###STOP###"]
+    user = [
+        "My phone has no service.",
+        *([{"tool_calls": [call("toggle_airplane_mode")]}] if toggles else []),
+        "Done, it works now. ###STOP###",
+    ]
     conv, scripted, _, domain = play("telecom", TELECOM_TASK, user, agent)
     assert conv.termination == "user_stop"
     assert score(domain, TELECOM_TASK, conv) == (1.0 if toggles else 0.0)
@@ -124,8 +143,11 @@ def test_telecom_user_toggles_airplane_mode_on_the_agents_instruction(toggles):
         assert "Airplane Mode" in result["content"] or "airplane" in result["content"].lower()
         # the result went back to the user only, who then spoke to the agent
         last_request = scripted.requests[-1].messages
-        assert last_request[-1] == {"role": "tool", "tool_call_id": call_msg["tool_calls"][0]["id"],
-                                    "content": result["content"]}
+        assert last_request[-1] == {
+            "role": "tool",
+            "tool_call_id": call_msg["tool_calls"][0]["id"],
+            "content": result["content"],
+        }
         assert last_request[-2]["role"] == "assistant" and last_request[-2]["tool_calls"]
         assert not any(m["role"] == "tool" for m in conv.agent_view)
 
@@ -216,8 +238,9 @@ def test_too_many_errors_counts_every_call_of_a_batch():
 
 
 def test_mixed_agent_message_runs_its_calls_by_default_and_is_an_agent_error_when_enforced():
-    mixed = Reply(content="Let me look that up.",
-                  tool_calls=[call("get_reservation_details", {"reservation_id": "Z7GOZK"})])
+    mixed = Reply(
+        content="Let me look that up.", tool_calls=[call("get_reservation_details", {"reservation_id": "Z7GOZK"})]
+    )
     agent = [mixed, Reply(content="Found it.")]
     conv, user, agent_player, _ = play("airline", "19", ["hi", "thanks ###STOP###"], agent)
     assert conv.termination == "user_stop"

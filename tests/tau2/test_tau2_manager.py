@@ -48,8 +48,11 @@ def test_gold_scores_one_wrong_and_unfinished_score_zero(small_tokenizer_dir, sm
     wrong = scripted_trajectory(dom, task_id, [])  # does nothing
     mgr = _manager(small_tokenizer_dir, small_tokenizer, [f"tau2.data_dir={root}", "tau2.nl_policy=skip"])
     out = mgr(
-        _rows(small_tokenizer, domain, [(task_id, gold, "agent_stop"), (task_id, wrong, "agent_stop"),
-                                        (task_id, gold, "max_steps")]),
+        _rows(
+            small_tokenizer,
+            domain,
+            [(task_id, gold, "agent_stop"), (task_id, wrong, "agent_stop"), (task_id, gold, "max_steps")],
+        ),
         return_dict=True,
     )
     extra = out["reward_extra_info"]
@@ -72,12 +75,21 @@ def test_tau_bench_variant_and_bad_options(small_tokenizer_dir, small_tokenizer)
     from verl_rewards.tau2.scripted import gold_trajectory, scripted_trajectory
 
     dom = load_domain("airline", root)
-    task_id = next(t for t, task in dom.tasks.items()
-                   if any(a.name == "cancel_reservation" for a in (task.evaluation_criteria.actions or [])))
+    task_id = next(
+        t
+        for t, task in dom.tasks.items()
+        if any(a.name == "cancel_reservation" for a in (task.evaluation_criteria.actions or []))
+    )
     mgr = _manager(small_tokenizer_dir, small_tokenizer, [f"tau2.data_dir={root}", "tau2.reward=tau_bench"])
     out = mgr(
-        _rows(small_tokenizer, "airline", [(task_id, gold_trajectory(dom, task_id), "agent_stop"),
-                                           (task_id, scripted_trajectory(dom, task_id, []), "agent_stop")]),
+        _rows(
+            small_tokenizer,
+            "airline",
+            [
+                (task_id, gold_trajectory(dom, task_id), "agent_stop"),
+                (task_id, scripted_trajectory(dom, task_id, []), "agent_stop"),
+            ],
+        ),
         return_dict=True,
     )
     assert out["reward_extra_info"]["base_score"] == [1.0, 0.0]

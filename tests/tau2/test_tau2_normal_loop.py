@@ -25,39 +25,59 @@ from repo_paths import REPO
 from tau2_support import require_domain
 
 TELECOM_TASK = "[service_issue]airplane_mode_on[PERSONA:None]"
-WRONG_ADDRESS = {"user_id": "ivan_khan_7475", "address1": "2 Wrong Way", "address2": "", "city": "Nowhere",
-                 "state": "NV", "country": "USA", "zip": "00001"}
+WRONG_ADDRESS = {
+    "user_id": "ivan_khan_7475",
+    "address1": "2 Wrong Way",
+    "address2": "",
+    "city": "Nowhere",
+    "state": "NV",
+    "country": "USA",
+    "zip": "00001",
+}
 AgentTurn = tuple[str, list[tuple[str, dict[str, Any]]]]
 
 # (domain, task) -> (the agent's turns, the user's turns, expected termination, expected reward)
 CASES: dict[str, tuple[str, str, list[AgentTurn], list[Any], str, float]] = {
     "airline_confirm": (
-        "airline", "19",
-        [("", [("get_reservation_details", {"reservation_id": "Z7GOZK"})]),
-         ("Z7GOZK can be cancelled. Do you confirm (yes/no)?", []),
-         ("", [("cancel_reservation", {"reservation_id": "Z7GOZK"})]),
-         ("Your reservation Z7GOZK is cancelled.", [])],
+        "airline",
+        "19",
+        [
+            ("", [("get_reservation_details", {"reservation_id": "Z7GOZK"})]),
+            ("Z7GOZK can be cancelled. Do you confirm (yes/no)?", []),
+            ("", [("cancel_reservation", {"reservation_id": "Z7GOZK"})]),
+            ("Your reservation Z7GOZK is cancelled.", []),
+        ],
         ["I want to cancel reservation Z7GOZK.", "Yes, go ahead.", "Thanks! ###STOP###"],
-        "user_stop", 1.0,
+        "user_stop",
+        1.0,
     ),
     "retail_wrong_write": (
-        "retail", "72",
+        "retail",
+        "72",
         [("", [("modify_user_address", WRONG_ADDRESS)]), ("Your address is updated.", [])],
         ["Please change my address.", "Thanks ###STOP###"],
-        "user_stop", 0.0,
+        "user_stop",
+        0.0,
     ),
     "telecom_toggles": (
-        "telecom", TELECOM_TASK,
+        "telecom",
+        TELECOM_TASK,
         [("Please turn off airplane mode and tell me when done.", [])],
-        ["My phone has no service.", {"tool_calls": [{"name": "toggle_airplane_mode", "arguments": {}}]},
-         "Done, it works. ###STOP###"],
-        "user_stop", 1.0,
+        [
+            "My phone has no service.",
+            {"tool_calls": [{"name": "toggle_airplane_mode", "arguments": {}}]},
+            "Done, it works. ###STOP###",
+        ],
+        "user_stop",
+        1.0,
     ),
     "telecom_never_toggles": (
-        "telecom", TELECOM_TASK,
+        "telecom",
+        TELECOM_TASK,
         [("Please turn off airplane mode and tell me when done.", [])],
         ["My phone has no service.", "I would rather not. ###STOP###"],
-        "user_stop", 0.0,
+        "user_stop",
+        0.0,
     ),
 }
 
@@ -80,8 +100,13 @@ def row_kwargs(domain_name: str, task_id: str, root: Path, uid: str) -> tuple[st
     domain = require_domain(domain_name)
     row = task_row(domain, domain.task(task_id), 0, "test", str(root), mode="normal")
     return row["agent_name"], {
-        "data_source": row["data_source"], "reward_model": row["reward_model"], "extra_info": row["extra_info"],
-        "raw_prompt": row["prompt"], "tools_kwargs": row["extra_info"]["tools_kwargs"], "index": 0, "uid": uid,
+        "data_source": row["data_source"],
+        "reward_model": row["reward_model"],
+        "extra_info": row["extra_info"],
+        "raw_prompt": row["prompt"],
+        "tools_kwargs": row["extra_info"]["tools_kwargs"],
+        "index": 0,
+        "uid": uid,
     }
 
 
@@ -97,8 +122,13 @@ def reward_of(out, domain_name: str, task_id: str, root: Path) -> dict[str, Any]
     from verl_rewards.tau2.verl_scorer import Tau2Options, score_tau2
 
     extra = {**row_kwargs(domain_name, task_id, root, "x")[1]["extra_info"], **out.extra_fields}
-    return score_tau2(out.extra_fields["messages"], f"tau2/{domain_name}", {"task_id": task_id}, extra,
-                      Tau2Options(data_dir=str(root)))
+    return score_tau2(
+        out.extra_fields["messages"],
+        f"tau2/{domain_name}",
+        {"task_id": task_id},
+        extra,
+        Tau2Options(data_dir=str(root)),
+    )
 
 
 # ------------------------------------------------------------------------------------------------ registry
@@ -118,8 +148,12 @@ def scripted_rollouts(tool_configs, small_tokenizer, small_tokenizer_dir, tau2_r
         for case, (domain_name, task_id, agent, user, _, _) in CASES.items():
             path = tmp_path_factory.mktemp("scripts") / "scripts.json"
             path.write_text(json.dumps({**scripts, task_id: user}))
-            worker = make_worker(tool_configs[domain_name], small_tokenizer, small_tokenizer_dir,
-                                 {"backend": "scripted", "scripts": str(path)})
+            worker = make_worker(
+                tool_configs[domain_name],
+                small_tokenizer,
+                small_tokenizer_dir,
+                {"backend": "scripted", "scripts": str(path)},
+            )
             results[case] = await rollout(worker, domain_name, task_id, tau2_root, agent)
 
     asyncio.run(go())
@@ -137,7 +171,8 @@ def test_scripted_user_rollouts_terminate_and_score(scripted_rollouts, case, tau
     messages = ef["messages"]
     assert messages[0] == {"role": "assistant", "content": GREETING}
     assert ef["tau2_steps"] == len(messages) - 1 - sum(  # a batch of tool results is one step
-        1 for i, m in enumerate(messages) if m["role"] == "tool" and messages[i - 1]["role"] == "tool")
+        1 for i, m in enumerate(messages) if m["role"] == "tool" and messages[i - 1]["role"] == "tool"
+    )
     if case == "telecom_toggles":
         user_call = next(m for m in messages if m["role"] == "user" and m.get("tool_calls"))
         assert user_call["tool_calls"][0]["function"]["name"] == "toggle_airplane_mode"
@@ -165,11 +200,18 @@ def test_mask_is_one_on_agent_tokens_and_zero_on_user_and_tool_tokens(scripted_r
 
 # ------------------------------------------------------------------------------------------ openai user
 def test_openai_user_over_loopback_http(tool_configs, small_tokenizer, small_tokenizer_dir, tau2_root):
-    users = {"olivia_gonzalez_2305": [{"content": "I want to cancel reservation Z7GOZK."},
-                                      {"content": "Yes, go ahead."}, {"content": "Thanks! ###STOP###"}],
-             "555-123-2002": [{"content": "My phone has no service."},
-                          {"content": None, "tool_calls": [{"name": "toggle_airplane_mode", "arguments": {}}]},
-                          {"content": "Done, it works. ###STOP###"}]}
+    users = {
+        "olivia_gonzalez_2305": [
+            {"content": "I want to cancel reservation Z7GOZK."},
+            {"content": "Yes, go ahead."},
+            {"content": "Thanks! ###STOP###"},
+        ],
+        "555-123-2002": [
+            {"content": "My phone has no service."},
+            {"content": None, "tool_calls": [{"name": "toggle_airplane_mode", "arguments": {}}]},
+            {"content": "Done, it works. ###STOP###"},
+        ],
+    }
 
     async def go(server):
         user = {"backend": "openai", "base_url": server.base_url, "model": "user-model", "timeout_s": 5}
@@ -198,14 +240,20 @@ def test_openai_user_over_loopback_http(tool_configs, small_tokenizer, small_tok
     assert last[3]["content"] == "Z7GOZK can be cancelled. Do you confirm (yes/no)?"
     assert "get_reservation_details" not in json.dumps(last) and "cancel_reservation" not in json.dumps(last)
     telecom = [r for r in server.requests if "555-123-2002" in json.dumps(r["messages"][:3])]
-    assert all(r["tool_choice"] == "auto" and {t["function"]["name"] for t in r["tools"]} >= {"toggle_airplane_mode"}
-               for r in telecom)
+    assert all(
+        r["tool_choice"] == "auto" and {t["function"]["name"] for t in r["tools"]} >= {"toggle_airplane_mode"}
+        for r in telecom
+    )
     after_call = telecom[2]["messages"]
     assert after_call[-2]["role"] == "assistant" and after_call[-2]["tool_calls"][0]["function"]["name"] == (
-        "toggle_airplane_mode")
+        "toggle_airplane_mode"
+    )
     call_id = after_call[-2]["tool_calls"][0]["id"]
     assert call_id.startswith("srv_") and after_call[-1] == {  # the endpoint's own call id, the phone's answer
-        "role": "tool", "tool_call_id": call_id, "content": after_call[-1]["content"]}
+        "role": "tool",
+        "tool_call_id": call_id,
+        "content": after_call[-1]["content"],
+    }
 
 
 @pytest.mark.parametrize("failure", ["http_500", "timeout", "dies_mid_batch"])
@@ -226,12 +274,19 @@ def test_user_endpoint_failures_end_as_user_error_within_the_timeout(
         return "drop"
 
     async def go(server):
-        user = {"backend": "openai", "base_url": server.base_url, "model": "m", "timeout_s": timeout_s,
-                "retries": retries, "backoff_s": backoff_s}
+        user = {
+            "backend": "openai",
+            "base_url": server.base_url,
+            "model": "m",
+            "timeout_s": timeout_s,
+            "retries": retries,
+            "backoff_s": backoff_s,
+        }
         worker = make_worker(tool_configs["airline"], small_tokenizer, small_tokenizer_dir, user)
         agent = CASES["airline_confirm"][2]
-        return await asyncio.gather(*(rollout(worker, "airline", "19", tau2_root, agent, uid=f"u{i}")
-                                      for i in range(batch)))
+        return await asyncio.gather(
+            *(rollout(worker, "airline", "19", tau2_root, agent, uid=f"u{i}") for i in range(batch))
+        )
 
     server = ChatServer(respond).start()
     state["server"] = server
@@ -260,8 +315,9 @@ def test_policy_user_turns_come_from_the_rollout_server_and_are_never_trained(
     domain_name, task_id, agent, user, _, _ = CASES["airline_confirm"]
 
     async def go():
-        worker = make_worker(tool_configs[domain_name], small_tokenizer, small_tokenizer_dir,
-                             {"backend": "policy", "max_tokens": 64})
+        worker = make_worker(
+            tool_configs[domain_name], small_tokenizer, small_tokenizer_dir, {"backend": "policy", "max_tokens": 64}
+        )
         worker.llm_client.queue.append([hermes(t, []) for t in user])  # the user's request id comes first
         out = await rollout(worker, domain_name, task_id, tau2_root, agent)
         return worker, out
@@ -298,8 +354,14 @@ def _recipe(env: dict[str, str]) -> subprocess.CompletedProcess:
     full = {k: v for k, v in os.environ.items() if k not in ("CONTRIBUTION", "CONTRIB_TYPE", "BETA", "MODE")}
     full.update(env)
     full["PATH"] = os.path.dirname(sys.executable) + os.pathsep + full.get("PATH", "")
-    return subprocess.run(["bash", str(REPO / "recipes/tau2_grpo/run_tau2_grpo.sh"), "--cfg", "job"], env=full,
-                          capture_output=True, text=True, timeout=240, cwd=str(REPO))
+    return subprocess.run(
+        ["bash", str(REPO / "recipes/tau2_grpo/run_tau2_grpo.sh"), "--cfg", "job"],
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=str(REPO),
+    )
 
 
 @pytest.mark.slow
@@ -308,8 +370,14 @@ def test_recipe_normal_mode_by_default_with_a_user_endpoint(tmp_path):
 
     from verl_rewards.tau2.normal.agent_loop import NormalSettings
 
-    proc = _recipe({"DOMAIN": "airline", "TAU2_DATA_DIR": str(tmp_path), "USER_BASE_URL": "http://10.0.0.7:8000/v1",
-                    "USER_MODEL": "Qwen/Qwen2.5-72B-Instruct"})
+    proc = _recipe(
+        {
+            "DOMAIN": "airline",
+            "TAU2_DATA_DIR": str(tmp_path),
+            "USER_BASE_URL": "http://10.0.0.7:8000/v1",
+            "USER_MODEL": "Qwen/Qwen2.5-72B-Instruct",
+        }
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     cfg = yaml.safe_load(proc.stdout)
     rollout = cfg["actor_rollout_ref"]["rollout"]
@@ -338,16 +406,33 @@ def test_prepare_writes_normal_rows_by_default_and_agent_tools_only(tau2_root, t
     from verl_rewards.tau2.normal.prompts import agent_system_prompt, user_scenario_text
 
     out = tmp_path / "airline"
-    assert main(["prepare", "tau2", "--data-dir", str(tau2_root), "--domain", "airline", "--out", str(out),
-                 "--split", "test"]) == 0
+    assert (
+        main(
+            [
+                "prepare",
+                "tau2",
+                "--data-dir",
+                str(tau2_root),
+                "--domain",
+                "airline",
+                "--out",
+                str(out),
+                "--split",
+                "test",
+            ]
+        )
+        == 0
+    )
     domain = require_domain("airline")
     rows = pq.read_table(out / "test.parquet").to_pylist()
     assert [r["extra_info"]["task_id"] for r in rows] == domain.split("test")
     row = rows[0]
     task = domain.task(row["extra_info"]["task_id"])
     assert row["agent_name"] == "tau2_agent"
-    assert row["prompt"] == [{"role": "system", "content": agent_system_prompt(domain)},
-                             {"role": "assistant", "content": GREETING}]
+    assert row["prompt"] == [
+        {"role": "system", "content": agent_system_prompt(domain)},
+        {"role": "assistant", "content": GREETING},
+    ]
     extra = row["extra_info"]
     assert extra["mode"] == "normal" and extra["solo_mode"] is False
     assert extra["user_scenario"] == user_scenario_text(task) and extra["data_dir"] == str(tau2_root)
@@ -355,14 +440,61 @@ def test_prepare_writes_normal_rows_by_default_and_agent_tools_only(tau2_root, t
     tools = [t["tool_schema"]["function"]["name"] for t in config]
     assert tools == list(domain.spec.agent_tool_specs()) and "done" not in tools
     telecom = tmp_path / "telecom"
-    assert main(["prepare", "tau2", "--data-dir", str(tau2_root), "--domain", "telecom", "--out", str(telecom),
-                 "--split", "small"]) == 0
+    assert (
+        main(
+            [
+                "prepare",
+                "tau2",
+                "--data-dir",
+                str(tau2_root),
+                "--domain",
+                "telecom",
+                "--out",
+                str(telecom),
+                "--split",
+                "small",
+            ]
+        )
+        == 0
+    )
     config = yaml.safe_load((telecom / "tool_config.yaml").read_text())["tools"]
     assert len(config) == len(require_domain("telecom").spec.agent_tool_specs())  # no phone tools
     capsys.readouterr()
-    assert main(["prepare", "tau2", "--data-dir", str(tau2_root), "--domain", "mock", "--out", str(tmp_path / "m"),
-                 "--mode", "normal", "--split", "base"]) == 2
+    assert (
+        main(
+            [
+                "prepare",
+                "tau2",
+                "--data-dir",
+                str(tau2_root),
+                "--domain",
+                "mock",
+                "--out",
+                str(tmp_path / "m"),
+                "--mode",
+                "normal",
+                "--split",
+                "base",
+            ]
+        )
+        == 2
+    )
     assert "message history" in capsys.readouterr().err
-    assert main(["prepare", "tau2", "--data-dir", str(tau2_root), "--domain", "mock", "--out", str(tmp_path / "m"),
-                 "--split", "base"]) == 0  # mock: solo by default
+    assert (
+        main(
+            [
+                "prepare",
+                "tau2",
+                "--data-dir",
+                str(tau2_root),
+                "--domain",
+                "mock",
+                "--out",
+                str(tmp_path / "m"),
+                "--split",
+                "base",
+            ]
+        )
+        == 0
+    )  # mock: solo by default
     assert pq.read_table(tmp_path / "m" / "base.parquet").to_pylist()[0]["agent_name"] == "tool_agent"

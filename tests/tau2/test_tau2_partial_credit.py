@@ -19,10 +19,16 @@ CRITERIA = {
         {"action_id": "1", "name": COMPLETE[0], "arguments": COMPLETE[1]},
     ],
     "env_assertions": [
-        {"env_type": "assistant", "func_name": "assert_task_status",
-         "arguments": {"task_id": "task_1", "expected_status": "completed"}},
-        {"env_type": "assistant", "func_name": "assert_number_of_tasks",
-         "arguments": {"user_id": "user_1", "expected_number": 2}},
+        {
+            "env_type": "assistant",
+            "func_name": "assert_task_status",
+            "arguments": {"task_id": "task_1", "expected_status": "completed"},
+        },
+        {
+            "env_type": "assistant",
+            "func_name": "assert_number_of_tasks",
+            "arguments": {"user_id": "user_1", "expected_number": 2},
+        },
     ],
     "communicate_info": ["Alpha", "XYZ-7"],
     "reward_basis": ["DB", "ENV_ASSERTION", "ACTION", "COMMUNICATE"],
@@ -42,8 +48,11 @@ def _score(tokenizer_dir, tok, data_dir, partial, items):
     from verl_rewards.tau2 import load_domain
     from verl_rewards.tau2.scripted import scripted_trajectory
 
-    overrides = [f"actor_rollout_ref.model.path={tokenizer_dir}", "reward.reward_manager.name=contribution",
-                 f"+reward.reward_kwargs.tau2.data_dir={data_dir}"]
+    overrides = [
+        f"actor_rollout_ref.model.path={tokenizer_dir}",
+        "reward.reward_manager.name=contribution",
+        f"+reward.reward_kwargs.tau2.data_dir={data_dir}",
+    ]
     if partial is not None:
         overrides.append(f"+reward.reward_kwargs.tau2.partial_credit={partial}")
     mgr = load_reward_manager(compose_verl_config(overrides), tok)
@@ -76,17 +85,20 @@ ITEMS = [
 
 
 def test_partial_credit_is_reported_next_to_the_binary_reward(small_tokenizer_dir, small_tokenizer, partial_dir):
-    extra = _score(small_tokenizer_dir, small_tokenizer, partial_dir,
-                   "{action: 0.7, env_assertion: 0.2, communicate: 0.1}", ITEMS)
+    extra = _score(
+        small_tokenizer_dir, small_tokenizer, partial_dir, "{action: 0.7, env_assertion: 0.2, communicate: 0.1}", ITEMS
+    )
     assert extra["reward_error"] == [0] * 5
     assert extra["base_score"] == [1.0, 0.0, 0.0, 0.0, 0.0]  # the task reward stays binary
-    assert extra["tau2_partial_credit"] == pytest.approx([
-        1.0,
-        0.7 * 0.5 + 0.2 * 0.5 + 0.1 * 1.0,
-        0.7 * 0.5 + 0.2 * 0.5 + 0.1 * 0.0,
-        0.0,
-        0.5,  # env assertions not evaluated and no communicate_info: renormalised over actions alone
-    ])
+    assert extra["tau2_partial_credit"] == pytest.approx(
+        [
+            1.0,
+            0.7 * 0.5 + 0.2 * 0.5 + 0.1 * 1.0,
+            0.7 * 0.5 + 0.2 * 0.5 + 0.1 * 0.0,
+            0.0,
+            0.5,  # env assertions not evaluated and no communicate_info: renormalised over actions alone
+        ]
+    )
     assert all("tau2_partial_credit" not in a.split(",") for a in extra["reward_extra_absent"])
 
 

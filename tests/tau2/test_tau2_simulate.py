@@ -18,13 +18,18 @@ from chat_server import ChatServer, scripted
 from tau2_support import require_domain
 
 USER = {  # keyed by a string of the task's scenario
-    "olivia_gonzalez_2305": [{"content": "I want to cancel reservation Z7GOZK."}, {"content": "Yes, go ahead."},
-                             {"content": "Thanks! ###STOP###"}],
+    "olivia_gonzalez_2305": [
+        {"content": "I want to cancel reservation Z7GOZK."},
+        {"content": "Yes, go ahead."},
+        {"content": "Thanks! ###STOP###"},
+    ],
 }
 AGENT = {  # keyed by the user's opening line
     "cancel reservation Z7GOZK": [
-        {"content": None,
-         "tool_calls": [{"name": "get_reservation_details", "arguments": {"reservation_id": "Z7GOZK"}}]},
+        {
+            "content": None,
+            "tool_calls": [{"name": "get_reservation_details", "arguments": {"reservation_id": "Z7GOZK"}}],
+        },
         {"content": "Z7GOZK can be cancelled. Do you confirm (yes/no)?"},
         {"content": None, "tool_calls": [{"name": "cancel_reservation", "arguments": {"reservation_id": "Z7GOZK"}}]},
         {"content": "Your reservation Z7GOZK is cancelled."},
@@ -39,10 +44,30 @@ def both_sides(agent: dict[str, list[Any]] = AGENT, user: dict[str, list[Any]] =
 
 def args(server: ChatServer, out: Path, *extra: str, root: Path | None = None) -> list[str]:
     root = root or require_domain("airline").data_dir.parent
-    return ["simulate", "--domain", "airline", "--data-dir", str(root), "--task-ids", "19",
-            "--agent-base-url", server.base_url, "--agent-model", "agent-model",
-            "--user-base-url", server.base_url, "--user-model", "user-model",
-            "--timeout-s", "5", "--retries", "0", "--out", str(out), *extra]
+    return [
+        "simulate",
+        "--domain",
+        "airline",
+        "--data-dir",
+        str(root),
+        "--task-ids",
+        "19",
+        "--agent-base-url",
+        server.base_url,
+        "--agent-model",
+        "agent-model",
+        "--user-base-url",
+        server.base_url,
+        "--user-model",
+        "user-model",
+        "--timeout-s",
+        "5",
+        "--retries",
+        "0",
+        "--out",
+        str(out),
+        *extra,
+    ]
 
 
 def test_simulate_writes_tau2_results_that_eval_reads(tmp_path, capsys):
@@ -59,7 +84,8 @@ def test_simulate_writes_tau2_results_that_eval_reads(tmp_path, capsys):
     assert [t["id"] for t in results["tasks"]] == ["19"]
     sims = results["simulations"]
     assert sorted((s["task_id"], s["trial"], s["seed"]) for s in sims) == [
-        ("19", k, seed) for k, seed in enumerate(trial_seeds(300, 2))]
+        ("19", k, seed) for k, seed in enumerate(trial_seeds(300, 2))
+    ]
     for sim in sims:
         assert sim["termination_reason"] == "user_stop" and sim["reward_info"]["reward"] == 1.0
         assert sim["reward_info"]["reward_basis"] == ["DB", "COMMUNICATE"]
@@ -139,8 +165,9 @@ RETAIL_TASK = "59"
 
 
 def _grades(met: list[bool], assertions: list[str]) -> dict[str, Any]:
-    results = [{"expectedOutcome": a, "reasoning": "r", "metExpectation": m}
-               for a, m in zip(assertions, met, strict=True)]
+    results = [
+        {"expectedOutcome": a, "reasoning": "r", "metExpectation": m} for a, m in zip(assertions, met, strict=True)
+    ]
     return {"content": json.dumps({"results": results})}
 
 
@@ -149,8 +176,14 @@ def test_openai_judge_grades_nl_assertions_and_flags_malformed_replies():
     from verl_rewards.tau2.normal.judge import JudgeError, OpenAIJudge, judge_messages
 
     assertions = ["The agent cancels the order.", "The agent refunds to the gift card."]
-    replies = iter([_grades([True, True], assertions), _grades([True, False], assertions),
-                    {"content": "I think it was fine."}, {"content": json.dumps({"results": []})}])
+    replies = iter(
+        [
+            _grades([True, True], assertions),
+            _grades([True, False], assertions),
+            {"content": "I think it was fine."},
+            {"content": json.dumps({"results": []})},
+        ]
+    )
     with ChatServer(lambda body, n: next(replies)) as server:
         judge = OpenAIJudge(Endpoint(base_url=server.base_url, model="judge", timeout_s=5, retries=0))
         convo = [{"role": "user", "content": "cancel please"}, {"role": "assistant", "content": "done"}]
@@ -176,12 +209,26 @@ def test_tau2_reward_with_the_openai_judge(tmp_path):
     task = domain.task(RETAIL_TASK)
     assertions = list(task.evaluation_criteria.nl_assertions)
     trajectory = gold_trajectory(domain, RETAIL_TASK)
-    replies = iter([_grades([True] * len(assertions), assertions), _grades([False] * len(assertions), assertions),
-                    {"content": "not json"}])
+    replies = iter(
+        [
+            _grades([True] * len(assertions), assertions),
+            _grades([False] * len(assertions), assertions),
+            {"content": "not json"},
+        ]
+    )
     with ChatServer(lambda body, n: next(replies)) as server:
-        options = Tau2Options.from_config({"data_dir": str(domain.data_dir.parent),
-                                           "judge": {"backend": "openai", "base_url": server.base_url,
-                                                     "model": "judge", "timeout_s": 5, "retries": 0}})
+        options = Tau2Options.from_config(
+            {
+                "data_dir": str(domain.data_dir.parent),
+                "judge": {
+                    "backend": "openai",
+                    "base_url": server.base_url,
+                    "model": "judge",
+                    "timeout_s": 5,
+                    "retries": 0,
+                },
+            }
+        )
         extra = {"task_id": RETAIL_TASK, "termination": "user_stop"}
         good = score_tau2(trajectory, "tau2/retail", RETAIL_TASK, extra, options)
         assert good["reward"] == 1.0 and good["tau2_nl_assertion"] == 1.0 and "NL_ASSERTION" in good["tau2_basis"]

@@ -30,8 +30,9 @@ def telecom():
 @pytest.fixture(scope="module")
 def prepared(telecom, tmp_path_factory):
     out = tmp_path_factory.mktemp("tau2_telecom")
-    return prepare_tau2(telecom.data_dir.parent, "telecom", out, ["small", "train", "test", "full"], mode="solo",
-                        progress=False)
+    return prepare_tau2(
+        telecom.data_dir.parent, "telecom", out, ["small", "train", "test", "full"], mode="solo", progress=False
+    )
 
 
 def _row(report, split: str, task_id: str) -> dict[str, Any]:
@@ -163,8 +164,13 @@ def test_tool_agent_loop_runs_a_telecom_episode(telecom, prepared, small_tokeniz
 @pytest.mark.slow
 def test_recipe_accepts_telecom_and_mock() -> None:
     cfg = _compose_recipe(
-        {"DOMAIN": "telecom", "MODE": "solo", "DATA_DIR": "/data/t2t", "TAU2_DATA_DIR": "/data/tau2",
-         "TELECOM_SPLIT": "full"}
+        {
+            "DOMAIN": "telecom",
+            "MODE": "solo",
+            "DATA_DIR": "/data/t2t",
+            "TAU2_DATA_DIR": "/data/tau2",
+            "TELECOM_SPLIT": "full",
+        }
     )
     assert cfg["data"]["train_files"] == "/data/t2t/full.parquet"
     assert cfg["data"]["val_files"] == "/data/t2t/test.parquet"

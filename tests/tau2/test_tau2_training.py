@@ -38,13 +38,27 @@ WRONG = {
     ("airline", "7"): ("send_certificate", {"user_id": "daiki_muller_1116", "amount": 50}),
     ("retail", "59"): (
         "modify_user_address",
-        {"user_id": "yusuf_taylor_7149", "address1": "1 Wrong Way", "address2": "", "city": "Nowhere",
-         "state": "NV", "country": "USA", "zip": "00000"},
+        {
+            "user_id": "yusuf_taylor_7149",
+            "address1": "1 Wrong Way",
+            "address2": "",
+            "city": "Nowhere",
+            "state": "NV",
+            "country": "USA",
+            "zip": "00000",
+        },
     ),
     ("retail", "72"): (
         "modify_user_address",
-        {"user_id": "ivan_khan_7475", "address1": "2 Wrong Way", "address2": "", "city": "Nowhere",
-         "state": "NV", "country": "USA", "zip": "00001"},
+        {
+            "user_id": "ivan_khan_7475",
+            "address1": "2 Wrong Way",
+            "address2": "",
+            "city": "Nowhere",
+            "state": "NV",
+            "country": "USA",
+            "zip": "00001",
+        },
     ),
 }
 KINDS = ("correct", "wrong", "incomplete")
@@ -61,8 +75,10 @@ def tau2_root() -> Path:
 @pytest.fixture(scope="module")
 def prepared(tau2_root, tmp_path_factory) -> dict[str, Any]:
     out = tmp_path_factory.mktemp("tau2_data")
-    return {d: prepare_tau2(tau2_root, d, out / d, ["train", "test"], mode="solo", progress=False)
-            for d in ("airline", "retail")}
+    return {
+        d: prepare_tau2(tau2_root, d, out / d, ["train", "test"], mode="solo", progress=False)
+        for d in ("airline", "retail")
+    }
 
 
 def _domain(name: str):
@@ -106,9 +122,7 @@ class ScriptedServer:
             self.by_request[request_id] = list(self.queue.pop(0))
         turns = self.by_request[request_id]
         text, calls = turns.pop(0) if turns else ("Nothing more to do.", [])
-        blocks = "".join(
-            "<tool_call>\n" + json.dumps({"name": n, "arguments": a}) + "\n</tool_call>" for n, a in calls
-        )
+        blocks = "".join("<tool_call>\n" + json.dumps({"name": n, "arguments": a}) + "\n</tool_call>" for n, a in calls)
         ids = self.tokenizer.encode(text + blocks + "<|im_end|>", add_special_tokens=False)
         return TokenOutput(token_ids=ids, stop_reason="completed")
 
@@ -232,7 +246,9 @@ def test_prepare_writes_rows_and_tool_config_verl_loads(prepared):
         kwargs = row["extra_info"]["tools_kwargs"]
         assert sorted(kwargs) == sorted(tool_names)
         assert kwargs[DONE_TOOL]["create_kwargs"] == {
-            "domain": name, "task_id": gt["task_id"], "data_dir": str(domain.data_dir.parent)
+            "domain": name,
+            "task_id": gt["task_id"],
+            "data_dir": str(domain.data_dir.parent),
         }
 
         tools = initialize_tools_from_config(report.tool_config)
@@ -250,7 +266,8 @@ def test_prepare_writes_rows_and_tool_config_verl_loads(prepared):
     retail = yaml.safe_load(Path(prepared["retail"].tool_config).read_text())["tools"]
     cancel = next(t for t in retail if t["tool_schema"]["function"]["name"] == "cancel_pending_order")
     assert cancel["tool_schema"]["function"]["parameters"]["properties"]["reason"]["enum"] == [
-        "no longer needed", "ordered by mistake"
+        "no longer needed",
+        "ordered by mistake",
     ]
 
 
@@ -270,15 +287,49 @@ def test_prepare_cli(tau2_root, tmp_path, capsys):
     from verl_rewards.cli import main
 
     out = tmp_path / "mock"
-    assert main(["prepare", "tau2", "--data-dir", str(tau2_root), "--domain", "retail", "--out", str(out),
-                 "--split", "all", "--mode", "solo"]) == 0
+    assert (
+        main(
+            [
+                "prepare",
+                "tau2",
+                "--data-dir",
+                str(tau2_root),
+                "--domain",
+                "retail",
+                "--out",
+                str(out),
+                "--split",
+                "all",
+                "--mode",
+                "solo",
+            ]
+        )
+        == 0
+    )
     assert len(pq.read_table(out / "all.parquet")) == len(_domain("retail").tasks)
     assert (out / TOOL_CONFIG_NAME).is_file()
-    assert main(["prepare", "tau2", "--data-dir", str(tau2_root), "--domain", "retail", "--out", str(out),
-                 "--split", "nope"]) == 2
+    assert (
+        main(
+            [
+                "prepare",
+                "tau2",
+                "--data-dir",
+                str(tau2_root),
+                "--domain",
+                "retail",
+                "--out",
+                str(out),
+                "--split",
+                "nope",
+            ]
+        )
+        == 2
+    )
     assert "no split 'nope'" in capsys.readouterr().err
-    assert main(["prepare", "tau2", "--data-dir", str(tmp_path / "missing"), "--domain", "airline",
-                 "--out", str(out)]) == 2
+    assert (
+        main(["prepare", "tau2", "--data-dir", str(tmp_path / "missing"), "--domain", "airline", "--out", str(out)])
+        == 2
+    )
     assert "not found" in capsys.readouterr().err
     assert main(["prepare", "tau2", "--data-dir", str(tau2_root), "--domain", "nope", "--out", str(out)]) == 2
     assert "unknown tau2 domain" in capsys.readouterr().err
@@ -289,16 +340,25 @@ def _agent_data(row: dict, request_id: str):
     from verl.experimental.agent_loop.tool_agent_loop import AgentData
 
     return AgentData(
-        messages=list(row["prompt"]), image_data=None, video_data=None, audio_data=None, mm_processor_kwargs=None,
-        metrics={}, request_id=request_id, tools_kwargs=row["extra_info"]["tools_kwargs"],
+        messages=list(row["prompt"]),
+        image_data=None,
+        video_data=None,
+        audio_data=None,
+        mm_processor_kwargs=None,
+        metrics={},
+        request_id=request_id,
+        tools_kwargs=row["extra_info"]["tools_kwargs"],
     )
 
 
 async def _turn(tools: dict, agent_data, calls: list[tuple[str, dict]], content: str = "") -> list[str]:
     """One assistant turn as ToolAgentLoop runs it: message, create/execute/release per call, tool answers."""
     agent_data.messages.append(
-        {"role": "assistant", "content": content,
-         "tool_calls": [{"type": "function", "function": {"name": n, "arguments": a}} for n, a in calls]}
+        {
+            "role": "assistant",
+            "content": content,
+            "tool_calls": [{"type": "function", "function": {"name": n, "arguments": a}} for n, a in calls],
+        }
     )
 
     async def one(name: str, args: dict) -> str:
@@ -424,8 +484,9 @@ def test_tool_agent_loop_step_dicts_and_local_reward(rollouts, kind, tau2_root):
 # ------------------------------------------------------------------------- Ray: verl's real reward loop
 @pytest.mark.ray
 @pytest.mark.parametrize("contrib_type", ["C0", "C1"])
-def test_reward_loop_scores_tool_agent_rollouts(ray_cluster, prepared, small_tokenizer, small_tokenizer_dir,
-                                                tau2_root, contrib_type):
+def test_reward_loop_scores_tool_agent_rollouts(
+    ray_cluster, prepared, small_tokenizer, small_tokenizer_dir, tau2_root, contrib_type
+):
     import ray
     from verl.experimental.reward_loop.reward_loop import RewardLoopManager
 
@@ -467,7 +528,11 @@ def _compose_recipe(env: dict[str, str], *extra: str) -> dict:
     full_env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + full_env.get("PATH", "")
     proc = subprocess.run(
         ["bash", str(REPO / "recipes/tau2_grpo/run_tau2_grpo.sh"), *extra, "--cfg", "job"],
-        env=full_env, capture_output=True, text=True, timeout=240, cwd=str(REPO),
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=str(REPO),
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return yaml.safe_load(proc.stdout)
@@ -479,8 +544,9 @@ def test_tau2_recipe_composes_against_verl_config(tmp_path):
     from verl_rewards.tau2.verl_scorer import Tau2Options
 
     data = str(tmp_path)  # tau2.data_dir must exist when the manager is built
-    cfg = _compose_recipe({"DOMAIN": "retail", "MODE": "solo", "DATA_DIR": "/data/t2r", "TAU2_DATA_DIR": data},
-                          "trainer.total_epochs=2")
+    cfg = _compose_recipe(
+        {"DOMAIN": "retail", "MODE": "solo", "DATA_DIR": "/data/t2r", "TAU2_DATA_DIR": data}, "trainer.total_epochs=2"
+    )
     rollout = cfg["actor_rollout_ref"]["rollout"]
     assert rollout["agent"]["default_agent_loop"] == "tool_agent"
     mt = rollout["multi_turn"]
@@ -497,8 +563,13 @@ def test_tau2_recipe_composes_against_verl_config(tmp_path):
     assert settings.contribution.type == "C1" and settings.contribution.terms[0].schedule.beta == 0.1
     options = Tau2Options.from_config(kwargs["tau2"])
     assert options.data_dir == data and options.default_termination == "max_steps"
-    bad = subprocess.run(["bash", str(REPO / "recipes/tau2_grpo/run_tau2_grpo.sh"), "--cfg", "job"],
-                         env={**os.environ, "DOMAIN": "banking"}, capture_output=True, text=True, timeout=60)
+    bad = subprocess.run(
+        ["bash", str(REPO / "recipes/tau2_grpo/run_tau2_grpo.sh"), "--cfg", "job"],
+        env={**os.environ, "DOMAIN": "banking"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert bad.returncode == 2 and "DOMAIN must be airline, retail, telecom or mock" in bad.stderr
 
 

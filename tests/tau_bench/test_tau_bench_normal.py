@@ -21,8 +21,15 @@ from chat_server import ChatServer, scripted
 from tau_bench_support import require_domain
 
 GOOD_RETURN = {"order_id": "#W6390527", "item_ids": ["8538875209"], "payment_method_id": "paypal_7644869"}
-WRONG_ADDRESS = {"order_id": "#W8665881", "address1": "1 Wrong Way", "address2": "", "city": "Austin",
-                 "state": "TX", "country": "USA", "zip": "78712"}
+WRONG_ADDRESS = {
+    "order_id": "#W8665881",
+    "address1": "1 Wrong Way",
+    "address2": "",
+    "city": "Austin",
+    "state": "TX",
+    "country": "USA",
+    "zip": "78712",
+}
 TRANSFER = {"summary": "The user wants refunds to the other order's payment method."}
 
 
@@ -53,23 +60,25 @@ def play(domain, task_id: str, agent: list[Reply], user: list[Any], **kwargs: An
     player = Agent(agent)
     asyncio.run(conv.run(player))
     extra = {"task_id": task_id, "mode": "normal", **conv.extra_fields()}
-    got = score_tau_bench(conv.trajectory, "tau_bench/retail", None, extra,
-                          TauBenchOptions(data_dir=str(domain.data_dir.parent)))
+    got = score_tau_bench(
+        conv.trajectory, "tau_bench/retail", None, extra, TauBenchOptions(data_dir=str(domain.data_dir.parent))
+    )
     return conv, player, users, got
 
 
 # ----------------------------------------------------------------------------------------------- the rules
 def test_confirmed_return_scores_one_and_user_sees_tau_bench_history(retail):
-    agent = [Reply(content="Please confirm the return of item 8538875209 (yes/no)."),
-             Reply(tool_calls=[call("return_delivered_order_items", GOOD_RETURN)]),
-             Reply(content="The return is requested.")]
+    agent = [
+        Reply(content="Please confirm the return of item 8538875209 (yes/no)."),
+        Reply(tool_calls=[call("return_delivered_order_items", GOOD_RETURN)]),
+        Reply(content="The return is requested."),
+    ]
     user = ["I want to return my water bottle.", "Yes.", "Thanks! ###STOP###"]
     conv, player, users, got = play(retail, "test/5", agent, user)
     assert conv.termination == "user_stop" and got["reward"] == 1.0 and got["tb_done"] == 1.0
     assert got["termination"] == "user_stop" and got["user_error"] == 0.0
     # the agent never sees the greeting: its view is wiki.md, then the user's first message
-    assert player.views[0] == [{"role": "system", "content": retail.policy},
-                               {"role": "user", "content": user[0]}]
+    assert player.views[0] == [{"role": "system", "content": retail.policy}, {"role": "user", "content": user[0]}]
     assert conv.trajectory[0] == {"role": "user", "content": user[0]}
     instruction = retail.task("test/5").instruction
     texts = [r.content for r in agent if r.content]
@@ -95,15 +104,22 @@ def test_stop_ends_the_episode_and_never_reaches_the_agent(retail):
 
 
 def test_tau2_stop_tokens_do_not_stop_a_tau_bench_user(retail):
-    conv, player, _, _ = play(retail, "test/24", [Reply(content="ok")] * 3,
-                              ["Hi. ###TRANSFER###", "###OUT-OF-SCOPE###", "###STOP###"])
+    conv, player, _, _ = play(
+        retail, "test/24", [Reply(content="ok")] * 3, ["Hi. ###TRANSFER###", "###OUT-OF-SCOPE###", "###STOP###"]
+    )
     assert conv.termination == "user_stop" and len(player.views) == 2
 
 
 def test_only_the_first_tool_call_runs(retail):
-    agent = [Reply(tool_calls=[call("find_user_id_by_email", {"email": "mia.garcia2723@example.com"}),
-                               call("transfer_to_human_agents", TRANSFER)]),
-             Reply(content="Found you.")]
+    agent = [
+        Reply(
+            tool_calls=[
+                call("find_user_id_by_email", {"email": "mia.garcia2723@example.com"}),
+                call("transfer_to_human_agents", TRANSFER),
+            ]
+        ),
+        Reply(content="Found you."),
+    ]
     conv, player, _, _ = play(retail, "test/10", agent, ["Hi.", "###STOP###"])
     first = conv.trajectory[1]
     assert [c["function"]["name"] for c in first["tool_calls"]] == ["find_user_id_by_email"]
@@ -120,26 +136,36 @@ def test_transfer_ends_the_episode_at_once_and_is_scored(retail):
 
 def test_agent_turn_budget_ends_as_max_steps_and_scores_zero(retail):
     # the gold write happens, but the episode is not done within 3 agent turns: tau-bench computes no reward
-    agent = [Reply(tool_calls=[call("return_delivered_order_items", GOOD_RETURN)]),
-             Reply(content="Done."), Reply(content="Anything else?"), Reply(content="never played")]
-    conv, player, _, got = play(retail, "test/5", agent, ["Return it.", "ok", "hmm", "###STOP###"],
-                                max_num_steps=3)
+    agent = [
+        Reply(tool_calls=[call("return_delivered_order_items", GOOD_RETURN)]),
+        Reply(content="Done."),
+        Reply(content="Anything else?"),
+        Reply(content="never played"),
+    ]
+    conv, player, _, got = play(retail, "test/5", agent, ["Return it.", "ok", "hmm", "###STOP###"], max_num_steps=3)
     assert conv.termination == "max_steps" and conv.agent_turns == 3 and len(player.views) == 3
     assert got["tb_r_actions"] == 1.0 and got["tb_done"] == 0.0 and got["reward"] == 0.0
 
 
 # ------------------------------------------------------------------------------------- simulate + eval
 AGENT_SCRIPTS = {
-    "[good]": [{"content": "Please confirm (yes/no)."},
-               {"content": None, "tool_calls": [call("return_delivered_order_items", GOOD_RETURN)]},
-               {"content": "The return is requested."}],
-    "[wrong]": [{"content": None, "tool_calls": [call("modify_pending_order_address", WRONG_ADDRESS)]},
-                {"content": "Your address is updated."}],
+    "[good]": [
+        {"content": "Please confirm (yes/no)."},
+        {"content": None, "tool_calls": [call("return_delivered_order_items", GOOD_RETURN)]},
+        {"content": "The return is requested."},
+    ],
+    "[wrong]": [
+        {"content": None, "tool_calls": [call("modify_pending_order_address", WRONG_ADDRESS)]},
+        {"content": "Your address is updated."},
+    ],
     "[transfer]": [{"content": None, "tool_calls": [call("transfer_to_human_agents", TRANSFER)]}],
 }
 USER_SCRIPTS = {  # keyed by a phrase of each task's instruction (in the user's system prompt)
-    "mei_kovacs_8020": [{"content": "[good] I want to return a water bottle."}, {"content": "Yes."},
-                        {"content": "Thanks! ###STOP###"}],
+    "mei_kovacs_8020": [
+        {"content": "[good] I want to return a water bottle."},
+        {"content": "Yes."},
+        {"content": "Thanks! ###STOP###"},
+    ],
     "Fatima Johnson": [{"content": "[wrong] Change my delivery address."}, {"content": "###STOP###"}],
     "mia_garcia_4516": [{"content": "[transfer] Refund each order to the other one's card."}],
 }
@@ -150,10 +176,33 @@ def test_simulate_writes_tau_bench_results_and_eval_reports_pass_k(retail, tmp_p
 
     out = tmp_path / "tb.json"
     with ChatServer(scripted(AGENT_SCRIPTS)) as agent, ChatServer(scripted(USER_SCRIPTS)) as user:
-        argv = ["simulate", "--domain", "tau_bench/retail", "--data-dir", str(retail.data_dir.parent),
-                "--split", "test", "--task-ids", "5", "17", "test/10", "--num-trials", "2",
-                "--agent-base-url", agent.base_url, "--agent-model", "agent-m",
-                "--user-base-url", user.base_url, "--user-model", "user-m", "--out", str(out), "--timeout-s", "5"]
+        argv = [
+            "simulate",
+            "--domain",
+            "tau_bench/retail",
+            "--data-dir",
+            str(retail.data_dir.parent),
+            "--split",
+            "test",
+            "--task-ids",
+            "5",
+            "17",
+            "test/10",
+            "--num-trials",
+            "2",
+            "--agent-base-url",
+            agent.base_url,
+            "--agent-model",
+            "agent-m",
+            "--user-base-url",
+            user.base_url,
+            "--user-model",
+            "user-m",
+            "--out",
+            str(out),
+            "--timeout-s",
+            "5",
+        ]
         assert main(argv) == 0
         first_user = next(r for r in user.requests if "mei_kovacs_8020" in r["messages"][0]["content"])
         agent_requests = len(agent.requests)
@@ -166,7 +215,10 @@ def test_simulate_writes_tau_bench_results_and_eval_reports_pass_k(retail, tmp_p
     assert len(results) == 6 and {r["trial"] for r in results} == {0, 1}
     by_id = {r["info"]["id"]: r for r in results if r["trial"] == 0}
     assert {k: (v["reward"], v["info"]["termination"]) for k, v in by_id.items()} == {
-        "test/5": (1.0, "user_stop"), "test/17": (0.0, "user_stop"), "test/10": (1.0, "transfer")}
+        "test/5": (1.0, "user_stop"),
+        "test/17": (0.0, "user_stop"),
+        "test/10": (1.0, "transfer"),
+    }
     good = by_id["test/5"]
     assert good["task_id"] == 5 and good["info"]["reward_info"]["info"]["r_actions"] == 1.0
     assert good["info"]["reward_info"]["info"]["gt_data_hash"] == retail.gold_hash("test/5")
@@ -203,10 +255,35 @@ def test_failing_user_endpoint_ends_as_user_error_within_the_timeout(retail, tmp
     out = tmp_path / "fail.json"
     with ChatServer(scripted(AGENT_SCRIPTS)) as agent, ChatServer(lambda body, n: ("status", 500)) as user:
         started = time.monotonic()
-        assert main(["simulate", "--domain", "tau_bench/retail", "--data-dir", str(retail.data_dir.parent),
-                     "--task-ids", "test/5", "test/17", "--agent-base-url", agent.base_url, "--agent-model", "a",
-                     "--user-base-url", user.base_url, "--user-model", "u", "--out", str(out),
-                     "--timeout-s", "0.5", "--retries", "1"]) == 0
+        assert (
+            main(
+                [
+                    "simulate",
+                    "--domain",
+                    "tau_bench/retail",
+                    "--data-dir",
+                    str(retail.data_dir.parent),
+                    "--task-ids",
+                    "test/5",
+                    "test/17",
+                    "--agent-base-url",
+                    agent.base_url,
+                    "--agent-model",
+                    "a",
+                    "--user-base-url",
+                    user.base_url,
+                    "--user-model",
+                    "u",
+                    "--out",
+                    str(out),
+                    "--timeout-s",
+                    "0.5",
+                    "--retries",
+                    "1",
+                ]
+            )
+            == 0
+        )
         elapsed = time.monotonic() - started
     assert elapsed < 2 * 0.5 + 1.0 + 3.0, elapsed  # two attempts, one backoff pause, slack
     results = json.loads(out.read_text())
@@ -217,9 +294,28 @@ def test_failing_user_endpoint_ends_as_user_error_within_the_timeout(retail, tmp
 def test_simulate_rejects_tau2_only_options_for_tau_bench(retail, tmp_path, capsys):
     from verl_rewards.cli import main
 
-    assert main(["simulate", "--domain", "tau_bench/retail", "--max-errors", "3", "--agent-base-url", "http://x/v1",
-                 "--agent-model", "a", "--user-base-url", "http://x/v1", "--user-model", "u",
-                 "--out", str(tmp_path / "x.json")]) == 2
+    assert (
+        main(
+            [
+                "simulate",
+                "--domain",
+                "tau_bench/retail",
+                "--max-errors",
+                "3",
+                "--agent-base-url",
+                "http://x/v1",
+                "--agent-model",
+                "a",
+                "--user-base-url",
+                "http://x/v1",
+                "--user-model",
+                "u",
+                "--out",
+                str(tmp_path / "x.json"),
+            ]
+        )
+        == 2
+    )
     assert "--max-errors: tau2 options" in capsys.readouterr().err
 
 
@@ -229,12 +325,25 @@ def test_eval_reads_verl_dumps_of_tau_bench_rows(retail, tmp_path, capsys):
     good = [Reply(tool_calls=[call("return_delivered_order_items", GOOD_RETURN)]), Reply(content="Done.")]
     wrong = [Reply(tool_calls=[call("modify_pending_order_address", WRONG_ADDRESS)]), Reply(content="Done.")]
     rows = []
-    for task_id, agent, stop in (("test/5", good, True), ("test/5", good, False), ("test/17", wrong, True),
-                                 ("test/17", wrong, True)):
+    for task_id, agent, stop in (
+        ("test/5", good, True),
+        ("test/5", good, False),
+        ("test/17", wrong, True),
+        ("test/17", wrong, True),
+    ):
         user = ["Hi.", "###STOP###"] if stop else ["Hi.", "ok", "ok"]
         _, _, _, got = play(retail, task_id, agent, user, max_num_steps=2)
-        rows.append({"input": task_id, "output": "", "gts": task_id, "step": 3, "base_score": got["reward"],
-                     "task_id": task_id, **got})
+        rows.append(
+            {
+                "input": task_id,
+                "output": "",
+                "gts": task_id,
+                "step": 3,
+                "base_score": got["reward"],
+                "task_id": task_id,
+                **got,
+            }
+        )
     rows.append({**rows[0], "termination": "infrastructure_error", "base_score": 0.0})  # left out
     dump = tmp_path / "3.jsonl"
     dump.write_text("".join(json.dumps(r) + "\n" for r in rows))

@@ -20,8 +20,11 @@ from tau_bench_support import require_domain
 
 GOOD_RETURN = {"order_id": "#W6390527", "item_ids": ["8538875209"], "payment_method_id": "paypal_7644869"}
 WRONG_RETURN = {"order_id": "#W6390527", "item_ids": ["8538875209"], "payment_method_id": "credit_card_0000"}
-AGENT_GOOD = [("Please confirm the return (yes/no).", []), ("", [("return_delivered_order_items", GOOD_RETURN)]),
-              ("The return is requested.", [])]
+AGENT_GOOD = [
+    ("Please confirm the return (yes/no).", []),
+    ("", [("return_delivered_order_items", GOOD_RETURN)]),
+    ("The return is requested.", []),
+]
 AGENT_WRONG = [("", [("return_delivered_order_items", WRONG_RETURN)]), ("Done.", [])]
 USER = ["I want to return my water bottle.", "Yes.", "Thanks! ###STOP###"]
 
@@ -41,8 +44,13 @@ def tool_config(retail, tmp_path_factory) -> str:
 def row_kwargs(domain, task_id: str, uid: str) -> tuple[str, dict[str, Any]]:
     row = task_row(domain, domain.task(task_id), 0, str(domain.data_dir.parent), "normal")
     return row["agent_name"], {
-        "data_source": row["data_source"], "reward_model": row["reward_model"], "extra_info": row["extra_info"],
-        "raw_prompt": row["prompt"], "tools_kwargs": row["extra_info"]["tools_kwargs"], "index": 0, "uid": uid,
+        "data_source": row["data_source"],
+        "reward_model": row["reward_model"],
+        "extra_info": row["extra_info"],
+        "raw_prompt": row["prompt"],
+        "tools_kwargs": row["extra_info"]["tools_kwargs"],
+        "index": 0,
+        "uid": uid,
     }
 
 
@@ -56,8 +64,13 @@ async def rollout(worker, domain, task_id: str, agent, uid: str):
 def reward_of(out, domain, task_id: str) -> dict[str, Any]:
     """The reward as the manager computes it (the loop's extra_fields merged into extra_info)."""
     extra = {**row_kwargs(domain, task_id, "x")[1]["extra_info"], **out.extra_fields}
-    return score_tau_bench(out.extra_fields["messages"], "tau_bench/retail", None, extra,
-                           TauBenchOptions(data_dir=str(domain.data_dir.parent)))
+    return score_tau_bench(
+        out.extra_fields["messages"],
+        "tau_bench/retail",
+        None,
+        extra,
+        TauBenchOptions(data_dir=str(domain.data_dir.parent)),
+    )
 
 
 def test_prepare_normal_rows_select_the_loop_and_carry_only_the_system_prompt(retail):
@@ -65,7 +78,8 @@ def test_prepare_normal_rows_select_the_loop_and_carry_only_the_system_prompt(re
 
     name, kwargs = row_kwargs(retail, "test/5", "u")
     assert name == "tau_bench_agent" and _agent_loop_registry[name] == {
-        "_target_": "verl_rewards.tau_bench.agent_loop.TauBenchAgentLoop"}
+        "_target_": "verl_rewards.tau_bench.agent_loop.TauBenchAgentLoop"
+    }
     assert kwargs["raw_prompt"] == [{"role": "system", "content": retail.policy}]
     assert kwargs["extra_info"]["mode"] == "normal"
 
@@ -76,8 +90,13 @@ def scripted_rollouts(retail, tool_config, small_tokenizer, small_tokenizer_dir,
     scripts.write_text(json.dumps({"test/5": USER}))
 
     async def go():
-        worker = make_worker(tool_config, small_tokenizer, small_tokenizer_dir,
-                             {"backend": "scripted", "scripts": str(scripts)}, section="tau_bench")
+        worker = make_worker(
+            tool_config,
+            small_tokenizer,
+            small_tokenizer_dir,
+            {"backend": "scripted", "scripts": str(scripts)},
+            section="tau_bench",
+        )
         good = await rollout(worker, retail, "test/5", AGENT_GOOD, "good")
         wrong = await rollout(worker, retail, "test/5", AGENT_WRONG, "wrong")
         return good, wrong
@@ -113,16 +132,22 @@ def test_openai_user_gets_tau_bench_prompt_and_a_failing_one_ends_as_user_error(
     instruction = retail.task("test/5").instruction
 
     async def go(url: str, uid: str, **user: Any):
-        worker = make_worker(tool_config, small_tokenizer, small_tokenizer_dir,
-                             {"backend": "openai", "base_url": url, "model": "user-m", **user}, section="tau_bench")
+        worker = make_worker(
+            tool_config,
+            small_tokenizer,
+            small_tokenizer_dir,
+            {"backend": "openai", "base_url": url, "model": "user-m", **user},
+            section="tau_bench",
+        )
         return await rollout(worker, retail, "test/5", AGENT_GOOD, uid)
 
     with ChatServer(scripted(users)) as server:
         out = asyncio.run(go(server.base_url, "openai", timeout_s=5))
     assert out.extra_fields["termination"] == "user_stop" and reward_of(out, retail, "test/5")["reward"] == 1.0
     texts = [t for t, c in AGENT_GOOD if not c]
-    assert [r["messages"] for r in server.requests] == [user_history(instruction, texts[:i], USER[:i])
-                                                        for i in range(3)]
+    assert [r["messages"] for r in server.requests] == [
+        user_history(instruction, texts[:i], USER[:i]) for i in range(3)
+    ]
     assert all("tools" not in r for r in server.requests)
     with ChatServer(lambda body, n: ("status", 503)) as down:
         out = asyncio.run(go(down.base_url, "down", timeout_s=0.5, retries=1, backoff_s=0.05))
@@ -139,5 +164,3 @@ def test_bad_settings_are_clear_errors():
     with pytest.raises(ValueError, match="unknown key"):
         TauBenchNormalSettings.from_mapping({"user": {"backend": "scripted"}, "max_steps": 3})
     assert TauBenchNormalSettings.from_mapping({"user": {"backend": "scripted"}}).max_num_steps == 30
-
-

@@ -44,8 +44,11 @@ def script(domain, task_id: str, kind: str) -> list[tuple[str, list[tuple[str, d
         return [*[("Working.", [c]) for c in calls], ("Done. " + " ".join(outputs), [])]
     if kind == "wrong":
         return [*[("Looking.", [c]) for c in reads], ("Fixing.", [_wrong_call(domain, task_id)]), ("Done.", [])]
-    return [*[("Looking.", [c]) for c in reads], ("Handing over.", [("transfer_to_human_agents", {"summary": "s"})]),
-            ("Anything else?", [])]
+    return [
+        *[("Looking.", [c]) for c in reads],
+        ("Handing over.", [("transfer_to_human_agents", {"summary": "s"})]),
+        ("Anything else?", []),
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -58,8 +61,9 @@ def prepared(domains, tmp_path_factory):
     out = tmp_path_factory.mktemp("tau_bench_data")
     root = domains["retail"].data_dir.parent
     return {
-        "retail": prepare_tau_bench(root, "retail", out / "retail", ["train", "test"], mode="instruction",
-                                    progress=False),
+        "retail": prepare_tau_bench(
+            root, "retail", out / "retail", ["train", "test"], mode="instruction", progress=False
+        ),
         "airline": prepare_tau_bench(root, "airline", out / "airline", ["test"], mode="instruction", progress=False),
     }
 
@@ -83,8 +87,10 @@ def test_prepare_writes_rows_and_a_tool_config_verl_loads(prepared, domains):
         row = rows[19]
         task = domain.task(row["extra_info"]["task_id"])
         assert row["data_source"] == f"tau_bench/{name}" and row["agent_name"] == "tool_agent"
-        assert row["prompt"] == [{"role": "system", "content": domain.policy},
-                                 {"role": "user", "content": task.instruction}]
+        assert row["prompt"] == [
+            {"role": "system", "content": domain.policy},
+            {"role": "user", "content": task.instruction},
+        ]
         gt = row["reward_model"]["ground_truth"]
         assert gt["task_id"] == task.id and json.loads(gt["actions"]) == list(task.actions)
         extra = row["extra_info"]
@@ -114,17 +120,36 @@ def test_prepare_cli_is_all_or_nothing(domains, tmp_path, capsys):
 
     root = str(domains["retail"].data_dir.parent)
     out = tmp_path / "out"
-    assert main(["prepare", "tau_bench", "--data-dir", root, "--domain", "retail", "--split", "dev",
-                 "--out", str(out)]) == 0
+    assert (
+        main(["prepare", "tau_bench", "--data-dir", root, "--domain", "retail", "--split", "dev", "--out", str(out)])
+        == 0
+    )
     assert sorted(p.name for p in out.iterdir()) == ["dev.parquet", TOOL_CONFIG_NAME]
     assert len(pq.read_table(out / "dev.parquet")) == 20
     assert yaml.safe_load((out / TOOL_CONFIG_NAME).read_text())["tools"][0]["config"]["domain"] == "retail"
-    assert main(["prepare", "tau_bench", "--data-dir", root, "--domain", "airline", "--split", "test,train",
-                 "--out", str(tmp_path / "air")]) == 2
+    assert (
+        main(
+            [
+                "prepare",
+                "tau_bench",
+                "--data-dir",
+                root,
+                "--domain",
+                "airline",
+                "--split",
+                "test,train",
+                "--out",
+                str(tmp_path / "air"),
+            ]
+        )
+        == 2
+    )
     assert "no split 'train'; available: ['test']" in capsys.readouterr().err
     assert not (tmp_path / "air").exists()
-    assert main(["prepare", "tau_bench", "--data-dir", str(tmp_path / "none"), "--domain", "retail",
-                 "--out", str(out)]) == 2
+    assert (
+        main(["prepare", "tau_bench", "--data-dir", str(tmp_path / "none"), "--domain", "retail", "--out", str(out)])
+        == 2
+    )
     assert "tau-bench data for domain 'retail' not found" in capsys.readouterr().err
 
 
@@ -144,10 +169,14 @@ def rollouts(prepared, domains, small_tokenizer, small_tokenizer_dir):
                     row = rows[task_id]
                     worker.llm_client.queue.append(script(domains[name], task_id, kind))
                     kwargs = {
-                        "data_source": row["data_source"], "reward_model": row["reward_model"],
-                        "extra_info": row["extra_info"], "raw_prompt": row["prompt"],
-                        "tools_kwargs": row["extra_info"]["tools_kwargs"], "interaction_kwargs": {},
-                        "index": row["extra_info"]["index"], "uid": f"{name}-{task_id}",
+                        "data_source": row["data_source"],
+                        "reward_model": row["reward_model"],
+                        "extra_info": row["extra_info"],
+                        "raw_prompt": row["prompt"],
+                        "tools_kwargs": row["extra_info"]["tools_kwargs"],
+                        "interaction_kwargs": {},
+                        "index": row["extra_info"]["index"],
+                        "uid": f"{name}-{task_id}",
                     }
                     traj = {"step": 1, "sample_index": 0, "rollout_n": 0, "validate": False}
                     results[(name, task_id, kind)] = await worker._run_agent_loop(
@@ -181,9 +210,16 @@ def test_tool_agent_loop_episode_step_dicts_and_reward(rollouts, domains, kind):
             assert compute_contribution("C0", prev, cur) == len(writes)
             assert compute_contribution("C1", prev, cur) == pytest.approx(1.0)
             assert ef["db_hash"] == domain.gold_hash(task_id)
-            assert got == {"reward": 1.0, "tb_r_actions": 1.0, "tb_r_outputs": 1.0, "tb_outputs_found": 1.0,
-                           "tb_done": 1.0, "tb_transfer": 0.0, "termination": "agent_reply", "user_error": 0.0}, (
-                name, task_id)
+            assert got == {
+                "reward": 1.0,
+                "tb_r_actions": 1.0,
+                "tb_r_outputs": 1.0,
+                "tb_outputs_found": 1.0,
+                "tb_done": 1.0,
+                "tb_transfer": 0.0,
+                "termination": "agent_reply",
+                "user_error": 0.0,
+            }, (name, task_id)
         elif kind == "wrong":
             assert compute_contribution("C0", prev, cur) == 1 and compute_contribution("C1", prev, cur) == 0.0
             assert got["reward"] == 0.0 and got["tb_r_actions"] == 0.0 and got["tb_done"] == 1.0
@@ -200,9 +236,13 @@ def test_manager_routes_tau_bench_sources_and_reports_components(domains, small_
 
     retail = domains["retail"]
     root = retail.data_dir.parent
-    config = compose_verl_config([f"actor_rollout_ref.model.path={small_tokenizer_dir}",
-                                  "reward.reward_manager.name=contribution",
-                                  f"+reward.reward_kwargs.tau_bench.data_dir={root}"])
+    config = compose_verl_config(
+        [
+            f"actor_rollout_ref.model.path={small_tokenizer_dir}",
+            "reward.reward_manager.name=contribution",
+            f"+reward.reward_kwargs.tau_bench.data_dir={root}",
+        ]
+    )
     manager = load_reward_manager(config, small_tokenizer)
     items = [
         ("test/19", gold_trajectory(retail, "test/19")),
@@ -246,8 +286,9 @@ def test_tau_bench_recipe_composes_against_verl_config():
     env = {k: v for k, v in os.environ.items() if k not in ("CONTRIBUTION", "CONTRIB_TYPE", "BETA")}
     env.update({"DOMAIN": "airline", "DATA_DIR": "/data/tba", "TAU_BENCH_DATA_DIR": "/data/tb", "MODE": "instruction"})
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
-    proc = subprocess.run(["bash", str(script), "--cfg", "job"], env=env, capture_output=True, text=True,
-                          timeout=240, cwd=str(repo))
+    proc = subprocess.run(
+        ["bash", str(script), "--cfg", "job"], env=env, capture_output=True, text=True, timeout=240, cwd=str(repo)
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     cfg = yaml.safe_load(proc.stdout)
     mt = cfg["actor_rollout_ref"]["rollout"]["multi_turn"]
@@ -257,15 +298,26 @@ def test_tau_bench_recipe_composes_against_verl_config():
     kwargs = cfg["reward"]["reward_kwargs"]
     assert TauBenchOptions.from_config(kwargs["tau_bench"]).data_dir == "/data/tb"
     assert ManagerConfig.from_reward_kwargs(kwargs, environ={}).contribution.type == "C1"
-    bad = subprocess.run(["bash", str(script), "--cfg", "job"], env={**env, "DOMAIN": "telecom"},
-                         capture_output=True, text=True, timeout=60)
+    bad = subprocess.run(
+        ["bash", str(script), "--cfg", "job"],
+        env={**env, "DOMAIN": "telecom"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert bad.returncode == 2 and "DOMAIN must be retail or airline" in bad.stderr
-    no_user = subprocess.run(["bash", str(script), "--cfg", "job"], env={**env, "MODE": "normal"},
-                             capture_output=True, text=True, timeout=60)  # normal mode is the default
+    no_user = subprocess.run(
+        ["bash", str(script), "--cfg", "job"], env={**env, "MODE": "normal"}, capture_output=True, text=True, timeout=60
+    )  # normal mode is the default
     assert no_user.returncode == 2 and "USER_BASE_URL" in no_user.stderr
-    normal = subprocess.run(["bash", str(script), "--cfg", "job"], capture_output=True, text=True, timeout=240,
-                            env={**env, "MODE": "normal", "USER_BASE_URL": "http://10.0.0.7:8000/v1",
-                                 "USER_MODEL": "user-llm"}, cwd=str(repo))
+    normal = subprocess.run(
+        ["bash", str(script), "--cfg", "job"],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env={**env, "MODE": "normal", "USER_BASE_URL": "http://10.0.0.7:8000/v1", "USER_MODEL": "user-llm"},
+        cwd=str(repo),
+    )
     assert normal.returncode == 0, normal.stderr[-3000:]
     rollout = yaml.safe_load(normal.stdout)["actor_rollout_ref"]["rollout"]
     assert rollout["agent"]["default_agent_loop"] == "tau_bench_agent"

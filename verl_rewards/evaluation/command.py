@@ -18,19 +18,40 @@ HELP = "pass^k, components and termination stats of verl validation/rollout dump
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Add the ``eval`` subcommand to the ``verl-rewards`` subparsers."""
     p = sub.add_parser("eval", help=HELP, description=HELP)
-    p.add_argument("paths", nargs="+", metavar="PATH",
-                   help="verl dump (<step>.jsonl) or dump folder, tau2 results JSON (or its folder)")
-    p.add_argument("--json", nargs="?", const="-", default=None, metavar="FILE",
-                   help="print JSON instead of tables, or write it to FILE")
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="verl dump (<step>.jsonl) or dump folder, tau2 results JSON (or its folder)",
+    )
+    p.add_argument(
+        "--json",
+        nargs="?",
+        const="-",
+        default=None,
+        metavar="FILE",
+        help="print JSON instead of tables, or write it to FILE",
+    )
     p.add_argument("--plot", metavar="OUT.png", help="PNG: pass^k vs k, reward/component bars, per-step curves")
     p.add_argument("--baseline", metavar="PATH", help="another run (same kinds of input): print the differences")
-    p.add_argument("--success-threshold", type=float, default=None,
-                   help="a trial succeeds when its task reward >= this (every source); default: tau2 / tau-bench "
-                        "sources succeed within 1e-6 of 1.0, other sources report the mean reward only")
-    p.add_argument("--k", type=int, default=None,
-                   help="report pass^1..k (error when a task has fewer trials); default: up to the fewest trials")
-    p.add_argument("--data-source", default=None,
-                   help="label for rows without a data_source (verl dumps carry none), e.g. tau2/airline")
+    p.add_argument(
+        "--success-threshold",
+        type=float,
+        default=None,
+        help="a trial succeeds when its task reward >= this (every source); default: tau2 / tau-bench "
+        "sources succeed within 1e-6 of 1.0, other sources report the mean reward only",
+    )
+    p.add_argument(
+        "--k",
+        type=int,
+        default=None,
+        help="report pass^1..k (error when a task has fewer trials); default: up to the fewest trials",
+    )
+    p.add_argument(
+        "--data-source",
+        default=None,
+        help="label for rows without a data_source (verl dumps carry none), e.g. tau2/airline",
+    )
     return p
 
 

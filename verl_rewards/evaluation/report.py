@@ -193,11 +193,17 @@ def write_plot(results: Sequence[Evaluated], target: str | Path, baseline: Evalu
         for i, source in enumerate(sources):
             points = [(d.eval_set.step, d.summaries[source]) for d in steps if source in d.summaries]
             xs = [float(p[0] or 0) for p in points]
-            ax.plot(xs, [p[1].task_reward or 0.0 for p in points], marker="o", color=f"C{i % 10}",
-                    label=f"{source} task_reward")
+            ax.plot(
+                xs,
+                [p[1].task_reward or 0.0 for p in points],
+                marker="o",
+                color=f"C{i % 10}",
+                label=f"{source} task_reward",
+            )
             if any(p[1].pass_k for p in points):
-                ax.plot(xs, [p[1].pass_k.get(1, 0.0) for p in points], ls=":", color=f"C{i % 10}",
-                        label=f"{source} pass^1")
+                ax.plot(
+                    xs, [p[1].pass_k.get(1, 0.0) for p in points], ls=":", color=f"C{i % 10}", label=f"{source} pass^1"
+                )
         ax.set_xlabel("step")
         ax.set_title("per step")
         ax.legend(fontsize=8)

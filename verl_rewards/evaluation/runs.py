@@ -27,8 +27,20 @@ SCORED_TERMINATIONS = ("agent_stop", "user_stop")
 TASK_REWARD_KEYS = ("base_score", "reward", "score")
 #: extras that are bookkeeping, not components of the reward
 NOT_COMPONENTS = frozenset(
-    {"base_score", "contrib", "reward", "score", "reward_error", "reward_timeout", "step", "db_match",
-     "tau2_read_actions", "tau2_read_correct", "tau2_write_actions", "tau2_write_correct"}
+    {
+        "base_score",
+        "contrib",
+        "reward",
+        "score",
+        "reward_error",
+        "reward_timeout",
+        "step",
+        "db_match",
+        "tau2_read_actions",
+        "tau2_read_correct",
+        "tau2_write_actions",
+        "tau2_write_correct",
+    }
 )
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
 _MAX_BASIS_LEN = 200

@@ -83,8 +83,13 @@ def wrap_val_metrics_update(cls: Any) -> bool:
 
     @functools.wraps(original)
     def _val_metrics_update(
-        self: Any, data_sources: Any, sample_uids: Any, reward_extra_infos_dict: Any, sample_turns: Any,
-        *args: Any, **kwargs: Any,
+        self: Any,
+        data_sources: Any,
+        sample_uids: Any,
+        reward_extra_infos_dict: Any,
+        sample_turns: Any,
+        *args: Any,
+        **kwargs: Any,
     ) -> dict[str, Any]:
         metrics = original(self, data_sources, sample_uids, reward_extra_infos_dict, sample_turns, *args, **kwargs)
         try:
@@ -117,8 +122,10 @@ def validation_hooks_active() -> dict[str, bool]:
     import sys
 
     out = {}
-    for module, cls in (("verl.trainer.ppo.ray_trainer", "RayPPOTrainer"),
-                        ("verl.trainer.ppo.v1.trainer_base", "PPOTrainer")):
+    for module, cls in (
+        ("verl.trainer.ppo.ray_trainer", "RayPPOTrainer"),
+        ("verl.trainer.ppo.v1.trainer_base", "PPOTrainer"),
+    ):
         mod = sys.modules.get(module)
         target = getattr(getattr(mod, cls, None), "_val_metrics_update", None)
         out[f"{module}.{cls}"] = bool(getattr(target, "__verl_rewards_hook__", False))

@@ -189,8 +189,10 @@ def _check_sections(kw: Mapping[str, Any], family_keys: frozenset[str]) -> None:
         if kw.get(key) is not None and not isinstance(kw[key], kind):
             raise ManagerConfigError(f"reward.reward_kwargs.{key} must be {what}, got {kw[key]!r}")
     modules = kw.get("modules")
-    if modules is not None and not isinstance(modules, str) and not (
-        isinstance(modules, list | tuple) and all(isinstance(m, str) for m in modules)
+    if (
+        modules is not None
+        and not isinstance(modules, str)
+        and not (isinstance(modules, list | tuple) and all(isinstance(m, str) for m in modules))
     ):
         raise ManagerConfigError(
             f"reward.reward_kwargs.modules must be a module name, a .py path or a list of them, got {modules!r}"

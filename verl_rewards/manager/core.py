@@ -103,8 +103,7 @@ class ScoringCore:
                         f"for sample {sample.sample_id}"
                     ) from exc
                 timeout = 1
-                self.failures.report(f"timeout after {self.config.timeout_s}s in {scorer.name}", sample.sample_id,
-                                     None)
+                self.failures.report(f"timeout after {self.config.timeout_s}s in {scorer.name}", sample.sample_id, None)
                 result = ScoreResult(self.config.fallback_reward)
             except RewardInputError:
                 raise

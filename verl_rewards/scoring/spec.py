@@ -68,9 +68,7 @@ class RewardSpec:
         ps = [p for p in (sig.parameters.values() if sig else ()) if p.kind in named and p.name != "self"]
         self.params = tuple(p.name for p in ps)
         self.required = tuple(p.name for p in ps if p.default is inspect.Parameter.empty)
-        self.accepts_any = sig is None or any(
-            p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values()
-        )
+        self.accepts_any = sig is None or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values())
         self.is_async = inspect.iscoroutinefunction(self.func) or inspect.iscoroutinefunction(target)
         if self.env_cls is None and "env" in self.params:
             raise RewardRegistryError(f"reward {self.name!r} takes `env` but declares no env_cls/pool_size")

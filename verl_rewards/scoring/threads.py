@@ -55,9 +55,7 @@ class ThreadExecutor:
     def __init__(self, max_workers: int, max_abandoned: int = MAX_ABANDONED):
         self.max_workers = max(1, int(max_workers))
         self.max_abandoned = max_abandoned
-        self._queue: collections.deque[tuple[Callable[[_Worker], Any], concurrent.futures.Future]] = (
-            collections.deque()
-        )
+        self._queue: collections.deque[tuple[Callable[[_Worker], Any], concurrent.futures.Future]] = collections.deque()
         self._cond = threading.Condition()
         self._live = 0  # threads not abandoned
         self._idle = 0  # waiting threads not yet claimed by a submit

@@ -278,8 +278,11 @@ def _normal_row(
     from .normal.prompts import GREETING, agent_system_prompt, user_scenario_text
 
     if task.history:
-        raise TaskValidationError(task.id, "initial_state.message_history",
-                                  "normal mode does not support tasks that start from a message history")
+        raise TaskValidationError(
+            task.id,
+            "initial_state.message_history",
+            "normal mode does not support tasks that start from a message history",
+        )
     try:
         scenario = user_scenario_text(task)
     except ValueError as exc:

@@ -69,8 +69,7 @@ TAU_BENCH_KEYS = ("tb_r_actions", "tb_r_outputs")
 PARTIAL_CREDIT_KEY = "tau2_partial_credit"
 #: every extra key this family's scorers may report
 EXTRA_KEYS = (*TAU2_KEYS, *TAU2_EVAL_KEYS, *TAU_BENCH_KEYS, PARTIAL_CREDIT_KEY)
-_OPTION_KEYS = {"data_dir", "reward", "nl_policy", "judge", "assertion_errors", "default_termination",
-                "partial_credit"}
+_OPTION_KEYS = {"data_dir", "reward", "nl_policy", "judge", "assertion_errors", "default_termination", "partial_credit"}
 #: ``tau2.partial_credit: true``: 0.7 actions, 0.2 env assertions, 0.1 communicate (as tau2 partial credit on slime)
 DEFAULT_PARTIAL_CREDIT = (("action", 0.7), ("env_assertion", 0.2), ("communicate", 0.1))
 
@@ -97,9 +96,7 @@ class Tau2Options:
         section = dict(section or {})
         unknown = sorted(set(section) - _OPTION_KEYS)
         if unknown:
-            raise ConfigError(
-                f"unknown key(s) {unknown} in reward.reward_kwargs.tau2; valid: {sorted(_OPTION_KEYS)}"
-            )
+            raise ConfigError(f"unknown key(s) {unknown} in reward.reward_kwargs.tau2; valid: {sorted(_OPTION_KEYS)}")
         kind = str(section.get("reward", "tau2"))
         if kind not in ("tau2", "tau_bench"):
             raise ConfigError(f"reward.reward_kwargs.tau2.reward must be tau2 or tau_bench, got {kind!r}")

@@ -52,5 +52,4 @@ class TauBenchAgentLoop(Tau2AgentLoop):
         config = self.settings.user
         self._user_seed = self.trial_seed(config, task.id)
         user = self.user_player(config, lambda: config.scripts.get(task.id) or default_script(task))
-        return open_conversation(domain, task.id, user, seed=self._user_seed,
-                                 max_num_steps=self.settings.max_num_steps)
+        return open_conversation(domain, task.id, user, seed=self._user_seed, max_num_steps=self.settings.max_num_steps)

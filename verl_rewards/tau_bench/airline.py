@@ -74,16 +74,12 @@ class AirlineTools(TauBenchToolkit):
     @tool(READ)
     def get_reservation_details(self, reservation_id: Any) -> str:
         """The reservation as JSON (tau-bench says "user not found" for an unknown id)."""
-        if self.has("reservations", reservation_id):
-            return dumps(self.at("reservations", reservation_id))
-        return "Error: user not found"
+        return self.record_json("reservations", reservation_id, missing="user not found")
 
     @tool(READ)
     def get_user_details(self, user_id: Any) -> str:
         """The user profile as JSON."""
-        if self.has("users", user_id):
-            return dumps(self.at("users", user_id))
-        return "Error: user not found"
+        return self.record_json("users", user_id, missing="user not found")
 
     @tool(READ)
     def list_all_airports(self) -> str:

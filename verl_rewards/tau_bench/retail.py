@@ -73,23 +73,17 @@ class RetailTools(TauBenchToolkit):
     @tool(READ)
     def get_order_details(self, order_id: Any) -> str:
         """The order as JSON."""
-        if self.has("orders", order_id):
-            return dumps(self.at("orders", order_id))
-        return "Error: order not found"
+        return self.record_json("orders", order_id, missing="order not found")
 
     @tool(READ)
     def get_product_details(self, product_id: Any) -> str:
         """The product with all its variants as JSON."""
-        if self.has("products", product_id):
-            return dumps(self.at("products", product_id))
-        return "Error: product not found"
+        return self.record_json("products", product_id, missing="product not found")
 
     @tool(READ)
     def get_user_details(self, user_id: Any) -> str:
         """The user profile as JSON."""
-        if self.has("users", user_id):
-            return dumps(self.at("users", user_id))
-        return "Error: user not found"
+        return self.record_json("users", user_id, missing="user not found")
 
     @tool(READ)
     def list_all_product_types(self) -> str:

@@ -77,12 +77,15 @@ def _load(config: TauBenchSimulateConfig) -> tuple[TauBenchDomain, list[str]]:
         ids = [str(t) if "/" in str(t) else f"{split}/{t}" for t in config.task_ids]
         unknown = [t for t in ids if t not in domain.tasks]
         if unknown:
-            raise SimulateError(f"unknown task id(s) {unknown[:10]} in tau-bench domain {domain.name!r} "
-                                f"(ids are '<split>/<index>' or an index of --split, default {DEFAULT_SPLIT})")
+            raise SimulateError(
+                f"unknown task id(s) {unknown[:10]} in tau-bench domain {domain.name!r} "
+                f"(ids are '<split>/<index>' or an index of --split, default {DEFAULT_SPLIT})"
+            )
     else:
         if split not in domain.splits:
-            raise SimulateError(f"tau-bench domain {domain.name!r} has no split {split!r}; "
-                                f"available: {sorted(domain.splits)}")
+            raise SimulateError(
+                f"tau-bench domain {domain.name!r} has no split {split!r}; available: {sorted(domain.splits)}"
+            )
         ids = domain.split(split)
     return domain, list(dict.fromkeys(ids))
 
@@ -113,8 +116,10 @@ def _resume(settings: dict[str, Any], out: Path) -> list[dict[str, Any]]:
     if not isinstance(old, list) or not all(isinstance(s, dict) and isinstance(s.get("info"), dict) for s in old):
         raise SimulateError(f"--out {out} exists and is not a tau-bench results list; move it away")
     if any(s["info"].get("run") != settings for s in old):
-        raise SimulateError(f"--out {out} holds a run with other settings (domain, models, trials, seed or limits); "
-                            "use another --out to start a new run")
+        raise SimulateError(
+            f"--out {out} holds a run with other settings (domain, models, trials, seed or limits); "
+            "use another --out to start a new run"
+        )
     return old
 
 
@@ -134,12 +139,24 @@ def agent_traj(domain: TauBenchDomain, trajectory: list[dict[str, Any]]) -> list
     return out
 
 
-async def simulate_one(config: TauBenchSimulateConfig, domain: TauBenchDomain, settings: dict[str, Any],
-                       task_id: str, trial: int, seed: int) -> dict[str, Any]:
+async def simulate_one(
+    config: TauBenchSimulateConfig,
+    domain: TauBenchDomain,
+    settings: dict[str, Any],
+    task_id: str,
+    trial: int,
+    seed: int,
+) -> dict[str, Any]:
     """Play and score one (task, trial); never raises for a model's or an endpoint's failure."""
     task = domain.task(task_id)
-    conv = open_conversation(domain, task.id, OpenAIUser(shared_client(config.user)), seed=seed,
-                             max_num_steps=config.max_num_steps, agent_system_prompt=True)
+    conv = open_conversation(
+        domain,
+        task.id,
+        OpenAIUser(shared_client(config.user)),
+        seed=seed,
+        max_num_steps=config.max_num_steps,
+        agent_system_prompt=True,
+    )
     try:
         await conv.run(OpenAIAgent(config.agent, domain.tools_info, seed))
     except Exception as exc:  # noqa: BLE001 - one broken simulation must not stop the run
@@ -162,8 +179,12 @@ async def simulate_one(config: TauBenchSimulateConfig, domain: TauBenchDomain, s
         "task_id": task.index,
         "reward": reward,
         "info": {
-            "task": {"user_id": task.user_id, "actions": list(task.actions), "instruction": task.instruction,
-                     "outputs": list(task.outputs)},
+            "task": {
+                "user_id": task.user_id,
+                "actions": list(task.actions),
+                "instruction": task.instruction,
+                "outputs": list(task.outputs),
+            },
             "source": source,
             "user_cost": None,
             "reward_info": reward_info,
@@ -210,8 +231,15 @@ async def simulate_tau_bench(config: TauBenchSimulateConfig) -> list[dict[str, A
             write_text_atomic(out, json.dumps(results, ensure_ascii=False))
             last_save[0] = now
 
-    await run_plan(plan, play, finished, concurrency=config.concurrency, done=len(done), progress=config.progress,
-                   desc=SOURCE_PREFIX + domain.name)
+    await run_plan(
+        plan,
+        play,
+        finished,
+        concurrency=config.concurrency,
+        done=len(done),
+        progress=config.progress,
+        desc=SOURCE_PREFIX + domain.name,
+    )
     return results
 
 

@@ -51,6 +51,10 @@ class TauBenchToolkit(Toolkit):
 
     DOMAIN = ""
 
+    def record_json(self, collection: str, key: Any, *, missing: str) -> str:
+        """A record as tau-bench prints it, or tau-bench's error text when there is none under ``key``."""
+        return dumps(self.at(collection, key)) if self.has(collection, key) else f"Error: {missing}"
+
     def argument_error(self, name: str, arguments: dict[str, Any]) -> str | None:
         """The ``TypeError`` text Python raises when tau-bench calls ``invoke(data=..., **arguments)``, or None."""
         qualname = f"{class_name(name)}.invoke"

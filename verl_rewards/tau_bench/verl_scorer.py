@@ -48,8 +48,7 @@ from .normal import is_done
 from .reward import ENDED_BY_TRANSFER, tau_bench_reward
 
 SOURCE_PREFIX = "tau_bench/"
-EXTRA_KEYS = ("tb_r_actions", "tb_r_outputs", "tb_outputs_found", "tb_done", "tb_transfer", "termination",
-              "user_error")
+EXTRA_KEYS = ("tb_r_actions", "tb_r_outputs", "tb_outputs_found", "tb_done", "tb_transfer", "termination", "user_error")
 _OPTION_KEYS = {"data_dir"}
 
 

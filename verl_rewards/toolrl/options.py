@@ -71,7 +71,6 @@ ENV_VARS: dict[str, str] = {
 EXPERIMENT_NAME_VAR = "EXPERIMENT_NAME"
 
 
-
 class UnknownOptionError(TypeError, ValueError):
     """An option name that ToolRL does not have (catchable as ``TypeError`` or ``ValueError``)."""
 

@@ -157,7 +157,10 @@ class PolicyUser:
             prompt_ids = await loop.loop.run_in_executor(
                 None,
                 lambda: loop.tokenizer.apply_chat_template(  # type: ignore[attr-defined]
-                    messages, tools=request.tools, add_generation_prompt=True, tokenize=True,
+                    messages,
+                    tools=request.tools,
+                    add_generation_prompt=True,
+                    tokenize=True,
                     **loop.apply_chat_template_kwargs,
                 ),
             )
@@ -167,8 +170,10 @@ class PolicyUser:
             prompt_ids = prompt_ids["input_ids"]
         prompt_ids = list(prompt_ids)
         if len(prompt_ids) > loop.prompt_length + loop.response_length:
-            raise PlayerError(f"policy user: the user's prompt has {len(prompt_ids)} tokens, more than the rollout "
-                              f"allows ({loop.prompt_length} + {loop.response_length})")
+            raise PlayerError(
+                f"policy user: the user's prompt has {len(prompt_ids)} tokens, more than the rollout "
+                f"allows ({loop.prompt_length} + {loop.response_length})"
+            )
         sampling = dict(self.config.sampling)
         sampling["max_tokens"] = self.config.max_tokens
         if request.seed is not None:

@@ -62,8 +62,17 @@ class Endpoint:
     def from_mapping(cls, section: Mapping[str, Any], where: str) -> Endpoint:
         """Build from a config section (``base_url``, ``model``, ``api_key_env``, ``temperature``, ``sampling``,
         ``timeout_s``, ``retries``, ``backoff_s``, ``max_concurrency``); errors name ``where``."""
-        known = {"base_url", "model", "api_key_env", "temperature", "sampling", "timeout_s", "retries", "backoff_s",
-                 "max_concurrency"}
+        known = {
+            "base_url",
+            "model",
+            "api_key_env",
+            "temperature",
+            "sampling",
+            "timeout_s",
+            "retries",
+            "backoff_s",
+            "max_concurrency",
+        }
         section = {k: v for k, v in section.items() if k in known and v is not None}
         for key in ("base_url", "model"):
             if not section.get(key):
@@ -110,7 +119,10 @@ class ChatClient:
         return self._http
 
     def body(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, seed: int | None = None,
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        seed: int | None = None,
         **extra: Any,
     ) -> dict[str, Any]:
         """The request body: model, messages, tools with ``tool_choice: auto`` (omitted without tools), seed,
@@ -126,7 +138,10 @@ class ChatClient:
         return body
 
     async def complete(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, seed: int | None = None,
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        seed: int | None = None,
         **extra: Any,
     ) -> Reply:
         """One chat completion as a :class:`Reply` (PlayerError when none can be had, see the module doc)."""
@@ -221,9 +236,7 @@ def parse_completion(data: Any) -> Reply:
     return Reply(content=content, tool_calls=calls)
 
 
-_SHARED: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Endpoint, ChatClient]] = (
-    weakref.WeakKeyDictionary()
-)
+_SHARED: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Endpoint, ChatClient]] = weakref.WeakKeyDictionary()
 
 
 def shared_client(endpoint: Endpoint) -> ChatClient:

@@ -58,7 +58,7 @@ def parse_grades(content: str | None, assertions: Sequence[str]) -> list[bool]:
     text = (content or "").strip()
     if text.startswith("```"):
         text = text.strip("`")
-        text = text[text.find("{"):] if "{" in text else text
+        text = text[text.find("{") :] if "{" in text else text
     try:
         data = json.loads(text)
     except (ValueError, RecursionError):
@@ -87,8 +87,9 @@ class OpenAIJudge:
         self.endpoint = endpoint
         self._slots = threading.BoundedSemaphore(endpoint.max_concurrency)
 
-    async def grade(self, messages: Sequence[Mapping[str, Any]], assertions: Sequence[str],
-                    client: ChatClient | None = None) -> list[bool]:
+    async def grade(
+        self, messages: Sequence[Mapping[str, Any]], assertions: Sequence[str], client: ChatClient | None = None
+    ) -> list[bool]:
         client = client or shared_client(self.endpoint)
         try:
             reply = await client.complete(judge_messages(messages, assertions))

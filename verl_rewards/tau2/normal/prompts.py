@@ -72,9 +72,7 @@ def agent_instruction(domain: Domain) -> str:
 def agent_system_prompt(domain: Domain, policy_type: str | None = None) -> str:
     """The agent's system prompt in normal mode (telecom: the assembled main + tech-support policy)."""
     policy = domain.policy_for(solo=False, policy_type=policy_type)
-    return (
-        f"<instructions>\n{agent_instruction(domain)}\n</instructions>\n<policy>\n{policy}\n</policy>"
-    )
+    return f"<instructions>\n{agent_instruction(domain)}\n</instructions>\n<policy>\n{policy}\n</policy>"
 
 
 def has_user_tools(domain: Domain) -> bool:

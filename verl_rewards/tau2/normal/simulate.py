@@ -117,15 +117,18 @@ def _load(config: SimulateConfig) -> tuple[Domain, list[str]]:
             raise SimulateError(f"unknown task id(s) {unknown[:10]} in domain {domain.name!r}")
     elif config.split:
         if config.split not in domain.splits:
-            raise SimulateError(f"domain {domain.name!r} has no split {config.split!r}; "
-                                f"available: {sorted(domain.splits)}")
+            raise SimulateError(
+                f"domain {domain.name!r} has no split {config.split!r}; available: {sorted(domain.splits)}"
+            )
         ids = domain.split(config.split)
     else:
         ids = list(domain.tasks)
     with_history = [t for t in ids if domain.task(t).history]
     if with_history:
-        raise SimulateError(f"task(s) {with_history[:10]} start from a message history, which normal mode does not "
-                            "support; leave them out with --task-ids")
+        raise SimulateError(
+            f"task(s) {with_history[:10]} start from a message history, which normal mode does not "
+            "support; leave them out with --task-ids"
+        )
     return domain, list(dict.fromkeys(ids))
 
 
@@ -135,8 +138,9 @@ async def check_reachable(endpoint: Endpoint, role: str) -> None:
         async with httpx.AsyncClient(timeout=REACHABLE_TIMEOUT_S) as client:
             await client.get(endpoint.base_url.rstrip("/") + "/models", headers=endpoint.headers())
     except httpx.HTTPError as exc:
-        raise SimulateError(f"the {role} endpoint {endpoint.base_url} is unreachable: "
-                            f"{type(exc).__name__}: {exc}") from None
+        raise SimulateError(
+            f"the {role} endpoint {endpoint.base_url} is unreachable: {type(exc).__name__}: {exc}"
+        ) from None
 
 
 def _info(config: SimulateConfig, domain: Domain) -> dict[str, Any]:
@@ -152,7 +156,9 @@ def _info(config: SimulateConfig, domain: Domain) -> dict[str, Any]:
             "global_simulation_guidelines": guidelines_path(domain).read_text(encoding="utf-8"),
         },
         "agent_info": {
-            "implementation": "llm_agent", "llm": config.agent.model, "llm_args": dict(config.agent.sampling)
+            "implementation": "llm_agent",
+            "llm": config.agent.model,
+            "llm_args": dict(config.agent.sampling),
         },
         "environment_info": {"domain_name": domain.name, "policy": domain.policy_for(solo=False), "tool_defs": None},
         "seed": config.seed,
@@ -177,14 +183,17 @@ def _resume(config: SimulateConfig, info: dict[str, Any], out: Path) -> list[dic
         and (old_info.get("user_info") or {}).get("llm") == config.user.model
     )
     if not same:
-        raise SimulateError(f"--out {out} holds a run with other settings (domain, models, trials, seed or limits); "
-                            "use another --out to start a new run")
+        raise SimulateError(
+            f"--out {out} holds a run with other settings (domain, models, trials, seed or limits); "
+            "use another --out to start a new run"
+        )
     return [s for s in old["simulations"] if isinstance(s, dict)]
 
 
 # -------------------------------------------------------------------------------------------- one simulation
-async def simulate_one(config: SimulateConfig, domain: Domain, task_id: str, trial: int, seed: int,
-                       judge: OpenAIJudge | None) -> dict[str, Any]:
+async def simulate_one(
+    config: SimulateConfig, domain: Domain, task_id: str, trial: int, seed: int, judge: OpenAIJudge | None
+) -> dict[str, Any]:
     """Play and score one (task, trial); never raises for a model's or an endpoint's failure."""
     task = domain.task(task_id)
     start, started = datetime.now().isoformat(), time.perf_counter()
@@ -224,18 +233,23 @@ async def simulate_one(config: SimulateConfig, domain: Domain, task_id: str, tri
         "trial": trial,
         "seed": seed,
         "mode": "half_duplex",
-        "info": {"steps": conv.steps, "errors": conv.errors, "user_calls": conv.user_calls,
-                 "end_cause": conv.cause},
+        "info": {"steps": conv.steps, "errors": conv.errors, "user_calls": conv.user_calls, "end_cause": conv.cause},
     }
 
 
-async def _reward_info(domain: Domain, task_id: str, trajectory: list[dict[str, Any]], termination: str,
-                       judge: OpenAIJudge | None) -> dict[str, Any]:
+async def _reward_info(
+    domain: Domain, task_id: str, trajectory: list[dict[str, Any]], termination: str, judge: OpenAIJudge | None
+) -> dict[str, Any]:
     task = domain.task(task_id)
     grades: list[bool] | None = None
     criteria = task.evaluation_criteria
-    needs_judge = (judge is not None and criteria is not None and criteria.nl_assertions
-                   and "NL_ASSERTION" in criteria.reward_basis and termination in ("agent_stop", "user_stop"))
+    needs_judge = (
+        judge is not None
+        and criteria is not None
+        and criteria.nl_assertions
+        and "NL_ASSERTION" in criteria.reward_basis
+        and termination in ("agent_stop", "user_stop")
+    )
     error = None
     if needs_judge:
         assert judge is not None and criteria is not None
@@ -244,9 +258,13 @@ async def _reward_info(domain: Domain, task_id: str, trajectory: list[dict[str, 
         except ValueError as exc:  # JudgeError: flagged, scored 0, never a silent 1.0
             error = str(exc)
     result = evaluate_trajectory(
-        domain, task_id, trajectory, termination=termination,
+        domain,
+        task_id,
+        trajectory,
+        termination=termination,
         judge=(lambda _m, _a: grades) if grades is not None else None,
-        nl_policy="skip", assertion_errors="zero",
+        nl_policy="skip",
+        assertion_errors="zero",
     )
     info = reward_info(task, result)
     if error is not None:
@@ -261,15 +279,24 @@ def reward_info(task: Any, result: EvaluationResult) -> dict[str, Any]:
     raw_actions = raw.get("actions") or []
     raw_asserts = raw.get("env_assertions") or []
     actions = [
-        {"action": raw_actions[i] if i < len(raw_actions) else {"action_id": c["action_id"], "name": c["name"],
-                                                                  "arguments": {}},
-         "action_match": bool(c["match"]), "action_reward": float(bool(c["match"])), "tool_type": c.get("tool_type")}
+        {
+            "action": raw_actions[i]
+            if i < len(raw_actions)
+            else {"action_id": c["action_id"], "name": c["name"], "arguments": {}},
+            "action_match": bool(c["match"]),
+            "action_reward": float(bool(c["match"])),
+            "tool_type": c.get("tool_type"),
+        }
         for i, c in enumerate(result.action_checks)
     ]
     asserts = [
-        {"env_assertion": raw_asserts[i] if i < len(raw_asserts) else {
-            "env_type": c["env_type"], "func_name": c["func_name"], "arguments": c["arguments"]},
-         "met": bool(c["met"]), "reward": float(bool(c["met"]))}
+        {
+            "env_assertion": raw_asserts[i]
+            if i < len(raw_asserts)
+            else {"env_type": c["env_type"], "func_name": c["func_name"], "arguments": c["arguments"]},
+            "met": bool(c["met"]),
+            "reward": float(bool(c["met"])),
+        }
         for i, c in enumerate(result.env_assertion_checks)
     ]
     info: dict[str, Any] = {}
@@ -279,15 +306,19 @@ def reward_info(task: Any, result: EvaluationResult) -> dict[str, Any]:
         info["skipped"] = list(result.skipped)
     return {
         "reward": float(result.reward),
-        "db_check": None if result.db_match is None else {
-            "db_match": bool(result.db_match), "db_reward": result.breakdown.get("DB", float(result.db_match))
-        },
+        "db_check": None
+        if result.db_match is None
+        else {"db_match": bool(result.db_match), "db_reward": result.breakdown.get("DB", float(result.db_match))},
         "env_assertions": asserts or None,
         "action_checks": actions or None,
-        "nl_assertions": [{"nl_assertion": c["nl_assertion"], "met": bool(c["met"]), "justification": ""}
-                          for c in result.nl_checks] or None,
-        "communicate_checks": [{"info": c["info"], "met": bool(c["met"]), "justification": ""}
-                               for c in result.communicate_checks] or None,
+        "nl_assertions": [
+            {"nl_assertion": c["nl_assertion"], "met": bool(c["met"]), "justification": ""} for c in result.nl_checks
+        ]
+        or None,
+        "communicate_checks": [
+            {"info": c["info"], "met": bool(c["met"]), "justification": ""} for c in result.communicate_checks
+        ]
+        or None,
         "reward_basis": None if result.reward_basis is None else list(result.reward_basis),
         "reward_breakdown": dict(result.breakdown) or None,
         "info": info,
@@ -301,12 +332,17 @@ def tau2_messages(trajectory: list[dict[str, Any]], timestamp: str) -> list[dict
     for i, m in enumerate(trajectory):
         base = {"role": m["role"], "content": m.get("content"), "turn_idx": i, "timestamp": timestamp}
         if m["role"] == "tool":
-            base.update(id=m.get("tool_call_id") or "", requestor=m.get("requestor", "assistant"),
-                        error=bool(m.get("error")))
+            base.update(
+                id=m.get("tool_call_id") or "", requestor=m.get("requestor", "assistant"), error=bool(m.get("error"))
+            )
         else:
             calls = [
-                {"id": c["id"], "name": c["function"]["name"], "arguments": _arguments(c["function"]["arguments"]),
-                 "requestor": m["role"]}
+                {
+                    "id": c["id"],
+                    "name": c["function"]["name"],
+                    "arguments": _arguments(c["function"]["arguments"]),
+                    "requestor": m["role"],
+                }
                 for c in m.get("tool_calls") or ()
             ]
             base["tool_calls"] = calls or None
@@ -347,8 +383,12 @@ async def simulate(config: SimulateConfig) -> dict[str, Any]:
     if config.judge is not None:
         await check_reachable(config.judge, "judge")
     seeds = trial_seeds(config.seed, config.num_trials)
-    results: dict[str, Any] = {"timestamp": datetime.now().isoformat(), "info": info,
-               "tasks": [domain.task(t).raw for t in task_ids], "simulations": kept}
+    results: dict[str, Any] = {
+        "timestamp": datetime.now().isoformat(),
+        "info": info,
+        "tasks": [domain.task(t).raw for t in task_ids],
+        "simulations": kept,
+    }
     done = {(str(s.get("task_id")), int(s.get("trial") or 0)) for s in kept}
     run = _Run(config, domain, task_ids, seeds, results, done)
     plan = [(t, k) for k in range(config.num_trials) for t in task_ids if (t, k) not in run.done]
@@ -363,8 +403,15 @@ async def simulate(config: SimulateConfig) -> dict[str, Any]:
             run.done.add((str(sim["task_id"]), sim["trial"]))
         _save(run, out, force=force)
 
-    await run_plan(plan, play, finished, concurrency=config.concurrency, done=len(run.done),
-                   progress=config.progress, desc=f"tau2/{domain.name}")
+    await run_plan(
+        plan,
+        play,
+        finished,
+        concurrency=config.concurrency,
+        done=len(run.done),
+        progress=config.progress,
+        desc=f"tau2/{domain.name}",
+    )
     return results
 
 

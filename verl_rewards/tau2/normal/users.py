@@ -39,8 +39,19 @@ from .conversation import DEFAULT_SEED, STOP_TOKENS, Reply, UserRequest
 
 BACKENDS = ("openai", "policy", "scripted")
 _KEYS = {
-    "backend", "base_url", "model", "api_key_env", "temperature", "sampling", "timeout_s", "retries", "backoff_s",
-    "max_concurrency", "seed", "scripts", "max_tokens",
+    "backend",
+    "base_url",
+    "model",
+    "api_key_env",
+    "temperature",
+    "sampling",
+    "timeout_s",
+    "retries",
+    "backoff_s",
+    "max_concurrency",
+    "seed",
+    "scripts",
+    "max_tokens",
 }
 FINAL_TURN = "Thank you, that is all I needed. " + STOP_TOKENS[0]
 
@@ -76,8 +87,14 @@ class UserConfig:
         sampling.setdefault("temperature", float(section.get("temperature", 0.0)))
         endpoint = Endpoint.from_mapping(section, where) if backend == "openai" else None
         scripts = load_scripts(section["scripts"]) if backend == "scripted" and section.get("scripts") else {}
-        return cls(backend=backend, endpoint=endpoint, seed=seed, scripts=scripts, max_tokens=max_tokens,
-                   sampling=tuple(sorted(sampling.items())))
+        return cls(
+            backend=backend,
+            endpoint=endpoint,
+            seed=seed,
+            scripts=scripts,
+            max_tokens=max_tokens,
+            sampling=tuple(sorted(sampling.items())),
+        )
 
 
 def as_reply(turn: Any, where: str = "turn") -> Reply:
