@@ -30,6 +30,26 @@ class RetailTools(TauBenchToolkit):
     DOMAIN = NAME
 
     # ----------------------------------------------------------------------------------------- helpers
+    def _item_swap(
+        self, order_id: Any, status: str, refusal: str, item_ids: Any, new_item_ids: Any
+    ) -> tuple[dict[str, Any], float] | str:
+        """The checks exchanges and item modifications share, in tau-bench's order: the order and the price
+        difference, or the error text to answer."""
+        if not self.has("orders", order_id):
+            return "Error: order not found"
+        order = self.at("orders", order_id)
+        if order["status"] != status:
+            return f"Error: {refusal}"
+        missing = self._count_check(order, item_ids)
+        if missing is not _OK:
+            return f"Error: {missing} not found"
+        if len(item_ids) != len(new_item_ids):
+            return "Error: the number of items to be exchanged should match"
+        diff = self._price_difference(order, item_ids, new_item_ids)
+        if isinstance(diff, _Refused):
+            return diff.text
+        return order, diff
+
     def _count_check(self, order: dict[str, Any], item_ids: Any) -> str | None:
         """The first requested item id asked for more often than the order holds it."""
         all_item_ids = [item["item_id"] for item in order["items"]]
@@ -120,19 +140,12 @@ class RetailTools(TauBenchToolkit):
         self, order_id: Any, item_ids: Any, new_item_ids: Any, payment_method_id: Any
     ) -> str:
         """Request an exchange of delivered items for other variants of the same products."""
-        if not self.has("orders", order_id):
-            return "Error: order not found"
-        order = self.at("orders", order_id)
-        if order["status"] != "delivered":
-            return "Error: non-delivered order cannot be exchanged"
-        missing = self._count_check(order, item_ids)
-        if missing is not _OK:
-            return f"Error: {missing} not found"
-        if len(item_ids) != len(new_item_ids):
-            return "Error: the number of items to be exchanged should match"
-        diff = self._price_difference(order, item_ids, new_item_ids)
-        if isinstance(diff, _Refused):
-            return diff.text
+        checked = self._item_swap(
+            order_id, "delivered", "non-delivered order cannot be exchanged", item_ids, new_item_ids
+        )
+        if isinstance(checked, str):
+            return checked
+        order, diff = checked
         diff = round(diff, 2)
         methods = self.at("users", order["user_id"])["payment_methods"]
         if payment_method_id not in methods:
@@ -166,19 +179,10 @@ class RetailTools(TauBenchToolkit):
         self, order_id: Any, item_ids: Any, new_item_ids: Any, payment_method_id: Any
     ) -> str:
         """Swap items of a pending order for other variants; the difference is paid or refunded."""
-        if not self.has("orders", order_id):
-            return "Error: order not found"
-        order = self.at("orders", order_id)
-        if order["status"] != "pending":
-            return "Error: non-pending order cannot be modified"
-        missing = self._count_check(order, item_ids)
-        if missing is not _OK:
-            return f"Error: {missing} not found"
-        if len(item_ids) != len(new_item_ids):
-            return "Error: the number of items to be exchanged should match"
-        diff = self._price_difference(order, item_ids, new_item_ids)
-        if isinstance(diff, _Refused):
-            return diff.text
+        checked = self._item_swap(order_id, "pending", "non-pending order cannot be modified", item_ids, new_item_ids)
+        if isinstance(checked, str):
+            return checked
+        order, diff = checked
         user_id = order["user_id"]
         methods = self.at("users", user_id)["payment_methods"]
         if payment_method_id not in methods:
