@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..tau2.normal.conversation import USER_STOP, Conversation, Reply, UserPlayer
-from ..tau2.normal.users import FINAL_TURN, UserConfig
+from ..tau2.normal.users import FINAL_TURN, UserConfig, user_settings
 from .domain import TauBenchDomain, TauBenchTask
 from .environment import STOP_TOKEN
 from .user import user_system_prompt
@@ -94,16 +94,8 @@ class TauBenchNormalSettings:
 
     @classmethod
     def from_mapping(cls, section: Mapping[str, Any] | None) -> TauBenchNormalSettings:
-        if not isinstance(section, Mapping) or not section:
-            raise ValueError(
-                f"the {AGENT_LOOP_NAME} loop needs {CONFIG_PATH}.user.backend (openai | policy | scripted), e.g. "
-                f"+{CONFIG_PATH}.user.backend=openai +{CONFIG_PATH}.user.base_url=http://host:8000/v1 "
-                f"+{CONFIG_PATH}.user.model=NAME"
-            )
-        unknown = sorted(set(section) - _SETTINGS_KEYS)
-        if unknown:
-            raise ValueError(f"unknown key(s) {unknown} in {CONFIG_PATH}; valid: {sorted(_SETTINGS_KEYS)}")
-        user = UserConfig.from_mapping(section.get("user"), f"{CONFIG_PATH}.user")
+        user = user_settings(section, CONFIG_PATH, AGENT_LOOP_NAME, _SETTINGS_KEYS)
+        assert isinstance(section, Mapping)
         try:
             steps = int(section.get("max_num_steps", MAX_NUM_STEPS))
         except (TypeError, ValueError):

@@ -62,7 +62,7 @@ from .conversation import (
     trial_seeds,
 )
 from .prompts import user_scenario_text, user_system_prompt, user_tool_schemas
-from .users import OpenAIUser, ScriptedUser, UserConfig, script_for
+from .users import OpenAIUser, ScriptedUser, UserConfig, script_for, user_settings
 
 logger = logging.getLogger(__name__)
 
@@ -84,16 +84,8 @@ class NormalSettings:
 
     @classmethod
     def from_mapping(cls, section: Mapping[str, Any] | None) -> NormalSettings:
-        if not isinstance(section, Mapping) or not section:
-            raise ValueError(
-                f"the {AGENT_NAME} loop needs {CONFIG_PATH}.user.backend (openai | policy | scripted), e.g. "
-                f"+{CONFIG_PATH}.user.backend=openai +{CONFIG_PATH}.user.base_url=http://host:8000/v1 "
-                f"+{CONFIG_PATH}.user.model=NAME"
-            )
-        unknown = sorted(set(section) - _SETTINGS_KEYS)
-        if unknown:
-            raise ValueError(f"unknown key(s) {unknown} in {CONFIG_PATH}; valid: {sorted(_SETTINGS_KEYS)}")
-        user = UserConfig.from_mapping(section.get("user"), f"{CONFIG_PATH}.user")
+        user = user_settings(section, CONFIG_PATH, AGENT_NAME, _SETTINGS_KEYS)
+        assert isinstance(section, Mapping)
         try:
             max_steps = int(section.get("max_steps", DEFAULT_MAX_STEPS))
             max_errors = int(section.get("max_errors", DEFAULT_MAX_ERRORS))

@@ -27,7 +27,7 @@ Configuration (:class:`UserConfig`, one mapping; in training ``actor_rollout_ref
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -190,3 +190,18 @@ class OpenAIUser:
 def script_for(config: UserConfig, domain: Domain, task: Task) -> Sequence[Reply]:
     """The scripted backend's turns for ``task``: its script, else :func:`default_script`."""
     return config.scripts.get(task.id) or default_script(domain, task)
+
+
+def user_settings(section: Any, config_path: str, loop_name: str, valid_keys: Collection[str]) -> UserConfig:
+    """The ``user`` backend of a normal-mode loop's settings section; a missing section or an unknown key is a
+    clear error naming ``config_path``."""
+    if not isinstance(section, Mapping) or not section:
+        raise ValueError(
+            f"the {loop_name} loop needs {config_path}.user.backend (openai | policy | scripted), e.g. "
+            f"+{config_path}.user.backend=openai +{config_path}.user.base_url=http://host:8000/v1 "
+            f"+{config_path}.user.model=NAME"
+        )
+    unknown = sorted(set(section) - set(valid_keys))
+    if unknown:
+        raise ValueError(f"unknown key(s) {unknown} in {config_path}; valid: {sorted(valid_keys)}")
+    return UserConfig.from_mapping(section.get("user"), f"{config_path}.user")
