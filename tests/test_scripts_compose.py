@@ -9,23 +9,8 @@ import sys
 import pytest
 import yaml
 
+from recipe_support import compose_script
 from repo_paths import REPO
-
-
-def compose_script(script: str, env: dict[str, str], *extra: str) -> dict:
-    full_env = {k: v for k, v in os.environ.items() if k not in ("CONTRIBUTION", "CONTRIB_TYPE", "BETA")}
-    full_env.update(env)
-    full_env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + full_env.get("PATH", "")
-    proc = subprocess.run(
-        ["bash", str(REPO / script), *extra, "--cfg", "job"],
-        env=full_env,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        cwd=str(REPO),
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return yaml.safe_load(proc.stdout)
 
 
 @pytest.mark.slow

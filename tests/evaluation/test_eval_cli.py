@@ -311,10 +311,11 @@ def test_manager_extras_through_verl_dump_to_eval(tmp_path, capsys, small_tokeni
     """The contribution manager scores tau2 rollouts (gold, idle, cut off); verl dumps its extras; eval reads
     termination, DB match and the scored components back."""
     root = require_data("mock")
-    from test_tau2_manager import _manager, _rows
-
     from verl_rewards.tau2 import load_domain
     from verl_rewards.tau2.scripted import gold_trajectory, scripted_trajectory
+
+    from tau2_support import tau2_manager as _manager
+    from tau2_support import tau2_rows as _rows
 
     dom = load_domain("mock", root)
     task = "create_task_1"

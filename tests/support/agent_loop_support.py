@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -89,3 +90,101 @@ def segments(out, tokenizer) -> tuple[list[str], list[str]]:
     if cur in (0, 1):
         runs[cur].append(tokenizer.decode(ids[start:]))
     return runs[1], runs[0]
+
+
+# ------------------------------------------------------------------------- solo mode (verl's tool_agent loop)
+#: one scripted assistant turn: its text and its tool calls
+Turn = tuple[str, list[tuple[str, dict[str, Any]]]]
+
+
+class ScriptedServer:
+    """Stands in for verl's LLM server: each new request id takes the next queued script."""
+
+    def __init__(self, tokenizer):
+        self.tokenizer = tokenizer
+        self.queue: list[list[Turn]] = []
+        self.by_request: dict[str, list[Turn]] = {}
+
+    async def generate(self, request_id: str, prompt_ids: list[int], sampling_params: dict, **_: Any):
+        from verl.workers.rollout.replica import TokenOutput
+
+        if request_id not in self.by_request:
+            self.by_request[request_id] = list(self.queue.pop(0))
+        turns = self.by_request[request_id]
+        text, calls = turns.pop(0) if turns else ("Nothing more to do.", [])
+        ids = self.tokenizer.encode(hermes(text, calls), add_special_tokens=False)
+        return TokenOutput(token_ids=ids, stop_reason="completed")
+
+
+def _worker(domain: str, report, tokenizer, tokenizer_dir: str, handles=None):
+    """verl's AgentLoopWorker with our tools and a scripted server (built without Ray)."""
+    from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
+    from verl.tools.tool_registry import load_all_tools
+    from verl.utils import omega_conf_to_dataclass
+    from verl.utils.dataset.rl_dataset import RLHFDataset
+
+    cfg = compose_verl_config(
+        [
+            f"actor_rollout_ref.model.path={tokenizer_dir}",
+            "actor_rollout_ref.rollout.name=vllm",
+            "actor_rollout_ref.rollout.agent.default_agent_loop=tool_agent",
+            "actor_rollout_ref.rollout.multi_turn.enable=True",
+            f"actor_rollout_ref.rollout.multi_turn.tool_config_path={report.tool_config}",
+            "actor_rollout_ref.rollout.multi_turn.format=hermes",
+            "actor_rollout_ref.rollout.multi_turn.max_assistant_turns=20",
+            "actor_rollout_ref.rollout.multi_turn.max_tool_response_length=100000",
+            "data.max_prompt_length=32768",
+            "data.max_response_length=32768",
+        ]
+    )
+    worker = object.__new__(AgentLoopWorker)
+    worker.config = cfg
+    worker.llm_client = ScriptedServer(tokenizer)
+    worker.teacher_client = None
+    worker.reward_loop_worker_handles = handles
+    worker.rollout_config = omega_conf_to_dataclass(cfg.actor_rollout_ref.rollout)
+    worker.tokenizer, worker.processor, worker.hf_model_type = tokenizer, None, None
+    worker.dataset_cls, worker.mm_processor_kwargs = RLHFDataset, {}
+    worker.distillation_enabled = False
+    worker.tools = load_all_tools(report.tool_config, None)
+    return worker
+
+
+def _agent_data(row: dict, request_id: str):
+    from verl.experimental.agent_loop.tool_agent_loop import AgentData
+
+    return AgentData(
+        messages=list(row["prompt"]),
+        image_data=None,
+        video_data=None,
+        audio_data=None,
+        mm_processor_kwargs=None,
+        metrics={},
+        request_id=request_id,
+        tools_kwargs=row["extra_info"]["tools_kwargs"],
+    )
+
+
+async def _turn(tools: dict, agent_data, calls: list[tuple[str, dict]], content: str = "") -> list[str]:
+    """One assistant turn as ToolAgentLoop runs it: message, create/execute/release per call, tool answers."""
+    agent_data.messages.append(
+        {
+            "role": "assistant",
+            "content": content,
+            "tool_calls": [{"type": "function", "function": {"name": n, "arguments": a}} for n, a in calls],
+        }
+    )
+
+    async def one(name: str, args: dict) -> str:
+        tool = tools[name]
+        create = agent_data.tools_kwargs.get(name, {}).get("create_kwargs", {})
+        iid, _ = await tool.create(create_kwargs=create)
+        try:
+            response, _, _ = await tool.execute(iid, args, agent_data=agent_data)
+        finally:
+            await tool.release(iid)
+        return response.text
+
+    answers = await asyncio.gather(*(one(n, a) for n, a in calls))
+    agent_data.messages.extend({"role": "tool", "content": text} for text in answers)
+    return answers

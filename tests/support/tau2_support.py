@@ -11,7 +11,10 @@ from typing import Any
 
 import pytest
 
+from verl_rewards.batching import padded_batch
+
 from repo_paths import DATA, REPO
+from verl_support import compose_verl_config
 
 _SKIP = (
     "tau2 data not found: set TAU2_DATA_DIR to the folder holding <domain>/db.json "
@@ -134,3 +137,31 @@ def toolkit_fixtures(data: Path, normalize_db: Any, toolkit_cls: Any) -> tuple[A
         return toolkit_cls(DBState(base))
 
     return raw, base, tasks, tk
+
+
+def tau2_manager(tokenizer_dir, tok, kwargs=()):
+    """The contribution manager built by verl's own loader, with ``+reward.reward_kwargs.<kwargs>`` overrides."""
+    from verl.trainer.ppo.reward import load_reward_manager
+
+    overrides = [
+        f"actor_rollout_ref.model.path={tokenizer_dir}",
+        "reward.reward_manager.name=contribution",
+        *[f"+reward.reward_kwargs.{k}" for k in kwargs],
+    ]
+    return load_reward_manager(compose_verl_config(overrides), tok)
+
+
+def tau2_rows(tok, domain, items):
+    """A padded batch of tau2 rows: ``items`` are ``(task_id, messages, termination)``."""
+    n = len(items)
+    return padded_batch(
+        [tok.encode("ticket", add_special_tokens=False)] * n,
+        [tok.encode("done", add_special_tokens=False)] * n,
+        {
+            "data_source": [f"tau2/{domain}"] * n,
+            "reward_model": [{"ground_truth": {"task_id": t}} for t, _, _ in items],
+            "extra_info": [{"task_id": t} for t, _, _ in items],
+            "tool_extra_fields": [{"messages": msgs, "termination": term} for _, msgs, term in items],
+        },
+        pad_token_id=tok.pad_token_id,
+    )

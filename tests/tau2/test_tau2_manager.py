@@ -5,36 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from verl_rewards.batching import padded_batch
-
-from tau2_support import require_data
-from verl_support import compose_verl_config
-
-
-def _manager(tokenizer_dir, tok, kwargs=()):
-    from verl.trainer.ppo.reward import load_reward_manager
-
-    overrides = [
-        f"actor_rollout_ref.model.path={tokenizer_dir}",
-        "reward.reward_manager.name=contribution",
-        *[f"+reward.reward_kwargs.{k}" for k in kwargs],
-    ]
-    return load_reward_manager(compose_verl_config(overrides), tok)
-
-
-def _rows(tok, domain, items):
-    n = len(items)
-    return padded_batch(
-        [tok.encode("ticket", add_special_tokens=False)] * n,
-        [tok.encode("done", add_special_tokens=False)] * n,
-        {
-            "data_source": [f"tau2/{domain}"] * n,
-            "reward_model": [{"ground_truth": {"task_id": t}} for t, _, _ in items],
-            "extra_info": [{"task_id": t} for t, _, _ in items],
-            "tool_extra_fields": [{"messages": msgs, "termination": term} for _, msgs, term in items],
-        },
-        pad_token_id=tok.pad_token_id,
-    )
+from tau2_support import require_data, tau2_manager, tau2_rows
 
 
 @pytest.mark.parametrize(("domain", "task_id"), [("airline", "1"), ("retail", "1"), ("mock", "create_task_1")])
@@ -46,9 +17,9 @@ def test_gold_scores_one_wrong_and_unfinished_score_zero(small_tokenizer_dir, sm
     dom = load_domain(domain, root)
     gold = gold_trajectory(dom, task_id)
     wrong = scripted_trajectory(dom, task_id, [])  # does nothing
-    mgr = _manager(small_tokenizer_dir, small_tokenizer, [f"tau2.data_dir={root}", "tau2.nl_policy=skip"])
+    mgr = tau2_manager(small_tokenizer_dir, small_tokenizer, [f"tau2.data_dir={root}", "tau2.nl_policy=skip"])
     out = mgr(
-        _rows(
+        tau2_rows(
             small_tokenizer,
             domain,
             [(task_id, gold, "agent_stop"), (task_id, wrong, "agent_stop"), (task_id, gold, "max_steps")],
@@ -80,9 +51,9 @@ def test_tau_bench_variant_and_bad_options(small_tokenizer_dir, small_tokenizer)
         for t, task in dom.tasks.items()
         if any(a.name == "cancel_reservation" for a in (task.evaluation_criteria.actions or []))
     )
-    mgr = _manager(small_tokenizer_dir, small_tokenizer, [f"tau2.data_dir={root}", "tau2.reward=tau_bench"])
+    mgr = tau2_manager(small_tokenizer_dir, small_tokenizer, [f"tau2.data_dir={root}", "tau2.reward=tau_bench"])
     out = mgr(
-        _rows(
+        tau2_rows(
             small_tokenizer,
             "airline",
             [
@@ -95,7 +66,7 @@ def test_tau_bench_variant_and_bad_options(small_tokenizer_dir, small_tokenizer)
     assert out["reward_extra_info"]["base_score"] == [1.0, 0.0]
     assert out["reward_extra_info"]["tb_r_actions"] == [1.0, 0.0]
     with pytest.raises(ManagerConfigError, match="nl_policy"):
-        _manager(small_tokenizer_dir, small_tokenizer, ["tau2.nl_policy=maybe"])
+        tau2_manager(small_tokenizer_dir, small_tokenizer, ["tau2.nl_policy=maybe"])
 
 
 def test_task_id_from_extra_info_ground_truth_dict_or_json_text():

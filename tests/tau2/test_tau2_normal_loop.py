@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -21,7 +18,7 @@ from verl_rewards.tau2.normal.prompts import GREETING
 
 from agent_loop_support import hermes, make_worker, segments
 from chat_server import ChatServer, scripted
-from repo_paths import REPO
+from recipe_support import run_script
 from tau2_support import require_domain
 
 TELECOM_TASK = "[service_issue]airplane_mode_on[PERSONA:None]"
@@ -350,33 +347,20 @@ def test_missing_or_bad_user_config_is_a_clear_error(tool_configs, small_tokeniz
 
 
 # ------------------------------------------------------------------------------------------------ recipe
-def _recipe(env: dict[str, str]) -> subprocess.CompletedProcess:
-    full = {k: v for k, v in os.environ.items() if k not in ("CONTRIBUTION", "CONTRIB_TYPE", "BETA", "MODE")}
-    full.update(env)
-    full["PATH"] = os.path.dirname(sys.executable) + os.pathsep + full.get("PATH", "")
-    return subprocess.run(
-        ["bash", str(REPO / "recipes/tau2_grpo/run_tau2_grpo.sh"), "--cfg", "job"],
-        env=full,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        cwd=str(REPO),
-    )
-
-
 @pytest.mark.slow
 def test_recipe_normal_mode_by_default_with_a_user_endpoint(tmp_path):
     import yaml
 
     from verl_rewards.tau2.normal.agent_loop import NormalSettings
 
-    proc = _recipe(
+    proc = run_script(
+        "recipes/tau2_grpo/run_tau2_grpo.sh",
         {
             "DOMAIN": "airline",
             "TAU2_DATA_DIR": str(tmp_path),
             "USER_BASE_URL": "http://10.0.0.7:8000/v1",
             "USER_MODEL": "Qwen/Qwen2.5-72B-Instruct",
-        }
+        },
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     cfg = yaml.safe_load(proc.stdout)
@@ -387,13 +371,15 @@ def test_recipe_normal_mode_by_default_with_a_user_endpoint(tmp_path):
     assert settings.user.backend == "openai" and settings.max_steps == 200 and settings.max_errors == 10
     assert settings.user.endpoint.base_url == "http://10.0.0.7:8000/v1"
     assert settings.user.endpoint.model == "Qwen/Qwen2.5-72B-Instruct" and settings.data_dir == str(tmp_path)
-    policy = _recipe({"DOMAIN": "retail", "USER_BACKEND": "policy", "MAX_STEPS": "80"})
+    policy = run_script(
+        "recipes/tau2_grpo/run_tau2_grpo.sh", {"DOMAIN": "retail", "USER_BACKEND": "policy", "MAX_STEPS": "80"}
+    )
     assert policy.returncode == 0, policy.stderr[-3000:]
     custom = yaml.safe_load(policy.stdout)["actor_rollout_ref"]["rollout"]["custom"]["tau2"]
     assert NormalSettings.from_mapping(custom).user.backend == "policy" and custom["max_steps"] == 80
-    missing = _recipe({"DOMAIN": "airline"})
+    missing = run_script("recipes/tau2_grpo/run_tau2_grpo.sh", {"DOMAIN": "airline"})
     assert missing.returncode == 2 and "needs USER_BASE_URL" in missing.stderr
-    bad = _recipe({"DOMAIN": "airline", "MODE": "duo"})
+    bad = run_script("recipes/tau2_grpo/run_tau2_grpo.sh", {"DOMAIN": "airline", "MODE": "duo"})
     assert bad.returncode == 2 and "MODE must be normal or solo" in bad.stderr
 
 

@@ -10,12 +10,13 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
-from test_tau2_training import _agent_data, _compose_recipe, _turn, _worker
 
 from verl_rewards.contribution import compute_contribution
 from verl_rewards.tau2.data import DONE_TOOL, USER_TOOL_PREFIX, prepare_tau2
 from verl_rewards.tau2.scripted import gold_calls
 
+from agent_loop_support import _agent_data, _turn, _worker
+from recipe_support import compose_script
 from repo_paths import REPO
 from tau2_support import require_domain
 
@@ -163,20 +164,23 @@ def test_tool_agent_loop_runs_a_telecom_episode(telecom, prepared, small_tokeniz
 
 @pytest.mark.slow
 def test_recipe_accepts_telecom_and_mock() -> None:
-    cfg = _compose_recipe(
+    cfg = compose_script(
+        "recipes/tau2_grpo/run_tau2_grpo.sh",
         {
             "DOMAIN": "telecom",
             "MODE": "solo",
             "DATA_DIR": "/data/t2t",
             "TAU2_DATA_DIR": "/data/tau2",
             "TELECOM_SPLIT": "full",
-        }
+        },
     )
     assert cfg["data"]["train_files"] == "/data/t2t/full.parquet"
     assert cfg["data"]["val_files"] == "/data/t2t/test.parquet"
     assert cfg["data"]["max_prompt_length"] == 16384
     assert cfg["actor_rollout_ref"]["rollout"]["multi_turn"]["tool_config_path"] == "/data/t2t/tool_config.yaml"
-    cfg = _compose_recipe({"DOMAIN": "mock", "DATA_DIR": "/data/t2m", "TAU2_DATA_DIR": "/data/tau2"})
+    cfg = compose_script(
+        "recipes/tau2_grpo/run_tau2_grpo.sh", {"DOMAIN": "mock", "DATA_DIR": "/data/t2m", "TAU2_DATA_DIR": "/data/tau2"}
+    )
     assert cfg["data"]["train_files"] == cfg["data"]["val_files"] == "/data/t2m/base.parquet"
     assert cfg["data"]["max_prompt_length"] == 6144
     bad = subprocess.run(

@@ -13,7 +13,6 @@ import gc
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +24,13 @@ from verl_rewards.contribution import compute_contribution
 from verl_rewards.tau2.data import DONE_TOOL, TOOL_CONFIG_NAME, prepare_tau2
 from verl_rewards.tau2.scripted import gold_calls
 
+from agent_loop_support import Turn, _agent_data, _turn, _worker
+from recipe_support import compose_script
 from repo_paths import REPO
 from tau2_support import require_domain
 from verl_support import compose_verl_config
 
 BETA = 0.1
-Turn = tuple[str, list[tuple[str, dict[str, Any]]]]
 
 # (domain, task) -> a wrong write that succeeds but is not asked for
 WRONG = {
@@ -105,60 +105,6 @@ def script(domain_name: str, task_id: str, kind: str) -> list[Turn]:
         return [*reads, ("Fixing.", [WRONG[(domain_name, task_id)]]), ("Done.", [(DONE_TOOL, {})])]
     # incomplete: stops talking after the first write, never calls done
     return [*[("Working.", [(n, a)]) for n, a, _ in calls[: first_write + 1]], ("I will finish this later.", [])]
-
-
-class ScriptedServer:
-    """Stands in for verl's LLM server: each new request id takes the next queued script."""
-
-    def __init__(self, tokenizer):
-        self.tokenizer = tokenizer
-        self.queue: list[list[Turn]] = []
-        self.by_request: dict[str, list[Turn]] = {}
-
-    async def generate(self, request_id: str, prompt_ids: list[int], sampling_params: dict, **_: Any):
-        from verl.workers.rollout.replica import TokenOutput
-
-        if request_id not in self.by_request:
-            self.by_request[request_id] = list(self.queue.pop(0))
-        turns = self.by_request[request_id]
-        text, calls = turns.pop(0) if turns else ("Nothing more to do.", [])
-        blocks = "".join("<tool_call>\n" + json.dumps({"name": n, "arguments": a}) + "\n</tool_call>" for n, a in calls)
-        ids = self.tokenizer.encode(text + blocks + "<|im_end|>", add_special_tokens=False)
-        return TokenOutput(token_ids=ids, stop_reason="completed")
-
-
-def _worker(domain: str, report, tokenizer, tokenizer_dir: str, handles=None):
-    """verl's AgentLoopWorker with our tools and a scripted server (built without Ray)."""
-    from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
-    from verl.tools.tool_registry import load_all_tools
-    from verl.utils import omega_conf_to_dataclass
-    from verl.utils.dataset.rl_dataset import RLHFDataset
-
-    cfg = compose_verl_config(
-        [
-            f"actor_rollout_ref.model.path={tokenizer_dir}",
-            "actor_rollout_ref.rollout.name=vllm",
-            "actor_rollout_ref.rollout.agent.default_agent_loop=tool_agent",
-            "actor_rollout_ref.rollout.multi_turn.enable=True",
-            f"actor_rollout_ref.rollout.multi_turn.tool_config_path={report.tool_config}",
-            "actor_rollout_ref.rollout.multi_turn.format=hermes",
-            "actor_rollout_ref.rollout.multi_turn.max_assistant_turns=20",
-            "actor_rollout_ref.rollout.multi_turn.max_tool_response_length=100000",
-            "data.max_prompt_length=32768",
-            "data.max_response_length=32768",
-        ]
-    )
-    worker = object.__new__(AgentLoopWorker)
-    worker.config = cfg
-    worker.llm_client = ScriptedServer(tokenizer)
-    worker.teacher_client = None
-    worker.reward_loop_worker_handles = handles
-    worker.rollout_config = omega_conf_to_dataclass(cfg.actor_rollout_ref.rollout)
-    worker.tokenizer, worker.processor, worker.hf_model_type = tokenizer, None, None
-    worker.dataset_cls, worker.mm_processor_kwargs = RLHFDataset, {}
-    worker.distillation_enabled = False
-    worker.tools = load_all_tools(report.tool_config, None)
-    return worker
 
 
 def _rows(report) -> dict[str, dict]:
@@ -336,46 +282,6 @@ def test_prepare_cli(tau2_root, tmp_path, capsys):
 
 
 # ------------------------------------------------------------------------------- tool adapters, by hand
-def _agent_data(row: dict, request_id: str):
-    from verl.experimental.agent_loop.tool_agent_loop import AgentData
-
-    return AgentData(
-        messages=list(row["prompt"]),
-        image_data=None,
-        video_data=None,
-        audio_data=None,
-        mm_processor_kwargs=None,
-        metrics={},
-        request_id=request_id,
-        tools_kwargs=row["extra_info"]["tools_kwargs"],
-    )
-
-
-async def _turn(tools: dict, agent_data, calls: list[tuple[str, dict]], content: str = "") -> list[str]:
-    """One assistant turn as ToolAgentLoop runs it: message, create/execute/release per call, tool answers."""
-    agent_data.messages.append(
-        {
-            "role": "assistant",
-            "content": content,
-            "tool_calls": [{"type": "function", "function": {"name": n, "arguments": a}} for n, a in calls],
-        }
-    )
-
-    async def one(name: str, args: dict) -> str:
-        tool = tools[name]
-        create = agent_data.tools_kwargs.get(name, {}).get("create_kwargs", {})
-        iid, _ = await tool.create(create_kwargs=create)
-        try:
-            response, _, _ = await tool.execute(iid, args, agent_data=agent_data)
-        finally:
-            await tool.release(iid)
-        return response.text
-
-    answers = await asyncio.gather(*(one(n, a) for n, a in calls))
-    agent_data.messages.extend({"role": "tool", "content": text} for text in answers)
-    return answers
-
-
 def test_tool_adapters_share_state_record_steps_and_end_episodes(prepared):
     from verl.tools.tool_registry import initialize_tools_from_config
 
@@ -522,30 +428,16 @@ def test_reward_loop_scores_tool_agent_rollouts(
 
 
 # ---------------------------------------------------------------------------------------------- recipe
-def _compose_recipe(env: dict[str, str], *extra: str) -> dict:
-    full_env = {k: v for k, v in os.environ.items() if k not in ("CONTRIBUTION", "CONTRIB_TYPE", "BETA")}
-    full_env.update(env)
-    full_env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + full_env.get("PATH", "")
-    proc = subprocess.run(
-        ["bash", str(REPO / "recipes/tau2_grpo/run_tau2_grpo.sh"), *extra, "--cfg", "job"],
-        env=full_env,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        cwd=str(REPO),
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return yaml.safe_load(proc.stdout)
-
-
 @pytest.mark.slow
 def test_tau2_recipe_composes_against_verl_config(tmp_path):
     from verl_rewards.manager.config import ManagerConfig
     from verl_rewards.tau2.verl_scorer import Tau2Options
 
     data = str(tmp_path)  # tau2.data_dir must exist when the manager is built
-    cfg = _compose_recipe(
-        {"DOMAIN": "retail", "MODE": "solo", "DATA_DIR": "/data/t2r", "TAU2_DATA_DIR": data}, "trainer.total_epochs=2"
+    cfg = compose_script(
+        "recipes/tau2_grpo/run_tau2_grpo.sh",
+        {"DOMAIN": "retail", "MODE": "solo", "DATA_DIR": "/data/t2r", "TAU2_DATA_DIR": data},
+        "trainer.total_epochs=2",
     )
     rollout = cfg["actor_rollout_ref"]["rollout"]
     assert rollout["agent"]["default_agent_loop"] == "tool_agent"

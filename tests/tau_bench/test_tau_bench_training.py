@@ -11,13 +11,13 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from test_tau2_training import _worker
 
 from verl_rewards.batching import padded_batch
 from verl_rewards.contribution import compute_contribution
 from verl_rewards.tau_bench.data import TOOL_CONFIG_NAME, prepare_tau_bench
 from verl_rewards.tau_bench.verl_scorer import TauBenchOptions, score_tau_bench
 
+from agent_loop_support import _worker
 from repo_paths import REPO
 from tau_bench_support import gold_calls, gold_trajectory, require_domain, trajectory
 from verl_support import compose_verl_config
