@@ -188,3 +188,20 @@ async def _turn(tools: dict, agent_data, calls: list[tuple[str, dict]], content:
     answers = await asyncio.gather(*(one(n, a) for n, a in calls))
     agent_data.messages.extend({"role": "tool", "content": text} for text in answers)
     return answers
+
+
+async def run_row(worker, row: dict[str, Any], uid: str) -> Any:
+    """One dataset row (as ``prepare`` writes it) through verl's real ``AgentLoopWorker._run_agent_loop``, the way
+    verl's rollout hands a row to the row's ``agent_name`` loop (training step 1)."""
+    kwargs = {
+        "data_source": row["data_source"],
+        "reward_model": row["reward_model"],
+        "extra_info": row["extra_info"],
+        "raw_prompt": row["prompt"],
+        "tools_kwargs": row["extra_info"]["tools_kwargs"],
+        "interaction_kwargs": {},
+        "index": row["extra_info"].get("index", 0),
+        "uid": uid,
+    }
+    traj = {"step": 1, "sample_index": 0, "rollout_n": 0, "validate": False}
+    return await worker._run_agent_loop({"temperature": 1.0}, traj, agent_name=row["agent_name"], trace=False, **kwargs)

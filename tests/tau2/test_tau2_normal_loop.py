@@ -16,7 +16,7 @@ from verl_rewards.tau2.data import task_row, write_tool_config
 from verl_rewards.tau2.normal.conversation import trial_seeds
 from verl_rewards.tau2.normal.prompts import GREETING
 
-from agent_loop_support import hermes, make_worker, segments
+from agent_loop_support import hermes, make_worker, run_row, segments
 from chat_server import ChatServer, scripted
 from recipe_support import run_script
 from tau2_support import require_domain
@@ -93,32 +93,22 @@ def tool_configs(tau2_root, tmp_path_factory) -> dict[str, str]:
     return paths
 
 
-def row_kwargs(domain_name: str, task_id: str, root: Path, uid: str) -> tuple[str, dict[str, Any]]:
+def normal_row(domain_name: str, task_id: str, root: Path) -> dict[str, Any]:
+    """The normal-mode dataset row of a task, as ``prepare tau2 --mode normal`` writes it."""
     domain = require_domain(domain_name)
-    row = task_row(domain, domain.task(task_id), 0, "test", str(root), mode="normal")
-    return row["agent_name"], {
-        "data_source": row["data_source"],
-        "reward_model": row["reward_model"],
-        "extra_info": row["extra_info"],
-        "raw_prompt": row["prompt"],
-        "tools_kwargs": row["extra_info"]["tools_kwargs"],
-        "index": 0,
-        "uid": uid,
-    }
+    return task_row(domain, domain.task(task_id), 0, "test", str(root), mode="normal")
 
 
 async def rollout(worker, domain_name: str, task_id: str, root: Path, agent: list[AgentTurn], uid: str = ""):
     worker.llm_client.queue.append([hermes(t, c) for t, c in agent])
-    name, kwargs = row_kwargs(domain_name, task_id, root, uid or f"{domain_name}-{task_id}")
-    traj = {"step": 1, "sample_index": 0, "rollout_n": 0, "validate": False}
-    return await worker._run_agent_loop({"temperature": 1.0}, traj, agent_name=name, trace=False, **kwargs)
+    return await run_row(worker, normal_row(domain_name, task_id, root), uid or f"{domain_name}-{task_id}")
 
 
 def reward_of(out, domain_name: str, task_id: str, root: Path) -> dict[str, Any]:
     """The tau2 reward as the manager computes it (tool_extra_fields merged into extra_info)."""
     from verl_rewards.tau2.verl_scorer import Tau2Options, score_tau2
 
-    extra = {**row_kwargs(domain_name, task_id, root, "x")[1]["extra_info"], **out.extra_fields}
+    extra = {**normal_row(domain_name, task_id, root)["extra_info"], **out.extra_fields}
     return score_tau2(
         out.extra_fields["messages"],
         f"tau2/{domain_name}",

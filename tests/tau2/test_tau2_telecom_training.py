@@ -15,7 +15,7 @@ from verl_rewards.contribution import compute_contribution
 from verl_rewards.tau2.data import DONE_TOOL, USER_TOOL_PREFIX, prepare_tau2
 from verl_rewards.tau2.scripted import gold_calls
 
-from agent_loop_support import _agent_data, _turn, _worker
+from agent_loop_support import _agent_data, _turn, _worker, run_row
 from recipe_support import compose_script
 from repo_paths import REPO
 from tau2_support import require_domain
@@ -138,20 +138,7 @@ def test_tool_agent_loop_runs_a_telecom_episode(telecom, prepared, small_tokeniz
     worker = _worker("telecom", prepared, small_tokenizer, small_tokenizer_dir)
     script = [("Working on it.", [(n, a)]) for n, a, _ in calls] + [("Fixed.", [(DONE_TOOL, {})]), ("Bye.", [])]
     worker.llm_client.queue.append(script)
-    kwargs = {
-        "data_source": row["data_source"],
-        "reward_model": row["reward_model"],
-        "extra_info": row["extra_info"],
-        "raw_prompt": row["prompt"],
-        "tools_kwargs": row["extra_info"]["tools_kwargs"],
-        "interaction_kwargs": {},
-        "index": row["extra_info"]["index"],
-        "uid": f"telecom-{task_id}",
-    }
-    traj = {"step": 1, "sample_index": 0, "rollout_n": 0, "validate": False}
-    out = asyncio.run(
-        worker._run_agent_loop({"temperature": 1.0}, traj, agent_name=row["agent_name"], trace=False, **kwargs)
-    )
+    out = asyncio.run(run_row(worker, row, f"telecom-{task_id}"))
     ef = out.extra_fields
     assert ef["termination"] == "agent_stop" and len(ef["cur_step_dict"]) == len(calls) + 1
     assert [a["name"] for a in ef["action_log"]] == [n for n, _, _ in calls]

@@ -24,7 +24,7 @@ from verl_rewards.contribution import compute_contribution
 from verl_rewards.tau2.data import DONE_TOOL, TOOL_CONFIG_NAME, prepare_tau2
 from verl_rewards.tau2.scripted import gold_calls
 
-from agent_loop_support import Turn, _agent_data, _turn, _worker
+from agent_loop_support import Turn, _agent_data, _turn, _worker, run_row
 from recipe_support import compose_script
 from repo_paths import REPO
 from tau2_support import require_domain
@@ -126,20 +126,7 @@ def run_rollouts(prepared, tokenizer, tokenizer_dir, handles=None) -> dict[tuple
                 for kind in KINDS:
                     row = rows[task_id]
                     worker.llm_client.queue.append(script(domain, task_id, kind))
-                    kwargs = {
-                        "data_source": row["data_source"],
-                        "reward_model": row["reward_model"],
-                        "extra_info": row["extra_info"],
-                        "raw_prompt": row["prompt"],
-                        "tools_kwargs": row["extra_info"]["tools_kwargs"],
-                        "interaction_kwargs": {},
-                        "index": row["extra_info"]["index"],
-                        "uid": f"{domain}-{task_id}",
-                    }
-                    traj = {"step": 1, "sample_index": 0, "rollout_n": 0, "validate": False}
-                    results[(domain, task_id, kind)] = await worker._run_agent_loop(
-                        {"temperature": 1.0}, traj, agent_name=row["agent_name"], trace=False, **kwargs
-                    )
+                    results[(domain, task_id, kind)] = await run_row(worker, row, f"{domain}-{task_id}")
 
     asyncio.run(go())
     return results

@@ -14,7 +14,7 @@ from verl_rewards.tau_bench.data import task_row, tool_config_text
 from verl_rewards.tau_bench.user import GREETING, user_history
 from verl_rewards.tau_bench.verl_scorer import TauBenchOptions, score_tau_bench
 
-from agent_loop_support import hermes, make_worker, segments
+from agent_loop_support import hermes, make_worker, run_row, segments
 from chat_server import ChatServer, scripted
 from tau_bench_support import require_domain
 
@@ -41,29 +41,19 @@ def tool_config(retail, tmp_path_factory) -> str:
     return str(path)
 
 
-def row_kwargs(domain, task_id: str, uid: str) -> tuple[str, dict[str, Any]]:
-    row = task_row(domain, domain.task(task_id), 0, str(domain.data_dir.parent), "normal")
-    return row["agent_name"], {
-        "data_source": row["data_source"],
-        "reward_model": row["reward_model"],
-        "extra_info": row["extra_info"],
-        "raw_prompt": row["prompt"],
-        "tools_kwargs": row["extra_info"]["tools_kwargs"],
-        "index": 0,
-        "uid": uid,
-    }
+def normal_row(domain, task_id: str) -> dict[str, Any]:
+    """The normal-mode dataset row of a task, as ``prepare tau_bench --mode normal`` writes it."""
+    return task_row(domain, domain.task(task_id), 0, str(domain.data_dir.parent), "normal")
 
 
 async def rollout(worker, domain, task_id: str, agent, uid: str):
     worker.llm_client.queue.append([hermes(t, c) for t, c in agent])
-    name, kwargs = row_kwargs(domain, task_id, uid)
-    traj = {"step": 1, "sample_index": 0, "rollout_n": 0, "validate": False}
-    return await worker._run_agent_loop({"temperature": 1.0}, traj, agent_name=name, trace=False, **kwargs)
+    return await run_row(worker, normal_row(domain, task_id), uid)
 
 
 def reward_of(out, domain, task_id: str) -> dict[str, Any]:
     """The reward as the manager computes it (the loop's extra_fields merged into extra_info)."""
-    extra = {**row_kwargs(domain, task_id, "x")[1]["extra_info"], **out.extra_fields}
+    extra = {**normal_row(domain, task_id)["extra_info"], **out.extra_fields}
     return score_tau_bench(
         out.extra_fields["messages"],
         "tau_bench/retail",
@@ -76,12 +66,13 @@ def reward_of(out, domain, task_id: str) -> dict[str, Any]:
 def test_prepare_normal_rows_select_the_loop_and_carry_only_the_system_prompt(retail):
     from verl.experimental.agent_loop.agent_loop import _agent_loop_registry
 
-    name, kwargs = row_kwargs(retail, "test/5", "u")
+    row = normal_row(retail, "test/5")
+    name = row["agent_name"]
     assert name == "tau_bench_agent" and _agent_loop_registry[name] == {
         "_target_": "verl_rewards.tau_bench.agent_loop.TauBenchAgentLoop"
     }
-    assert kwargs["raw_prompt"] == [{"role": "system", "content": retail.policy}]
-    assert kwargs["extra_info"]["mode"] == "normal"
+    assert row["prompt"] == [{"role": "system", "content": retail.policy}]
+    assert row["extra_info"]["mode"] == "normal"
 
 
 @pytest.fixture(scope="module")

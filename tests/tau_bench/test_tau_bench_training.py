@@ -17,7 +17,7 @@ from verl_rewards.contribution import compute_contribution
 from verl_rewards.tau_bench.data import TOOL_CONFIG_NAME, prepare_tau_bench
 from verl_rewards.tau_bench.verl_scorer import TauBenchOptions, score_tau_bench
 
-from agent_loop_support import _worker
+from agent_loop_support import _worker, run_row
 from repo_paths import REPO
 from tau_bench_support import gold_calls, gold_trajectory, require_domain, trajectory
 from verl_support import compose_verl_config
@@ -168,20 +168,7 @@ def rollouts(prepared, domains, small_tokenizer, small_tokenizer_dir):
                 for kind in KINDS:
                     row = rows[task_id]
                     worker.llm_client.queue.append(script(domains[name], task_id, kind))
-                    kwargs = {
-                        "data_source": row["data_source"],
-                        "reward_model": row["reward_model"],
-                        "extra_info": row["extra_info"],
-                        "raw_prompt": row["prompt"],
-                        "tools_kwargs": row["extra_info"]["tools_kwargs"],
-                        "interaction_kwargs": {},
-                        "index": row["extra_info"]["index"],
-                        "uid": f"{name}-{task_id}",
-                    }
-                    traj = {"step": 1, "sample_index": 0, "rollout_n": 0, "validate": False}
-                    results[(name, task_id, kind)] = await worker._run_agent_loop(
-                        {"temperature": 1.0}, traj, agent_name=row["agent_name"], trace=False, **kwargs
-                    )
+                    results[(name, task_id, kind)] = await run_row(worker, row, f"{name}-{task_id}")
 
     asyncio.run(go())
     return results
