@@ -210,6 +210,24 @@ def build_samples(domain: Domain, group: int, max_tasks: int | None) -> list[tup
 
 
 # ------------------------------------------------------------------------------------------ run
+def against_baseline(
+    domain: Any, samples: list, ours: list[float], ours_rate: float, baseline_samples: int, baseline: Any
+) -> str:
+    """Score the first ``baseline_samples`` the slow way and report speed-up, agreement and the built labels."""
+    subset = samples[:baseline_samples]
+    t0 = time.perf_counter()
+    naive = [baseline(domain, tid, msgs) for tid, msgs, _ in subset]
+    naive_s = time.perf_counter() - t0
+    agree = sum(a == b for a, b in zip(ours, naive, strict=False))
+    correct_ok = sum((r == 1.0) == good for r, (_, _, good) in zip(ours, samples, strict=True))
+    naive_rate = len(subset) / naive_s if subset else float("nan")
+    return (
+        f"  | baseline {naive_rate:7.2f} samples/s on {len(subset)}"
+        f"  | speed-up {ours_rate / naive_rate:7.1f}x"
+        f"  | baseline agrees {agree}/{len(subset)}  | correct/wrong as built {correct_ok}/{len(samples)}"
+    )
+
+
 def bench_domain(name: str, data_dir: str | None, group: int, baseline_samples: int, max_tasks: int | None) -> None:
     try:
         folder = resolve_data_dir(name, data_dir, {"db": "db.json"})
@@ -225,20 +243,10 @@ def bench_domain(name: str, data_dir: str | None, group: int, baseline_samples: 
     ours = [evaluate_trajectory(fresh, tid, msgs, reward_basis=["DB"]).reward for tid, msgs, _ in samples]
     ours_s = time.perf_counter() - t0
 
-    subset = samples[:baseline_samples]
-    t0 = time.perf_counter()
-    naive = [naive_db_reward(fresh, tid, msgs) for tid, msgs, _ in subset]
-    naive_s = time.perf_counter() - t0
-
-    agree = sum(a == b for a, b in zip(ours, naive, strict=False))
-    correct_ok = sum((r == 1.0) == good for r, (_, _, good) in zip(ours, samples, strict=True))
     ours_rate = len(samples) / ours_s
-    naive_rate = len(subset) / naive_s if subset else float("nan")
     print(
         f"{name:8s} tasks={len(samples) // group:4d} samples={len(samples):5d}  ours {ours_rate:9.1f} samples/s"
-        f"  | baseline {naive_rate:7.2f} samples/s on {len(subset)}"
-        f"  | speed-up {ours_rate / naive_rate:7.1f}x"
-        f"  | baseline agrees {agree}/{len(subset)}  | correct/wrong as built {correct_ok}/{len(samples)}"
+        + against_baseline(fresh, samples, ours, ours_rate, baseline_samples, naive_db_reward)
     )
 
 
@@ -272,21 +280,11 @@ def bench_full_domain(name: str, data_dir: str | None, group: int, baseline_samp
         evaluate_trajectory(fresh, tid, msgs)
     gold_rate = len(gold_only) / (time.perf_counter() - t0)
 
-    subset = samples[:baseline_samples]
-    t0 = time.perf_counter()
-    naive = [naive_full_reward(fresh, tid, msgs) for tid, msgs, _ in subset]
-    naive_s = time.perf_counter() - t0
-
-    agree = sum(a == b for a, b in zip(ours, naive, strict=False))
-    correct_ok = sum((r == 1.0) == good for r, (_, _, good) in zip(ours, samples, strict=True))
     ours_rate = len(samples) / ours_s
-    naive_rate = len(subset) / naive_s if subset else float("nan")
     print(
         f"{name:8s} full reward, split {split}: tasks={len(samples) // group:4d} samples={len(samples):5d}"
         f"  ours {ours_rate:9.1f} samples/s (gold trajectories only: {gold_rate:9.1f})"
-        f"  | baseline {naive_rate:7.2f} samples/s on {len(subset)}"
-        f"  | speed-up {ours_rate / naive_rate:7.1f}x"
-        f"  | baseline agrees {agree}/{len(subset)}  | correct/wrong as built {correct_ok}/{len(samples)}"
+        + against_baseline(fresh, samples, ours, ours_rate, baseline_samples, naive_full_reward)
     )
 
 
