@@ -51,6 +51,7 @@ from .common import (
 )
 
 DISCOVERABLE_ATTR = "__bank_discoverable__"
+_TAU2_TOOLS_MODULE = "tau2.domains.banking_knowledge.tools"
 
 TRANSFER_REASONS = (
     "fraud_or_security_concern",
@@ -312,9 +313,7 @@ class KnowledgeTools(Toolkit):
         }
         if not self.t.add("verification_history", f"{user_id}_{suffix}", record):
             return "Failed to log verification: Record may already exist."
-        return (
-            f"Verification logged successfully.\n  - User: {name} (ID: {user_id})\n  - Verified at: {time_verified}"
-        )
+        return f"Verification logged successfully.\n  - User: {name} (ID: {user_id})\n  - Verified at: {time_verified}"
 
     # WRITE here stands for tau2's GENERIC tool with mutates_state=True: replays re-execute it.
     @tool(WRITE)
@@ -415,6 +414,12 @@ class KnowledgeTools(Toolkit):
         except json.JSONDecodeError as exc:
             return f"Error: Invalid JSON in arguments: {exc}"
         method = getattr(self, agent_tool_name)
+        if not isinstance(args, dict):
+            # Python's own text for this TypeError names the function's module: tau2's, in tau2
+            return (
+                f"Error: Invalid arguments: {_TAU2_TOOLS_MODULE}.KnowledgeTools.{agent_tool_name}() argument after ** "
+                f"must be a mapping, not {type(args).__name__}"
+            )
         try:
             result = method(**args)
         except TypeError as exc:
@@ -445,9 +450,7 @@ class KnowledgeTools(Toolkit):
     def update_transaction_rewards_3847(self, transaction_id: str, new_rewards_earned: str) -> str:
         if not transaction_id or not new_rewards_earned:
             return "Error: Missing required parameters."
-        if not self.t.update(
-            "credit_card_transaction_history", transaction_id, {"rewards_earned": new_rewards_earned}
-        ):
+        if not self.t.update("credit_card_transaction_history", transaction_id, {"rewards_earned": new_rewards_earned}):
             return f"Error: Transaction '{transaction_id}' not found."
         args = {"transaction_id": transaction_id, "new_rewards_earned": new_rewards_earned}
         return (
@@ -707,8 +710,7 @@ class KnowledgeTools(Toolkit):
         status = card.get("status", "").upper()
         if status != "ACTIVE":
             return (
-                f"Error: Cannot update recurring block settings for a card with status '{status}'. "
-                "Card must be ACTIVE."
+                f"Error: Cannot update recurring block settings for a card with status '{status}'. Card must be ACTIVE."
             )
         self.t.w("debit_cards")[card_id]["recurring_blocked"] = block_recurring
         if block_recurring:
@@ -1032,9 +1034,7 @@ class KnowledgeTools(Toolkit):
         self, user_id: str, checking_account_id: str, credit_card_account_id: str, amount: float
     ) -> str:
         if not user_id or not checking_account_id or not credit_card_account_id or amount is None:
-            return (
-                "Error: Missing required parameters (user_id, checking_account_id, credit_card_account_id, amount)."
-            )
+            return "Error: Missing required parameters (user_id, checking_account_id, credit_card_account_id, amount)."
         try:
             amount = float(amount)
             if amount <= 0:
@@ -1811,9 +1811,7 @@ class KnowledgeTools(Toolkit):
         account_id = card.get("account_id")
         accounts = self.t.r("accounts")
         if account_id and account_id in accounts and accounts[account_id].get("status") != "OPEN":
-            return (
-                f"Error: The linked checking account '{account_id}' is no longer open. Card cannot be activated."
-            )
+            return f"Error: The linked checking account '{account_id}' is no longer open. Card cannot be activated."
         return None
 
     def _activate(self, card_id: str, status: str, updates: Callable[[], dict[str, Any]]) -> tuple[dict, list[str]]:
@@ -1824,14 +1822,20 @@ class KnowledgeTools(Toolkit):
         card["activated_date"] = TODAY
         others = []
         for other_id, other in cards.items():
-            if other_id != card_id and other.get("account_id") == card.get("account_id") and other.get("status") == "ACTIVE":
+            if (
+                other_id != card_id
+                and other.get("account_id") == card.get("account_id")
+                and other.get("status") == "ACTIVE"
+            ):
                 other["status"] = status
                 other.update(updates())
                 others.append(other_id)
         return card, others
 
     @discoverable(WRITE)
-    def activate_debit_card_8291(self, card_id: str, last_4_digits: str, expiration_date: str, cvv: str, pin: str) -> str:
+    def activate_debit_card_8291(
+        self, card_id: str, last_4_digits: str, expiration_date: str, cvv: str, pin: str
+    ) -> str:
         error = self._activation_error(
             card_id, last_4_digits, expiration_date, cvv, pin, ["new_account", "first_card"], "activate_debit_card_8291"
         )
@@ -1856,7 +1860,9 @@ class KnowledgeTools(Toolkit):
         return "\n".join(parts)
 
     @discoverable(WRITE)
-    def activate_debit_card_8292(self, card_id: str, last_4_digits: str, expiration_date: str, cvv: str, pin: str) -> str:
+    def activate_debit_card_8292(
+        self, card_id: str, last_4_digits: str, expiration_date: str, cvv: str, pin: str
+    ) -> str:
         error = self._activation_error(
             card_id, last_4_digits, expiration_date, cvv, pin, ["lost", "stolen", "fraud"], "activate_debit_card_8292"
         )
@@ -1888,7 +1894,9 @@ class KnowledgeTools(Toolkit):
         return "\n".join(parts)
 
     @discoverable(WRITE)
-    def activate_debit_card_8293(self, card_id: str, last_4_digits: str, expiration_date: str, cvv: str, pin: str) -> str:
+    def activate_debit_card_8293(
+        self, card_id: str, last_4_digits: str, expiration_date: str, cvv: str, pin: str
+    ) -> str:
         error = self._activation_error(
             card_id,
             last_4_digits,
@@ -2027,9 +2035,7 @@ class KnowledgeTools(Toolkit):
         account_id = cards[card_id].get("account_id")
         accounts = self.t.r("accounts")
         if account_id and account_id in accounts and accounts[account_id].get("status") != "OPEN":
-            return (
-                f"Error: The linked checking account '{account_id}' is no longer open. Card cannot be unfrozen."
-            )
+            return f"Error: The linked checking account '{account_id}' is no longer open. Card cannot be unfrozen."
         card = self.t.w("debit_cards")[card_id]
         card["status"] = "ACTIVE"
         card["unfrozen_date"] = TODAY
@@ -2457,9 +2463,7 @@ class KnowledgeUserTools(Toolkit):
             income = float(annual_income)
         except (TypeError, ValueError):
             return "Error: Invalid annual_income. Must be a number."
-        application_id = deterministic_id(
-            f"credit_card:{card_type}:{customer_name}:{income}:{rho_bank_subscription}"
-        )
+        application_id = deterministic_id(f"credit_card:{card_type}:{customer_name}:{income}:{rho_bank_subscription}")
         record = {
             "application_id": application_id,
             "card_type": card_type,
