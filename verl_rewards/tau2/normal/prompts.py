@@ -69,9 +69,10 @@ def agent_instruction(domain: Domain) -> str:
     return _read(str(_PACKAGED_INSTRUCTION)).strip()
 
 
-def agent_system_prompt(domain: Domain, policy_type: str | None = None) -> str:
-    """The agent's system prompt in normal mode (telecom: the assembled main + tech-support policy)."""
-    policy = domain.policy_for(solo=False, policy_type=policy_type)
+def agent_system_prompt(domain: Domain, policy_type: str | None = None, task_id: Any = None) -> str:
+    """The agent's system prompt in normal mode (telecom: the assembled main + tech-support policy;
+    ``task_id``: for policies that depend on the task, banking_knowledge's ``golden_retrieval``)."""
+    policy = domain.policy_for(solo=False, policy_type=policy_type, task_id=task_id)
     return f"<instructions>\n{agent_instruction(domain)}\n</instructions>\n<policy>\n{policy}\n</policy>"
 
 
@@ -135,8 +136,14 @@ def agent_tool_schemas(domain: Domain) -> list[dict[str, Any]]:
     return [function_schema(name, spec.func) for name, spec in domain.spec.agent_tool_specs().items()]
 
 
-def user_tool_schemas(domain: Domain) -> list[dict[str, Any]] | None:
-    """OpenAI schemas of the user's tools, or None when the user has none (then no ``tools`` are sent)."""
+def user_tool_schemas(domain: Domain, task: Any = None) -> list[dict[str, Any]] | None:
+    """OpenAI schemas of the user's tools, or None when the user has none (then no ``tools`` are sent).
+
+    A task's ``user_tools`` list (banking_knowledge) keeps only the tools it names, in toolkit order, as tau2's
+    ``get_user_tools(include=...)``; an empty list leaves the user without tools."""
     if not has_user_tools(domain):
         return None
-    return [function_schema(name, spec.func) for name, spec in domain.spec.user_tool_specs().items()]
+    specs = domain.spec.user_tool_specs()
+    wanted = None if task is None else getattr(task, "user_tools", None)
+    names = [n for n in specs if wanted is None or n in wanted]
+    return [function_schema(name, specs[name].func) for name in names] or None

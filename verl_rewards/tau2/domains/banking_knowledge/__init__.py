@@ -95,7 +95,8 @@ SPEC = DomainSpec(
     files={"db": "db.json", "tasks": "tasks"},
     terminate_tools=("transfer_to_human_agents",),
     normalize_db=normalize_db,
-    agent_toolkit=KnowledgeTools,
+    # every tool any offline configuration offers (names and schemas); a loaded domain uses its configuration's
+    agent_toolkit=_toolkit_class((retrieval.KBSearchMixin, retrieval.GrepMixin), {}),
     user_toolkit=KnowledgeUserTools,
     shared_user_db=True,
     policy_text=_base_policy,
