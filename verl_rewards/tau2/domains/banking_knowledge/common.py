@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...state import DBState
+from ...toolkit import clone_json
 
 TABLES: tuple[str, ...] = (
     "users",
@@ -83,7 +84,13 @@ def normalize_db(raw: Any) -> dict[str, Any]:
 
 
 class Tables:
-    """Access to the banking tables of one DB state: :meth:`r` reads (never mutate), :meth:`w` writes."""
+    """Access to the banking tables of one DB state: :meth:`r` reads (never mutate what it returns); writes go
+    through :meth:`rec` (one record), :meth:`put` and :meth:`add`.
+
+    Copy-on-write at two levels: the first write to a table copies the table's dict (not its records) into the
+    state's overlay, and the first write to a record copies that record, so a write costs O(table size) pointer
+    copies once per environment and table, never a deep copy of the table.
+    """
 
     def __init__(self, db: DBState):
         self._db = db
@@ -91,21 +98,43 @@ class Tables:
     def r(self, name: str) -> dict[str, Any]:
         return self._db.get(name, "data")
 
-    def w(self, name: str) -> dict[str, Any]:
-        return self._db.write(name, "data")
+    def _owned(self, name: str) -> tuple[dict[str, Any], set[str]]:
+        registry = self._db.__dict__.setdefault("_bank_owned_tables", {})
+        current = self._db.get(name, "data")
+        entry = registry.get(name)
+        if entry is None or entry[0] is not current:
+            copy = dict(current)
+            self._db.insert(name, "data", copy)
+            entry = (copy, set())
+            registry[name] = entry
+        return entry
+
+    def rec(self, name: str, record_id: str) -> dict[str, Any]:
+        """A writable record (KeyError if absent)."""
+        table, mine = self._owned(name)
+        if record_id not in mine:
+            table[record_id] = clone_json(table[record_id])
+            mine.add(record_id)
+        return table[record_id]
+
+    def put(self, name: str, record_id: str, record: dict[str, Any]) -> None:
+        """Add or replace a record."""
+        table, mine = self._owned(name)
+        table[record_id] = record
+        mine.add(record_id)
 
     def add(self, name: str, record_id: str, record: dict[str, Any]) -> bool:
         """tau2 ``add_to_db``: False (and no change) when the id exists."""
         if record_id in self.r(name):
             return False
-        self.w(name)[record_id] = record
+        self.put(name, record_id, record)
         return True
 
     def update(self, name: str, record_id: str, updates: dict[str, Any]) -> bool:
         """tau2 ``update_record_in_db``: False when the record does not exist."""
         if record_id not in self.r(name):
             return False
-        self.w(name)[record_id].update(updates)
+        self.rec(name, record_id).update(updates)
         return True
 
     def query(self, name: str, constraints: str = "{}") -> str:

@@ -712,7 +712,7 @@ class KnowledgeTools(Toolkit):
             return (
                 f"Error: Cannot update recurring block settings for a card with status '{status}'. Card must be ACTIVE."
             )
-        self.t.w("debit_cards")[card_id]["recurring_blocked"] = block_recurring
+        self.t.rec("debit_cards", card_id)["recurring_blocked"] = block_recurring
         if block_recurring:
             return (
                 f"Recurring payments BLOCKED for debit card {card_id}.\n"
@@ -824,7 +824,7 @@ class KnowledgeTools(Toolkit):
         if not self.t.add("credit_card_orders", order_id, record):
             return "Error: Order may have already been placed for this card replacement."
         if credit_card_account_id in self.t.r("credit_card_accounts"):
-            account = self.t.w("credit_card_accounts")[credit_card_account_id]
+            account = self.t.rec("credit_card_accounts", credit_card_account_id)
             account["status"] = "CLOSED"
             account["closed_date"] = TODAY
         return "\n".join(
@@ -1072,8 +1072,8 @@ class KnowledgeTools(Toolkit):
             )
         new_checking = balance - amount
         new_card = card_balance - amount
-        self.t.w("accounts")[checking_account_id]["current_holdings"] = f"{new_checking:.2f}"
-        self.t.w("credit_card_accounts")[credit_card_account_id]["current_balance"] = f"${new_card:.2f}"
+        self.t.rec("accounts", checking_account_id)["current_holdings"] = f"{new_checking:.2f}"
+        self.t.rec("credit_card_accounts", credit_card_account_id)["current_balance"] = f"${new_card:.2f}"
         return (
             f"Payment processed successfully!\n"
             f"  - Payment Amount: ${amount:.2f}\n"
@@ -1201,7 +1201,7 @@ class KnowledgeTools(Toolkit):
         except (ValueError, TypeError):
             current = 0.0
         new_limit = float(new_credit_limit)
-        self.t.w("credit_card_accounts")[credit_card_account_id]["credit_limit"] = f"${new_limit:.2f}"
+        self.t.rec("credit_card_accounts", credit_card_account_id)["credit_limit"] = f"${new_limit:.2f}"
         increase = new_limit - current
         request_id = prefixed_id("cli", f"cli_request:{credit_card_account_id}:{user_id}:{increase:.2f}")
         record = {
@@ -1353,7 +1353,7 @@ class KnowledgeTools(Toolkit):
                     pass
         if balance - fee != 0:
             return f"Error: Account balance must be $0.00 before closing. Current balance: ${balance:.2f}"
-        account = self.t.w("accounts")[account_id]
+        account = self.t.rec("accounts", account_id)
         account["status"] = "CLOSED"
         account["date_closed"] = TODAY
         account["closure_reason"] = reason
@@ -1419,9 +1419,8 @@ class KnowledgeTools(Toolkit):
             )
         dest_balance = account_balance(accounts[destination_account_id])
         new_source, new_dest = source_balance - amount, dest_balance + amount
-        writable = self.t.w("accounts")
-        writable[source_account_id]["current_holdings"] = f"${new_source:.2f}"
-        writable[destination_account_id]["current_holdings"] = f"${new_dest:.2f}"
+        self.t.rec("accounts", source_account_id)["current_holdings"] = f"${new_source:.2f}"
+        self.t.rec("accounts", destination_account_id)["current_holdings"] = f"${new_dest:.2f}"
         return (
             f"Transfer completed successfully!\n"
             f"  - Amount: ${amount:.2f}\n"
@@ -1463,18 +1462,22 @@ class KnowledgeTools(Toolkit):
             return f"Error: Account '{account_id}' is not active."
         balance = account_balance(account)
         new_balance = balance + amount
-        self.t.w("accounts")[account_id]["current_holdings"] = f"{balance_prefix}{new_balance:.2f}"
+        self.t.rec("accounts", account_id)["current_holdings"] = f"{balance_prefix}{new_balance:.2f}"
         txn_id = f"txn_{deterministic_id(f'{seed}:{account_id}:{credit_type}:{amount}:{TODAY}')}"
         # the same arguments give the same id: the record is overwritten and the balance credited again (tau2)
-        self.t.w("bank_account_transaction_history")[txn_id] = {
-            "transaction_id": txn_id,
-            "account_id": account_id,
-            "date": TODAY,
-            "description": descriptions.get(credit_type, descriptions["*"]),
-            "amount": amount,
-            "type": credit_type,
-            "status": "posted",
-        }
+        self.t.put(
+            "bank_account_transaction_history",
+            txn_id,
+            {
+                "transaction_id": txn_id,
+                "account_id": account_id,
+                "date": TODAY,
+                "description": descriptions.get(credit_type, descriptions["*"]),
+                "amount": amount,
+                "type": credit_type,
+                "status": "posted",
+            },
+        )
         return (
             f"\nCredit applied successfully!\n"
             f"  - Transaction ID: {txn_id}\n"
@@ -1688,7 +1691,7 @@ class KnowledgeTools(Toolkit):
         if not self.t.add("debit_card_orders", order_id, order):
             return "Error: Failed to create debit card order. Order may already exist."
         if total > 0:
-            self.t.w("accounts")[account_id]["current_holdings"] = f"{holdings - total:.2f}"
+            self.t.rec("accounts", account_id)["current_holdings"] = f"{holdings - total:.2f}"
             fees = []
             if delivery > 0:
                 fees.append(f"Delivery ${delivery}")
@@ -1816,19 +1819,19 @@ class KnowledgeTools(Toolkit):
 
     def _activate(self, card_id: str, status: str, updates: Callable[[], dict[str, Any]]) -> tuple[dict, list[str]]:
         """Activate the card; other ACTIVE cards of its account get ``status`` and ``updates()``."""
-        cards = self.t.w("debit_cards")
-        card = cards[card_id]
+        card = self.t.rec("debit_cards", card_id)
         card["status"] = "ACTIVE"
         card["activated_date"] = TODAY
         others = []
-        for other_id, other in cards.items():
+        for other_id, other in list(self.t.r("debit_cards").items()):
             if (
                 other_id != card_id
                 and other.get("account_id") == card.get("account_id")
                 and other.get("status") == "ACTIVE"
             ):
-                other["status"] = status
-                other.update(updates())
+                writable = self.t.rec("debit_cards", other_id)
+                writable["status"] = status
+                writable.update(updates())
                 others.append(other_id)
         return card, others
 
@@ -1952,7 +1955,7 @@ class KnowledgeTools(Toolkit):
                 f"Error: Debit card '{card_id}' cannot be closed. Current status: {previous}. "
                 "Only ACTIVE or PENDING cards can be closed."
             )
-        card = self.t.w("debit_cards")[card_id]
+        card = self.t.rec("debit_cards", card_id)
         card["status"] = "CLOSED"
         card["closed_date"] = TODAY
         card["closure_reason"] = reason
@@ -1997,7 +2000,7 @@ class KnowledgeTools(Toolkit):
                 f"Error: Debit card '{card_id}' cannot be frozen. Current status: {status}. "
                 "Only ACTIVE cards can be frozen."
             )
-        card = self.t.w("debit_cards")[card_id]
+        card = self.t.rec("debit_cards", card_id)
         card["status"] = "FROZEN"
         card["frozen_date"] = TODAY
         return "\n".join(
@@ -2036,7 +2039,7 @@ class KnowledgeTools(Toolkit):
         accounts = self.t.r("accounts")
         if account_id and account_id in accounts and accounts[account_id].get("status") != "OPEN":
             return f"Error: The linked checking account '{account_id}' is no longer open. Card cannot be unfrozen."
-        card = self.t.w("debit_cards")[card_id]
+        card = self.t.rec("debit_cards", card_id)
         card["status"] = "ACTIVE"
         card["unfrozen_date"] = TODAY
         return "\n".join(
@@ -2067,7 +2070,7 @@ class KnowledgeTools(Toolkit):
         if reason == "velocity_clear":
             if not card.get("velocity_blocked", False):
                 return f"Error: Debit card '{card_id}' does not have an active velocity block."
-            card = self.t.w("debit_cards")[card_id]
+            card = self.t.rec("debit_cards", card_id)
             card["velocity_blocked"] = False
             card["velocity_cleared_date"] = TODAY
             return "\n".join(
@@ -2089,7 +2092,7 @@ class KnowledgeTools(Toolkit):
                 "and cannot be cleared by customer service agents. Please transfer the customer to the security team "
                 "using transfer_to_human_agents."
             )
-        card = self.t.w("debit_cards")[card_id]
+        card = self.t.rec("debit_cards", card_id)
         card["fraud_alert_active"] = False
         card["alert_source"] = None
         card["fraud_alert_cleared_date"] = TODAY
@@ -2123,7 +2126,7 @@ class KnowledgeTools(Toolkit):
         status = cards[card_id].get("status")
         if status != "ACTIVE":
             return f"Error: Cannot reset PIN. Card status is {status}. Only ACTIVE cards can have their PIN reset."
-        card = self.t.w("debit_cards")[card_id]
+        card = self.t.rec("debit_cards", card_id)
         card["pin_last_changed"] = TODAY
         card["pin_locked"] = False
         card["pin_attempts_remaining"] = 3
@@ -2158,7 +2161,7 @@ class KnowledgeTools(Toolkit):
         status = cards[card_id].get("status")
         if status != "ACTIVE":
             return f"Error: Cannot change PIN. Card status is {status}. Only ACTIVE cards can have their PIN changed."
-        self.t.w("debit_cards")[card_id]["pin_last_changed"] = TODAY
+        self.t.rec("debit_cards", card_id)["pin_last_changed"] = TODAY
         return "\n".join(
             [
                 "Debit Card PIN Changed Successfully",
@@ -2285,7 +2288,7 @@ class KnowledgeTools(Toolkit):
             )
         if limit <= current:
             return f"Error: Requested limit ${limit} is not higher than the current limit of ${current}."
-        card = self.t.w("debit_cards")[card_id]
+        card = self.t.rec("debit_cards", card_id)
         card[field] = limit
         card[f"temporary_{limit_type}_limit_increase"] = True
         card[f"original_{limit_type}_limit"] = current
@@ -2432,7 +2435,7 @@ class KnowledgeUserTools(Toolkit):
         account = accounts[account_id]
         balance = parse_balance(account.get("current_holdings", account.get("balance", 0)))
         new_balance = balance + amount
-        self.t.w("accounts")[account_id]["current_holdings"] = f"${new_balance:.2f}"
+        self.t.rec("accounts", account_id)["current_holdings"] = f"${new_balance:.2f}"
         return (
             "Check deposited successfully. Funds will be available according to your account's deposit policy.\n\n"
             f"Executed: deposit_check_3847\n"
