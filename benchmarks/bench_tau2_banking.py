@@ -54,7 +54,7 @@ QUERIES = [
     "teen account Light Green daily ATM withdrawal limit",
 ]
 
-TAU2_SIDE = r'''
+TAU2_SIDE = r"""
 import json, sys, time
 from loguru import logger
 logger.remove()
@@ -84,10 +84,10 @@ for tid, actions in samples:
     built.append((task, SimulationRun(id="x", task_id=tid, start_time="", end_time="", duration=0.0,
                                       termination_reason=TerminationReason.AGENT_STOP, messages=msgs)))
 start = time.perf_counter()
-rewards = [evaluate_simulation(sim, task, EvaluationType.ALL, False, "banking_knowledge", env_kwargs=kwargs(task)).reward
-           for task, sim in built]
+rewards = [evaluate_simulation(sim, task, EvaluationType.ALL, False, "banking_knowledge",
+                               env_kwargs=kwargs(task)).reward for task, sim in built]
 print(json.dumps({"seconds": time.perf_counter() - start, "rewards": rewards}))
-'''
+"""
 
 
 def build_samples(dom: Domain) -> list[tuple[str, list[tuple[str, str, dict[str, Any]]]]]:
@@ -166,7 +166,9 @@ def bench_search(folder: Path, repeats: int) -> None:
     for q in QUERIES:  # same ranking as the library path
         scores = index.model.get_scores(q.lower().split())
         ref = sorted(range(len(scores)), key=lambda i: scores[i], reverse=True)[:10]
-        assert [index.ids[i] for i in ref] == [d for d, _ in index.search(q)] and np.array_equal(scores, index.scores(q))
+        assert [index.ids[i] for i in ref] == [d for d, _ in index.search(q)] and np.array_equal(
+            scores, index.scores(q)
+        )
     grep = retrieval.GrepIndex(kb)
     patterns = ["debit card", "fee|charge", "credit.*card", "Rho-Bank"]
     start = time.perf_counter()

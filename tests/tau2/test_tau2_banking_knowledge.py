@@ -185,7 +185,10 @@ def test_numeric_arguments_are_normalised_to_floats(dom: Any) -> None:
     for amount in ("2500", "2500.0"):
         env = dom.make_env()
         env.step("unlock_discoverable_agent_tool", {"agent_tool_name": "submit_credit_limit_increase_request_7392"})
-        args = f'{{"credit_card_account_id": "cc_lj82d4f1a9_silver", "user_id": "lj82d4f1a9", "requested_increase_amount": {amount}}}'
+        args = (
+            '{"credit_card_account_id": "cc_lj82d4f1a9_silver", "user_id": "lj82d4f1a9", '
+            f'"requested_increase_amount": {amount}}}'
+        )
         env.step(
             "call_discoverable_agent_tool",
             {"agent_tool_name": "submit_credit_limit_increase_request_7392", "arguments": args},

@@ -1,7 +1,8 @@
 """The tau2 domains this package knows, by name: a registry of :class:`~.domain_spec.DomainSpec` values.
 
 It plays the role of tau2-bench's ``src/tau2/registry.py``: the built-in domains (``mock``, ``airline``,
-``retail``, ``telecom``, ``banking_knowledge``) are registered at the bottom of this module from each domain module's ``SPEC``;
+``retail``, ``telecom``, ``banking_knowledge``) are registered at the bottom of this module from each domain
+module's ``SPEC``;
 :func:`register` adds another one. :func:`~verl_rewards.tau2.load_domain` and the verl tool adapters look
 domains up here only.
 """

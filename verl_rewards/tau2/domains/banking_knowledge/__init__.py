@@ -56,7 +56,7 @@ def _toolkit_class(mixins: tuple[type, ...], attrs: dict[str, Any]) -> type[Know
                 specs[name] = ToolSpec(name=name, kind=kind, description=inspect.getdoc(fn) or "", func=fn)
     specs.update(KnowledgeTools.tool_specs())
     cls._tool_specs_cache = specs  # type: ignore[attr-defined]
-    return cls  # type: ignore[return-value]
+    return cls
 
 
 def _configure(data_dir: Path, options: dict[str, Any]) -> DomainSpec:

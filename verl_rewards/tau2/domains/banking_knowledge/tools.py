@@ -188,7 +188,8 @@ class KnowledgeTools(Toolkit):
     def transfer_to_human_agents(self, summary: str, reason: TransferReason = "other") -> str:
         """Transfer the user to a human agent.
 
-        The proper transfer reason enum can be found in the knowledge base: search it before calling this tool to select the proper applicable reason.
+        The proper transfer reason enum can be found in the knowledge base: search it before calling this tool to
+        select the proper applicable reason.
 
         Args:
             summary: A summary of the user's issue and what was attempted before transfer.
@@ -1928,7 +1929,8 @@ class KnowledgeTools(Toolkit):
         ]
         if others:
             parts.append(
-                f"\nNote: Your previous card(s) ({', '.join(others)}) will remain active for 24 hours as a grace period."
+                f"\nNote: Your previous card(s) ({', '.join(others)}) will remain active for 24 hours as a grace "
+                "period."
             )
             parts.append("After 24 hours, the old card(s) will be automatically deactivated.")
         if reason in ["expired", "bank_reissue"]:
@@ -2580,7 +2582,8 @@ class KnowledgeUserTools(Toolkit):
             credit_card_type: Type of credit card used (e.g., "Bronze Rewards Card", "Gold Rewards Card")
             merchant_name: Name of the merchant where the purchase was made
             amount: Transaction amount in USD (e.g., 127.43)
-            category: Transaction category (e.g., "Groceries", "Dining", "Travel", "Software", "Entertainment", "Utilities", "Shopping")
+            category: Transaction category (e.g., "Groceries", "Dining", "Travel", "Software", "Entertainment",
+                "Utilities", "Shopping")
         """
         if credit_card_type not in CARD_REWARDS:
             return f"Error: Unknown credit card type '{credit_card_type}'. Available types: {list(CARD_REWARDS)}"
