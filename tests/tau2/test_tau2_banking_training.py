@@ -153,3 +153,49 @@ def test_recipe_accepts_banking_knowledge() -> None:
     )
     assert bad.returncode == 2 and "normal mode only" in bad.stderr
     assert json.dumps(cfg)  # composed
+
+
+def test_simulate_with_retrieval_then_eval(root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``simulate --retrieval grep_only`` on task_001 (the customer applies with their own tool), then ``eval``."""
+    from verl_rewards.cli import main
+
+    from chat_server import ChatServer, scripted
+
+    gold = dict(load_domain("banking_knowledge", root).task("task_001").evaluation_criteria.actions[0].arguments)
+    agent = {
+        "Gold Rewards Card": [
+            {"content": None, "tool_calls": [{"name": "grep", "arguments": {"pattern": "Gold Rewards"}}]},
+            {"content": "You can apply in your app."},
+        ]
+    }
+    user = {
+        "Sarah": [
+            {"content": "I want a Gold Rewards Card."},
+            {"content": None, "tool_calls": [{"name": "apply_for_credit_card", "arguments": gold}]},
+            {"content": "Done. ###STOP###"},
+        ]
+    }
+    play_agent, play_user = scripted(agent, skip_assistant=1), scripted(user)
+    out = tmp_path / "run.json"
+    with ChatServer(lambda body, n: (play_agent if body["model"] == "agent-model" else play_user)(body, n)) as server:
+        argv = ["simulate", "--domain", "banking_knowledge", "--data-dir", str(root), "--retrieval", "grep_only"]
+        argv += ["--task-ids", "task_001", "--agent-base-url", server.base_url, "--agent-model", "agent-model"]
+        argv += ["--user-base-url", server.base_url, "--user-model", "user-model", "--timeout-s", "5"]
+        argv += ["--retries", "0", "--out", str(out)]
+        assert main(argv) == 0
+        agent_tools = {t["function"]["name"] for t in server.requests[1]["tools"]} | {
+            t["function"]["name"] for r in server.requests if r["model"] == "agent-model" for t in r["tools"]
+        }
+        user_tools = [
+            [t["function"]["name"] for t in r.get("tools", [])] for r in server.requests if r["model"] == "user-model"
+        ]
+    assert "grep" in agent_tools and "KB_search" not in agent_tools
+    assert all(names == ["apply_for_credit_card"] for names in user_tools)  # task_001's user_tools
+    sim = json.loads(out.read_text())["simulations"][0]
+    assert sim["termination_reason"] == "user_stop" and sim["reward_info"]["reward"] == 1.0
+    grep_answer = next(m for m in sim["messages"] if m["role"] == "tool")
+    assert grep_answer["content"].startswith("1. ")
+    capsys.readouterr()
+    assert main(["eval", str(out), "--json"]) == 0
+    source = json.loads(capsys.readouterr().out)["inputs"][0]["sources"]["tau2/banking_knowledge"]
+    assert source["pass_k"] == {"1": 1.0} and source["num_tasks"] == 1
