@@ -207,7 +207,11 @@ def _as_openai(message: dict[str, Any]) -> dict[str, Any]:
     out = {"role": message["role"], "content": message["content"]}
     if message.get("tool_calls"):
         out["tool_calls"] = [
-            {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])}}
+            {
+                "id": c["id"],
+                "type": "function",
+                "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])},
+            }
             for c in message["tool_calls"]
         ]
     return out

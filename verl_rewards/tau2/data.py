@@ -80,8 +80,10 @@ How to work:
 - When the ticket is fully handled, or cannot be handled, call the `done` tool in a message of its own.
   The episode ends there; nothing after it counts."""
 
-SOLO_USER_TOOLS = """- These tools act on the customer's own side (their device or account), and you perform them for the customer:
-  {names}."""
+SOLO_USER_TOOLS = (
+    "- These tools act on the customer's own side (their device or account); you perform them for the customer:\n"
+    "  {names}."
+)
 """Added to the solo instructions of a domain with user tools (mock, telecom), naming those tools."""
 
 TICKET_HEADER = 'Support ticket (the notes below are written to the customer: "you" is the customer)'

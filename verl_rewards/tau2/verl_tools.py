@@ -417,7 +417,9 @@ class Tau2Tool(BaseTool):
     def _default_schema(self) -> OpenAIFunctionToolSchema:
         name, domain = self.config.get("name"), self.config.get("domain")
         if not name or not domain:
-            raise ValueError("a tau2 tool without a schema needs config.openai_schema, or config.name and config.domain")
+            raise ValueError(
+                "a tau2 tool without a schema needs config.openai_schema, or config.name and config.domain"
+            )
         schemas = _tool_schemas(str(domain))
         if name not in schemas:
             raise ValueError(f"tau2 domain {domain!r} has no tool {name!r}")

@@ -71,7 +71,9 @@ def judge_user_prompt(messages: Sequence[Mapping[str, Any]], assertions: Sequenc
     """tau2's judge user prompt: the rendered trajectory and the Python list of the assertions, indented as tau2
     sends them."""
     i = _INDENT
-    return f"\n{i}conversation:\n{i}{render_trajectory(messages)}\n{i}\n{i}expectedOutcomes:\n{i}{list(assertions)}\n{i}"
+    return (
+        f"\n{i}conversation:\n{i}{render_trajectory(messages)}\n{i}\n{i}expectedOutcomes:\n{i}{list(assertions)}\n{i}"
+    )
 
 
 def judge_messages(messages: Sequence[Mapping[str, Any]], assertions: Sequence[str]) -> list[dict[str, Any]]:
