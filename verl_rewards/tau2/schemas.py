@@ -110,11 +110,6 @@ def function_schema(name: str, func: Callable[..., Any], description: str | None
     }
 
 
-def tool_summary(name: str, func: Callable[..., Any]) -> str:
-    """A tool's one-line description: its docstring's summary, else its name in words."""
-    return _parse_docstring(inspect.getdoc(func) or "")[0] or name.replace("_", " ")
-
-
 def load_schema_file(
     path: str, domain: str, agent_tools: Sequence[str], user_tools: Sequence[str]
 ) -> dict[str, list[dict[str, Any]]]:
