@@ -5,17 +5,16 @@ and refused with a one-line error (exit code 2, nothing written) on bad input.""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
+from sft_support import sft_data_config, tool_tokenizer_dir
 
 from verl_rewards.cli import main
 
 import tau2_support
 import tau_bench_support
-from sft_support import sft_data_config, tool_tokenizer_dir
 
 
 @pytest.fixture(scope="module")

@@ -81,7 +81,7 @@ def _tau2_plan(domain: str, split: str, mode: str | None, data_dir: str | None) 
         tool_config_text,
     )
     from ..tau2.domain import load_domain
-    from ..tau2.errors import Tau2Error, TaskValidationError
+    from ..tau2.errors import TaskValidationError, Tau2Error
 
     try:
         dom = load_domain(domain, data_dir)
@@ -234,9 +234,13 @@ def _tau2_agent_view(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, An
     return view
 
 
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
 def _read_tau2(path: Path, doc: Mapping[str, Any]) -> list[_Trajectory]:
-    info = doc.get("info") if isinstance(doc.get("info"), Mapping) else {}
-    env_info = info.get("environment_info") if isinstance(info.get("environment_info"), Mapping) else {}
+    info = _mapping(doc.get("info"))
+    env_info = _mapping(info.get("environment_info"))
     domain = env_info.get("domain_name")
     if not isinstance(domain, str) or not domain:
         raise ExportError(f"{path}: tau2 Results without info.environment_info.domain_name")
@@ -247,7 +251,7 @@ def _read_tau2(path: Path, doc: Mapping[str, Any]) -> list[_Trajectory]:
     for i, sim in enumerate(sims):
         if not isinstance(sim, Mapping) or sim.get("task_id") is None or not isinstance(sim.get("messages"), list):
             raise ExportError(f"{path}: simulations[{i}] lacks task_id or messages")
-        reward_info = sim.get("reward_info") if isinstance(sim.get("reward_info"), Mapping) else {}
+        reward_info = _mapping(sim.get("reward_info"))
         reward = _number(reward_info.get("reward"))
         out.append(
             _Trajectory(
@@ -266,7 +270,7 @@ def _read_tau_bench(path: Path, doc: Sequence[Any]) -> list[_Trajectory]:
     for i, entry in enumerate(doc):
         if not isinstance(entry, Mapping) or not isinstance(entry.get("traj"), list):
             raise ExportError(f"{path}: [{i}] is not a tau-bench result with a traj")
-        info = entry.get("info") if isinstance(entry.get("info"), Mapping) else {}
+        info = _mapping(entry.get("info"))
         source, task = info.get("domain"), info.get("id")
         if not isinstance(source, str) or not source.startswith("tau_bench/") or not isinstance(task, str):
             raise ExportError(
