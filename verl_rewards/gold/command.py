@@ -91,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
         message = " ".join(str(exc).split()) or type(exc).__name__
         print(f"verl-rewards export-sft: error: {message}", file=sys.stderr)
         return 2
-    print(f"wrote {report.written} conversation(s) to {report.out}; dropped {report.dropped}")
+    notes = f" ({'; '.join(report.notes)})" if report.notes else ""
+    print(f"wrote {report.written} conversation(s) to {report.out}; dropped {report.dropped}{notes}")
     for line in report.dropped_tasks[:20]:
         print(f"  dropped: {line}")
     if len(report.dropped_tasks) > 20:

@@ -388,6 +388,7 @@ def export_results(
         )
     seen: set[str] = set()
     per: dict[str, int] = {}
+    duplicates = over = 0
     records = []
     for t in tqdm(kept, desc=f"results {source}", unit="traj", disable=not progress):
         held_split, tools, system, _ = tasks[t.task_id]
@@ -406,15 +407,19 @@ def export_results(
         )
         key = conversation_key(record)
         if key in seen:
-            report.notes.append(f"duplicate conversation of task {t.task_id} dropped")
+            duplicates += 1
             continue
         if per_task is not None and per.get(t.task_id, 0) >= per_task:
-            report.notes.append(f"task {t.task_id}: more than --per-task {per_task}")
+            over += 1
             continue
         seen.add(key)
         per[t.task_id] = per.get(t.task_id, 0) + 1
         records.append(record)
     report.dropped = len(trajectories) - len(records)
+    report.notes.append(
+        f"{len(trajectories) - len(kept)} below --min-reward {min_reward:g}, {duplicates} duplicate conversation(s), "
+        f"{over} over --per-task"
+    )
     write_sft_parquet(records, target)
     report.written = len(records)
     return report

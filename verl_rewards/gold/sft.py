@@ -88,8 +88,15 @@ def sft_record(
 
 
 def conversation_key(record: Mapping[str, Any]) -> str:
-    """Identity of a conversation for de-duplication: its messages and tools, canonically serialised."""
-    return json.dumps([record["messages"], record["tools"]], sort_keys=True, ensure_ascii=False)
+    """Identity of a conversation for de-duplication: its messages (tool-call ids left out: servers number them
+    per request, and the order already pairs calls with results) and tools, canonically serialised."""
+    messages = []
+    for m in record["messages"]:
+        m = {k: v for k, v in m.items() if k != "tool_call_id"}
+        if m.get("tool_calls"):
+            m["tool_calls"] = [{k: v for k, v in c.items() if k != "id"} for c in m["tool_calls"]]
+        messages.append(m)
+    return json.dumps([messages, record["tools"]], sort_keys=True, ensure_ascii=False)
 
 
 def training_tool_schemas(tool_config_text: str) -> list[dict[str, Any]]:
