@@ -20,8 +20,16 @@ def _configs(env: dict[str, str], *extra: str) -> list[dict]:
 @pytest.mark.slow
 def test_sft_stage_composes_with_our_export_and_dataset_class(tmp_path):
     (sft,) = _configs(
-        {"STAGE": "sft", "FAMILY": "tau2", "DOMAIN": "retail", "MODE": "solo", "SFT_DATA": str(tmp_path / "sft"),
-         "MODEL_PATH": "/models/base", "SFT_DIR": str(tmp_path / "ckpt"), "N_GPUS": "1"},  # fmt: skip
+        {
+            "STAGE": "sft",
+            "FAMILY": "tau2",
+            "DOMAIN": "retail",
+            "MODE": "solo",
+            "SFT_DATA": str(tmp_path / "sft"),
+            "MODEL_PATH": "/models/base",
+            "SFT_DIR": str(tmp_path / "ckpt"),
+            "N_GPUS": "1",
+        },  # fmt: skip
         "trainer.total_epochs=1",
     )
     data = sft["data"]
