@@ -366,6 +366,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .evaluation import command as eval_cmd
 
     eval_cmd.add_parser(sub)
+    from .gold import command as export_sft_cmd
+
+    export_sft_cmd.add_parser(sub)
     sim = sub.add_parser(
         "simulate",
         help="score a served model in normal mode (simulated user) on tau2 (tau2-bench's "
@@ -430,6 +433,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "eval":
         return eval_cmd.run(args)
+    if args.command == "export-sft":
+        return export_sft_cmd.run(args)
     if args.command == "prepare":
         return prepare_command(args)
     if args.command == "simulate":

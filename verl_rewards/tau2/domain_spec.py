@@ -8,11 +8,13 @@ checked when it is built, so a domain module with a missing or inconsistent piec
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .schemas import function_schema, load_schema_file
 from .toolkit import Toolkit, ToolSpec
 
 Normalizer = Callable[[Any], dict[str, Any]]
@@ -52,6 +54,10 @@ class DomainSpec:
     * ``configure``: a :data:`Configure` taking :func:`~verl_rewards.tau2.load_domain`'s keyword options (None: the
       domain takes none). ``prepare_env``: a :data:`PrepareEnv`. ``task_policy``: a :data:`TaskPolicy`.
     * ``solo``: whether the domain supports tau2's solo mode.
+    * ``tool_schemas``: a JSON file ``{"agent": [...], "user": [...]}`` holding the OpenAI tool schemas the model
+      is shown, in the order it is shown them (a bare file name is looked up in the package's ``tool_schemas/``
+      folder); None: schemas generated from the toolkits' signatures and docstrings
+      (:func:`~verl_rewards.tau2.schemas.function_schema`).
     """
 
     name: str
@@ -69,6 +75,7 @@ class DomainSpec:
     prepare_env: PrepareEnv | None = None
     task_policy: TaskPolicy | None = None
     solo: bool = True
+    tool_schemas: str | None = None
 
     def __post_init__(self) -> None:
         where = f"DomainSpec {self.name!r}"
@@ -111,6 +118,8 @@ class DomainSpec:
         for hook in ("configure", "prepare_env", "task_policy"):
             if getattr(self, hook) is not None and not callable(getattr(self, hook)):
                 raise ValueError(f"{where}: {hook} must be callable or None")
+        if self.tool_schemas is not None and not (isinstance(self.tool_schemas, str) and self.tool_schemas):
+            raise ValueError(f"{where}: tool_schemas must be a file name or path, or None")
 
     def agent_tool_specs(self) -> dict[str, ToolSpec]:
         """The agent's tools by name, in definition order."""
@@ -119,3 +128,26 @@ class DomainSpec:
     def user_tool_specs(self) -> dict[str, ToolSpec]:
         """The user's tools by name (empty without a user toolkit)."""
         return {} if self.user_toolkit is None else self.user_toolkit.tool_specs()
+
+    def agent_tool_schemas(self) -> list[dict[str, Any]]:
+        """The OpenAI schemas of the agent's tools, in the order the agent is shown them (a fresh copy)."""
+        return copy.deepcopy(self._schemas()["agent"])
+
+    def user_tool_schemas(self) -> list[dict[str, Any]]:
+        """The OpenAI schemas of the user's tools (empty without a user toolkit; a fresh copy)."""
+        return copy.deepcopy(self._schemas()["user"])
+
+    def _schemas(self) -> dict[str, list[dict[str, Any]]]:
+        cached = self.__dict__.get("_schema_cache")
+        if cached is None:
+            if self.tool_schemas is None:
+                cached = {
+                    "agent": [function_schema(n, s.func) for n, s in self.agent_tool_specs().items()],
+                    "user": [function_schema(n, s.func) for n, s in self.user_tool_specs().items()],
+                }
+            else:
+                cached = load_schema_file(
+                    self.tool_schemas, self.name, list(self.agent_tool_specs()), list(self.user_tool_specs())
+                )
+            object.__setattr__(self, "_schema_cache", cached)
+        return cached

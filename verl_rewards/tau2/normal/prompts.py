@@ -26,7 +26,6 @@ from typing import Any
 
 from ..domain import Domain
 from ..errors import DataNotFoundError
-from ..schemas import function_schema
 from ..tasks import Task
 
 GREETING = "Hi! How can I help you today?"
@@ -132,8 +131,8 @@ def user_system_prompt(domain: Domain, scenario_text: str) -> str:
 
 
 def agent_tool_schemas(domain: Domain) -> list[dict[str, Any]]:
-    """OpenAI schemas of the agent's tools (registry order)."""
-    return [function_schema(name, spec.func) for name, spec in domain.spec.agent_tool_specs().items()]
+    """OpenAI schemas of the agent's tools, as tau2 sends them (:meth:`DomainSpec.agent_tool_schemas`)."""
+    return domain.spec.agent_tool_schemas()
 
 
 def user_tool_schemas(domain: Domain, task: Any = None) -> list[dict[str, Any]] | None:
@@ -143,7 +142,8 @@ def user_tool_schemas(domain: Domain, task: Any = None) -> list[dict[str, Any]] 
     ``get_user_tools(include=...)``; an empty list leaves the user without tools."""
     if not has_user_tools(domain):
         return None
-    specs = domain.spec.user_tool_specs()
+    schemas = domain.spec.user_tool_schemas()
     wanted = None if task is None else getattr(task, "user_tools", None)
-    names = [n for n in specs if wanted is None or n in wanted]
-    return [function_schema(name, specs[name].func) for name in names] or None
+    if wanted is not None:
+        schemas = [s for s in schemas if s["function"]["name"] in wanted]
+    return schemas or None

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ...domain_spec import DomainSpec
+from ...schemas import load_schema_file
 from ...toolkit import ToolSpec
 from . import retrieval
 from .common import TABLES, normalize_db
@@ -59,6 +60,27 @@ def _toolkit_class(mixins: tuple[type, ...], attrs: dict[str, Any]) -> type[Know
     return cls
 
 
+SCHEMA_FILE = "banking_knowledge.json"
+"""tau2's own schemas of every tool an offline configuration offers (``KB_search``, ``grep``, the 14 banking tools,
+the 6 user tools), in tau2's order; a configuration shows the subset of its tools."""
+
+
+def _with_schemas(spec: DomainSpec) -> DomainSpec:
+    """``spec`` showing tau2's schemas of exactly its tools (the subset of :data:`SCHEMA_FILE`)."""
+    agent, user = list(spec.agent_tool_specs()), list(spec.user_tool_specs())
+    every = load_schema_file(SCHEMA_FILE, DOMAIN, [*agent, *_missing_retrieval_tools(agent)], user)
+    schemas = {
+        "agent": [s for s in every["agent"] if s["function"]["name"] in agent],
+        "user": every["user"],
+    }
+    object.__setattr__(spec, "_schema_cache", schemas)  # DomainSpec's own cache of its schemas
+    return spec
+
+
+def _missing_retrieval_tools(agent: list[str]) -> list[str]:
+    return [n for n in ("KB_search", "grep") if n not in agent]
+
+
 def _configure(data_dir: Path, options: dict[str, Any]) -> DomainSpec:
     opts = retrieval.check_options(options)
     mixins, attrs = retrieval.retrieval_tools(Path(data_dir), opts)
@@ -70,19 +92,21 @@ def _configure(data_dir: Path, options: dict[str, Any]) -> DomainSpec:
     def task_policy(folder: Any, task: Any) -> str:
         return retrieval.policy_text(Path(folder), name, task.required_documents)
 
-    return DomainSpec(
-        name=DOMAIN,
-        files=SPEC.files,
-        terminate_tools=SPEC.terminate_tools,
-        normalize_db=normalize_db,
-        agent_toolkit=_toolkit_class(mixins, attrs),
-        user_toolkit=KnowledgeUserTools,
-        shared_user_db=True,
-        policy_text=policy_text,
-        configure=None,
-        prepare_env=_prepare_env,
-        task_policy=task_policy if retrieval.CONFIGS[name].prompt == "golden" else None,
-        solo=False,
+    return _with_schemas(
+        DomainSpec(
+            name=DOMAIN,
+            files=SPEC.files,
+            terminate_tools=SPEC.terminate_tools,
+            normalize_db=normalize_db,
+            agent_toolkit=_toolkit_class(mixins, attrs),
+            user_toolkit=KnowledgeUserTools,
+            shared_user_db=True,
+            policy_text=policy_text,
+            configure=None,
+            prepare_env=_prepare_env,
+            task_policy=task_policy if retrieval.CONFIGS[name].prompt == "golden" else None,
+            solo=False,
+        )
     )
 
 
@@ -103,6 +127,7 @@ SPEC = DomainSpec(
     configure=_configure,
     prepare_env=_prepare_env,
     solo=False,
+    tool_schemas=SCHEMA_FILE,
 )
 """The registered spec; :func:`~verl_rewards.tau2.load_domain` derives the configured one from it."""
 
