@@ -340,3 +340,22 @@ def test_package_ships_no_banking_data() -> None:
 
     pkg = Path(verl_rewards.__file__).parent
     assert not list(pkg.rglob("db.json")) and not list(pkg.rglob("task_0*.json"))
+
+
+def test_tool_schemas_are_tau2_s_own_per_configuration(root: Path) -> None:
+    """The schemas a model is shown equal tau2's rendering (``Tool.openai_schema``) in tau2's order."""
+    defs_path = root / "banking_knowledge_tool_defs.json"
+    if not defs_path.is_file():
+        pytest.skip(f"{defs_path} (tau2's rendered tool definitions) not found")
+    defs = json.loads(defs_path.read_text(encoding="utf-8"))
+    for config in retrieval.CONFIGS:
+        if config not in defs["agent_tools_by_config"]:
+            continue
+        spec = load_domain("banking_knowledge", root, retrieval=config).spec
+        names = defs["agent_tools_by_config"][config]
+        assert spec.agent_tool_schemas() == [defs["openai_schemas"][f"assistant:{n}"] for n in names], config
+        assert spec.user_tool_schemas() == [defs["openai_schemas"][f"user:{n}"] for n in defs["user_tools_order"]]
+    unlock = {t["name"]: t["formatted_for_agent"] for t in defs["agent_discoverable_tools"]}
+    env = load_domain("banking_knowledge", root).make_env()
+    for name, text in unlock.items():
+        assert f"\n\n{text}\n\n" in env.step("unlock_discoverable_agent_tool", {"agent_tool_name": name}), name
