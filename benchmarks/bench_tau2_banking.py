@@ -132,7 +132,8 @@ def bench_scoring(folder: Path, tau2_python: str | None, tau2_src: str | None) -
     warm_s = time.perf_counter() - start
     assert again == ours
     print(
-        f"  ours: {len(samples) / warm_s:10.1f} samples/s ({1000 * warm_s / len(samples):.2f} ms/sample), warm (a later step)"
+        f"  ours: {len(samples) / warm_s:10.1f} samples/s ({1000 * warm_s / len(samples):.2f} ms/sample), "
+        "warm (a later step)"
     )
     if not tau2_python:
         print("  tau2: skipped (pass --tau2-python and --tau2-src to compare with tau2's own evaluator)")
