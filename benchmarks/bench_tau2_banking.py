@@ -66,6 +66,9 @@ from tau2.runner.build import _derive_read_log_allowlist
 
 samples = json.load(open(sys.argv[1]))
 tasks = {t.id: t for t in get_tasks()}
+for t in tasks.values():  # no LLM judge: NL assertions are left out, as ours with nl_policy="skip"
+    basis = t.evaluation_criteria.reward_basis
+    t.evaluation_criteria.reward_basis = [b for b in basis if str(getattr(b, "value", b)) != "NL_ASSERTION"]
 def kwargs(task):
     return {"retrieval_variant": "no_knowledge", "task": task, "read_log_allowlist": _derive_read_log_allowlist(task)}
 built = []
@@ -142,9 +145,9 @@ def bench_scoring(folder: Path, tau2_python: str | None, tau2_src: str | None) -
         path = Path(tmp) / "samples.json"
         path.write_text(json.dumps(samples))
         env = {**os.environ, "PYTHONPATH": tau2_src or ""}
-        out = subprocess.run(
-            [tau2_python, "-c", TAU2_SIDE, str(path)], capture_output=True, text=True, env=env, check=True
-        )
+        out = subprocess.run([tau2_python, "-c", TAU2_SIDE, str(path)], capture_output=True, text=True, env=env)
+    if out.returncode != 0:
+        raise SystemExit(f"tau2's side failed:\n{out.stderr[-3000:]}")
     got = json.loads(out.stdout.strip().splitlines()[-1])
     if got["rewards"] != ours:
         bad = [i for i, (a, b) in enumerate(zip(got["rewards"], ours, strict=True)) if a != b]
@@ -199,9 +202,11 @@ def main() -> None:
     parser.add_argument("--tau2-python", default=None, help="a Python with tau2-bench 1.0.1 importable")
     parser.add_argument("--tau2-src", default=None, help="PYTHONPATH for --tau2-python (tau2's src folder)")
     parser.add_argument("--repeats", type=int, default=200)
+    parser.add_argument("--no-search", action="store_true", help="only the scoring comparison")
     args = parser.parse_args()
     folder = resolve_data_dir("banking_knowledge", args.data_dir, {"db": "db.json"})
-    bench_search(folder, args.repeats)
+    if not args.no_search:
+        bench_search(folder, args.repeats)
     bench_scoring(folder, args.tau2_python, args.tau2_src)
 
 
