@@ -72,10 +72,11 @@ class Router:
                 self._named_scorer(name)  # unknown names fail now, not at the first sample
         self._families: dict[str, Scorer] = {}
         self._by_source: dict[str, Scorer] = {}
-        if self.custom is None and not self.reward_fn:
-            for family in families():
-                if config.section(family.name) is not None:  # configured: validate now, not at the first sample
-                    self._families[family.name] = self._build(family)
+        for family in families():
+            # a configured section is validated now, even when a custom function or reward_fn scores every row:
+            # a typo there must stop the run at start-up, not surface (or pass unnoticed) later
+            if config.section(family.name) is not None:
+                self._families[family.name] = self._build(family)
 
     # ----------------------------------------------------------------------------------- setup
     @staticmethod
