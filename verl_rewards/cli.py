@@ -8,7 +8,7 @@ import argparse
 import importlib.metadata
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -183,7 +183,7 @@ def simulate_command(args: argparse.Namespace) -> int:
     import asyncio
 
     from .tau2.normal.client import Endpoint
-    from .tau2.normal.simulate import SimulateConfig, SimulateError, simulate, summary
+    from .tau2.normal.simulate import SimulateConfig, SimulateError, all_failed, simulate, summary
     from .tau_bench.simulate import is_tau_bench_domain
 
     tau_bench = is_tau_bench_domain(args.domain)
@@ -253,7 +253,20 @@ def simulate_command(args: argparse.Namespace) -> int:
         return 130
     print(summary(results))
     print(f"results: {args.out}")
-    return 0
+    sims = results.get("simulations") or []
+    return _all_failed_exit(
+        [(s.get("termination_reason"), (s.get("info") or {}).get("end_cause")) for s in sims], all_failed
+    )
+
+
+def _all_failed_exit(outcomes: list, all_failed: Callable[[list], str | None]) -> int:
+    """1 with the first cause on stderr when every simulation ended at an endpoint (a typo'd model name, a
+    dead server), else 0."""
+    message = all_failed(outcomes)
+    if message is None:
+        return 0
+    print(f"verl-rewards simulate: error: {message}", file=sys.stderr)
+    return 1
 
 
 def _simulate_tau_bench(args: argparse.Namespace, agent: Endpoint, user: Endpoint) -> int:
@@ -262,6 +275,7 @@ def _simulate_tau_bench(args: argparse.Namespace, agent: Endpoint, user: Endpoin
     import asyncio
 
     from .tau_bench.normal import MAX_NUM_STEPS
+    from .tau2.normal.simulate import all_failed
     from .tau_bench.simulate import TauBenchSimulateConfig, simulate_tau_bench, summary
 
     config = TauBenchSimulateConfig(
@@ -280,7 +294,8 @@ def _simulate_tau_bench(args: argparse.Namespace, agent: Endpoint, user: Endpoin
     results = asyncio.run(simulate_tau_bench(config))
     print(summary(results))
     print(f"results: {args.out}")
-    return 0
+    infos = [s.get("info") or {} for s in results]
+    return _all_failed_exit([(i.get("termination"), i.get("end_cause")) for i in infos], all_failed)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
