@@ -45,17 +45,32 @@ def doctor() -> int:
         print(f"  {dist:<14} {_version(dist)}")
     eps = [ep for ep in importlib.metadata.entry_points(group="verl.plugins") if ep.value.startswith("verl_rewards")]
     checks.append(("entry point verl.plugins", bool(eps), eps[0].value if eps else "missing: reinstall the package"))
-    policy = os.getenv("VERL_USE_EXTERNAL_PLUGINS", "auto")
-    allowed = policy == "auto" or (eps and eps[0].name in policy.split(","))
-    checks.append(("VERL_USE_EXTERNAL_PLUGINS", bool(allowed), policy))
+    raw_policy = os.getenv("VERL_USE_EXTERNAL_PLUGINS", "auto")
+    policy = raw_policy.strip().lower()  # as verl/__init__.py reads it
+    ep_name = eps[0].name if eps else "verl_rewards"
+    allowed = policy == "auto" or (policy != "none" and ep_name in {p.strip() for p in policy.split(",")})
+    fix = (
+        f"unset VERL_USE_EXTERNAL_PLUGINS (or set it to auto, or add {ep_name} to its list) in every process of "
+        "the run"
+    )
+    checks.append(("VERL_USE_EXTERNAL_PLUGINS", allowed, raw_policy if allowed else f"{raw_policy} (fix: {fix})"))
 
     import verl  # noqa: F401 - runs the entry points
 
     loaded = "verl_rewards.plugin" in sys.modules
-    checks.append(("plugin loaded by `import verl`", loaded, "yes" if loaded else "no (see logs)"))
+    if loaded:
+        detail = "yes"
+    elif not allowed:
+        detail = "no: VERL_USE_EXTERNAL_PLUGINS keeps verl from loading it"
+    elif not eps:
+        detail = "no: the entry point is missing (reinstall the package)"
+    else:
+        detail = "no: loading it failed; verl logs why at debug level (VERL_LOGGING_LEVEL=DEBUG)"
+    checks.append(("plugin loaded by `import verl`", loaded, detail))
     from . import plugin
 
-    plugin.install()
+    plugin.install()  # what follows checks our code; without verl loading the plugin, a run would have none of it
+    first_plugin_check = len(checks)
     try:
         from verl.experimental.reward_loop.reward_manager import get_reward_manager_cls
 
@@ -95,6 +110,11 @@ def doctor() -> int:
     for name, status in sorted(plugin.STATUS.items()):
         if status.startswith("error"):
             checks.append((f"plugin hook {name}", False, status))
+    if not loaded:  # doctor installed these itself; `main_ppo` would not have them
+        checks[first_plugin_check:] = [
+            (name, False, f"{detail}; only in this process (doctor loaded the plugin itself), not in a verl run")
+            for name, _, detail in checks[first_plugin_check:]
+        ]
     ok = all(passed for _, passed, _ in checks)
     for name, passed, detail in checks:
         print(f"  [{'ok' if passed else 'FAIL'}] {name}: {detail}")
