@@ -42,19 +42,20 @@ def test_prepare_tau_bench_on_a_broken_data_file_is_a_one_line_error(tmp_path, c
     else:
         path.write_text(content)
     out = tmp_path / "out"
-    code = main(["prepare", "tau_bench", "--data-dir", str(root), "--domain", "retail", "--split", "dev", "--out", str(out)])
+    code = main(
+        ["prepare", "tau_bench", "--data-dir", str(root), "--domain", "retail", "--split", "dev", "--out", str(out)]
+    )
     assert code == 2
     assert message in _one_line_error(capsys, "prepare tau_bench")
     assert not out.exists()
 
 
-def _tau2_results(reward) -> str:
-    sim = {"task_id": "1", "trial": 0, "termination_reason": "user_stop", "reward_info": {"reward": reward}}
-    info = {"environment_info": {"domain_name": "airline"}, "num_trials": 1}
-    return '{"info": %s, "tasks": [{"id": "1"}], "simulations": [%s]}' % (
-        json.dumps(info),
-        json.dumps(sim).replace('"REWARD"', str(reward)) if isinstance(reward, str) else json.dumps(sim),
-    )
+def _tau2_results_with_huge_reward() -> bytes:
+    """A tau2 Results file whose one reward is an integer no float holds (``1`` and 400 zeros)."""
+    sim = {"task_id": "1", "trial": 0, "termination_reason": "user_stop", "reward_info": {"reward": "HUGE"}}
+    doc = {"info": {"environment_info": {"domain_name": "airline"}, "num_trials": 1}, "tasks": [{"id": "1"}]}
+    doc["simulations"] = [sim]
+    return json.dumps(doc).replace('"HUGE"', "1" + "0" * 400).encode()
 
 
 @pytest.mark.parametrize(
@@ -64,7 +65,7 @@ def _tau2_results(reward) -> str:
         ("garbage.jsonl", b"\x00\xff\xfe\x01\x02"),
         ("nested.json", b"[" * 100_000 + b"]" * 100_000),
         ("nested.jsonl", b'{"score": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n"),
-        ("huge.json", _tau2_results("REWARD").replace('"REWARD"', "1" + "0" * 400).encode()),
+        ("huge.json", _tau2_results_with_huge_reward()),
         ("huge.jsonl", b'{"input": "q", "output": "a", "gts": "a", "score": 1' + b"0" * 400 + b', "step": 1}\n'),
     ],
     ids=["binary-json", "binary-jsonl", "nested-json", "nested-jsonl", "huge-int-tau2", "huge-int-dump"],

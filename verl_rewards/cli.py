@@ -50,8 +50,7 @@ def doctor() -> int:
     ep_name = eps[0].name if eps else "verl_rewards"
     allowed = policy == "auto" or (policy != "none" and ep_name in {p.strip() for p in policy.split(",")})
     fix = (
-        f"unset VERL_USE_EXTERNAL_PLUGINS (or set it to auto, or add {ep_name} to its list) in every process of "
-        "the run"
+        f"unset VERL_USE_EXTERNAL_PLUGINS (or set it to auto, or add {ep_name} to its list) in every process of the run"
     )
     checks.append(("VERL_USE_EXTERNAL_PLUGINS", allowed, raw_policy if allowed else f"{raw_policy} (fix: {fix})"))
 
@@ -294,8 +293,8 @@ def _simulate_tau_bench(args: argparse.Namespace, agent: Endpoint, user: Endpoin
     :mod:`verl_rewards.tau_bench.simulate`)."""
     import asyncio
 
-    from .tau_bench.normal import MAX_NUM_STEPS
     from .tau2.normal.simulate import all_failed
+    from .tau_bench.normal import MAX_NUM_STEPS
     from .tau_bench.simulate import TauBenchSimulateConfig, simulate_tau_bench, summary
 
     config = TauBenchSimulateConfig(
@@ -374,9 +373,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "message and a text reply ends (tool_agent loop, no user model)",
     )
     tau_bench.add_argument("--out", required=True, help="output directory (<out>/<split>.parquet, tool_config.yaml)")
+    from . import check as check_cmd
     from .evaluation import command as eval_cmd
 
     eval_cmd.add_parser(sub)
+    check_cmd.add_parser(sub)
     sim = sub.add_parser(
         "simulate",
         help="score a served model in normal mode (simulated user) on tau2 (tau2-bench's "
@@ -438,6 +439,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "eval":
         return eval_cmd.run(args)
+    if args.command == "check":
+        return check_cmd.run(args)
     if args.command == "prepare":
         return prepare_command(args)
     if args.command == "simulate":
