@@ -17,6 +17,7 @@
 # (its data must carry step dicts, or every term is 0 and contrib_missing counts the reads).
 # Every other variable of BASE applies (DOMAIN, MODEL_PATH, DATA_DIR, ...); arguments are Hydra overrides
 # passed to every run. A failing run stops the ablation.
+# CHECK=1 checks each variant's config (verl-rewards check) instead of training it.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
