@@ -142,3 +142,26 @@ def test_resuming_from_a_parseable_but_malformed_out_is_a_one_line_error_before_
     assert code == 2 and err.count("\n") == 1 and "--out" in err and "simulations[1]" in err
     assert out.read_text() == before  # left as it was
     assert played == 0
+
+
+def test_tau_bench_resume_from_a_malformed_out_is_a_one_line_error_before_anything_runs(tmp_path, capsys):
+    from tau_bench_support import require_domain as require_tau_bench
+
+    retail = require_tau_bench("retail")
+    out = tmp_path / "tb.json"
+    with ChatServer(lambda body, n: {"content": "###STOP###"}) as server:
+        argv = sim_args(server, out)
+        argv[argv.index("airline")] = "tau_bench/retail"
+        argv[argv.index("--data-dir") + 1] = str(retail.data_dir.parent)
+        argv[argv.index("19")] = "test/5"
+        assert main(argv) == 0
+        first = len(server.requests)
+        results = json.loads(out.read_text())
+        results[0]["trial"] = "zero"
+        out.write_text(json.dumps(results))
+        capsys.readouterr()
+        assert main(argv) == 2
+        played = len(server.requests) - first
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "entry [0] has trial 'zero'" in err
+    assert played == 0
