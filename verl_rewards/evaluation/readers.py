@@ -245,6 +245,12 @@ def read_tau2_results(path: Path, data_source: str | None = None, doc: Any = Non
         task_id = sim.get("task_id")
         if not isinstance(task_id, str | int) or isinstance(task_id, bool) or str(task_id) == "":
             raise EvalError(f"{path}: simulations[{i}] has no task_id (the grouping key)")
+        reward_info = sim.get("reward_info")
+        raw = reward_info.get("reward") if isinstance(reward_info, dict) else None
+        if raw is not None and number(raw) is None:  # absent is tau2's "not scored"; present must be a number
+            raise EvalError(
+                f"{path}: simulations[{i}] (task {task_id}) has reward {str(raw)[:40]!r}, not a finite number"
+            )
         runs.append(run_from_simulation(source, str(task_id), sim))
     return eval_set
 
