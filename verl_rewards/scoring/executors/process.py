@@ -24,8 +24,11 @@ With ``normalise=True`` the worker also turns the reward's return value into a
 :class:`~verl_rewards.scoring.result.ScoreResult` (:func:`~verl_rewards.scoring.result.normalise_result`), so that
 this work, however slow, happens inside the call and under its timeout.
 
-Blocking pipe waits happen in ``max_workers`` daemon threads owned by the runner, never in the event loop; a
-runner can be used from several event loops (one after another or in different threads).
+Each of the ``max_workers`` slots is a small state machine (:class:`SlotState`: ``EMPTY``, ``STARTING``,
+``IDLE``, ``CLAIMED``, ``STOPPING``); every change is checked against the allowed transitions. Blocking pipe
+waits happen on a private :class:`~verl_rewards.scoring.executors.threads.ThreadExecutor` of ``max_workers``
+threads, never in the event loop; a runner can be used from several event loops (one after another or in
+different threads).
 """
 
 from __future__ import annotations
