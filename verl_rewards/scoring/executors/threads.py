@@ -103,7 +103,6 @@ class ThreadExecutor:
         self._last_error = 0.0
         self._last_overload = 0.0
         self._local = threading.local()
-        self._pid = os.getpid()
 
     # ------------------------------------------------------------------------------------------ public
     def ensure_capacity(self, n: int) -> None:
@@ -281,6 +280,7 @@ class ThreadExecutor:
 
     def _work(self) -> None:
         worker = _Worker()
+        home_pid = os.getpid()  # of this thread's process (an executor inherited through a fork starts new threads)
         while True:
             with self._cond:
                 while not self._queue:
@@ -305,7 +305,7 @@ class ThreadExecutor:
                 outcome = (None, RewardExitError(f"the reward raised {type(exc).__name__}({exc})"))
             else:
                 outcome = (result, None)
-            if os.getpid() != self._pid:  # a reward forked and its copy returned here: it must not go on
+            if os.getpid() != home_pid:  # a reward forked and its copy returned here: it must not go on
                 os._exit(0)
             settle(fut, *outcome)
             del fn, fut, on_start, outcome
