@@ -16,8 +16,8 @@ from .. import builtins
 from ..coerce import finite_float, parse_bool
 from ..contribution import ContributionConfig, ContributionConfigError
 from ..scoring.contract import ConfigError, DecodeConfig, Scorer
+from ..scoring.executors.base import EXECUTORS
 from ..scoring.families import Family, families
-from ..scoring.threads import EXECUTORS
 
 #: the name the manager registers under in verl's reward-manager registry
 MANAGER_NAME = "contribution"
