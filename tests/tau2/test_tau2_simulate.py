@@ -415,3 +415,14 @@ def test_agent_message_error_rules_side_by_side():
     assert len(training.message_info) == len(training.trajectory) == 3
     with pytest.raises(ValueError, match="agent_message_errors"):
         Conversation(domain.make_env("19"), ScriptedUser([]), user_system_prompt="u", agent_message_errors="zero")
+
+
+def test_training_names_its_agent_message_rule():
+    from verl_rewards.tau2.normal.agent_loop import NormalSettings
+
+    user = {"backend": "scripted"}
+    assert NormalSettings.from_mapping({"user": user}).agent_message_errors == "agent_error"
+    tau2 = NormalSettings.from_mapping({"user": user, "agent_message_errors": "infrastructure_error"})
+    assert tau2.agent_message_errors == "infrastructure_error"
+    with pytest.raises(ValueError, match="agent_message_errors must be one of"):
+        NormalSettings.from_mapping({"user": user, "agent_message_errors": "skip"})
