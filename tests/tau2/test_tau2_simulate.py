@@ -112,7 +112,8 @@ def test_simulate_writes_tau2_results_that_eval_reads(tmp_path, capsys):
     assert len(runs) == 2 and all(r.reward == 1.0 and r.termination == "user_stop" for r in runs)
     assert main(["eval", str(out), "--json"]) == 0
     source = json.loads(capsys.readouterr().out)["inputs"][0]["sources"]["tau2/airline"]
-    assert source["pass_k"] == {"1": 1.0, "2": 1.0} and source["num_tasks"] == 1 and source["num_trials"] == 2
+    assert source["pass_k"] == {"1": 1.0, "2": 1.0} and source["pass_at_k"] == {"1": 1.0, "2": 1.0}
+    assert source["num_tasks"] == 1 and source["num_trials"] == 2
 
 
 def test_simulate_resumes_an_interrupted_run(tmp_path):
