@@ -398,7 +398,9 @@ class Domain:
         Every gold action is applied in order to a fresh env with the task's initial state; tool errors are
         recorded and ignored (tau2). Unlike tau2, the domain's sync hook runs after each action, as in a live
         episode (see :mod:`verl_rewards.tau2.rewards.db`). ``skip_terminate`` leaves out terminate tools
-        (tau-bench's replay).
+        (tau-bench's replay). On a domain without a sync hook, gold actions of read-only tools are not run: they
+        cannot change the state (the trajectory replay skips them too), and running them was most of a first
+        call's cost (their failures are then not listed in the errors; unknown tools still are).
         The returned environment is shared and frozen (:meth:`Environment.freeze`): never step it.
         """
         task = self.task(task_id)
@@ -410,10 +412,14 @@ class Domain:
         env = self.make_env(task.id)
         errors: list[dict[str, Any]] = []
         criteria = task.evaluation_criteria
+        skip_reads = env.sync_tools is None or env.user_tools is None  # a read then changes nothing at all
         for action in (criteria.actions or ()) if criteria is not None else ():
             if skip_terminate and action.name in self.terminate_tools:
                 continue
             mutating = env.has_tool(action.name) and env.is_mutating_tool(action.name)
+            if skip_reads and action.requestor == "assistant" and env.tools.has_tool(action.name):
+                if not env.tools.tool_specs()[action.name].mutates_state:
+                    continue
             observation, error = env.execute(action.name, action.arguments, action.requestor)
             if error:
                 log = logger.warning if mutating else logger.debug
