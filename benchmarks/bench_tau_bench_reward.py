@@ -171,13 +171,17 @@ def bench_domain(name: str, data_dir: str, group: int, baseline_samples: int, ma
     )
 
 
-def first_and_repeat(samples: list[tuple[str, Any]], seconds: list[float]) -> tuple[float, float]:
-    """Median ms of each task's first call and of its other calls."""
-    seen: set[str] = set()
+def first_and_repeat(samples: list[Any], seconds: list[float]) -> tuple[float, float]:
+    """Median ms of each task's first call, and of the later calls on that same trajectory (a group alternates
+    correct and wrong trajectories, whose costs differ: repeats are compared like for like)."""
+    first_of: dict[str, int] = {}
     first, repeat = [], []
-    for (task_id, *_), s in zip(samples, seconds, strict=True):
-        (repeat if task_id in seen else first).append(s)
-        seen.add(task_id)
+    for (task_id, messages, *_), s in zip(samples, seconds, strict=True):
+        if task_id not in first_of:
+            first_of[task_id] = id(messages)
+            first.append(s)
+        elif first_of[task_id] == id(messages):
+            repeat.append(s)
     return statistics.median(first) * 1e3, statistics.median(repeat) * 1e3
 
 
