@@ -392,7 +392,9 @@ def main(argv: list[str] | None = None) -> int:
         "--reference-data-dir", default=None, help="TAU2_DATA_DIR for tau2-bench (holds tau2/domains/<domain>)"
     )
     parser.add_argument("--reference-tasks", type=int, default=8, help="tasks whose samples the reference scores")
-    parser.add_argument("--first-call-domains", default="airline,retail,mock,telecom")
+    parser.add_argument(
+        "--first-call-domains", default="airline,retail,telecom", help="mock: tau2 raises on its wrong trajectories"
+    )
     args = parser.parse_args(argv)
     if not args.data_dir:
         parser.error("no tau2 data: pass --data-dir or set TAU2_DATA_DIR (tau2-bench's data/tau2/domains)")
