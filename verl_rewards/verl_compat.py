@@ -29,6 +29,12 @@ PRIVATES: tuple[tuple[str, str, str, str], ...] = (
     ),
     (
         "verl.trainer.ppo.v1.trainer_base",
+        "PPOTrainer._init_resource_pool_mgr",
+        "verl/trainer/ppo/v1/trainer_base.py",
+        "the V1 trainer maps roles to worker classes there; the CPU trainer extends it to swap the worker class",
+    ),
+    (
+        "verl.trainer.ppo.v1.trainer_base",
         "PPOTrainer.role_worker_mapping",
         "verl/trainer/ppo/v1/trainer_base.py",
         "the V1 trainer fixes its worker class (ActorRolloutRefWorker) in __init__; the CPU trainer swaps it",
@@ -77,7 +83,8 @@ def fsdp_lm_engine_class() -> type:
 
 def replace_worker_class(trainer: Any, old: type, new: type) -> int:
     """Swap ``old`` for ``new`` (both plain classes) in a V1 trainer's ``role_worker_mapping``
-    (``verl/trainer/ppo/v1/trainer_base.py``, ``PPOTrainer.__init__``); returns how many roles changed."""
+    (``verl/trainer/ppo/v1/trainer_base.py``, filled by ``PPOTrainer._init_resource_pool_mgr``); returns how many
+    roles changed."""
     import ray
 
     mapping = getattr(trainer, "role_worker_mapping", None)

@@ -69,11 +69,15 @@ def register_trainer(trainer_sync: ModuleType) -> None:
             with open_dict(config):
                 config.trainer.v1.trainer_mode = verl_compat.SYNC_TRAINER_MODE
             super().__init__(config, *args, **kwargs)
+
+        def _init_resource_pool_mgr(self) -> Any:  # verl_compat.PRIVATES: where the worker class is fixed
+            out = super()._init_resource_pool_mgr()
             if not verl_compat.replace_worker_class(self, ActorRolloutRefWorker, CpuActorRolloutRefWorker):
                 raise RuntimeError(
                     "cpu_sync: the V1 trainer no longer maps a role to ActorRolloutRefWorker "
                     "(verl/trainer/ppo/v1/trainer_base.py); the CPU worker cannot be installed"
                 )
+            return out
 
     register_trainer(TRAINER_MODE)(CpuPPOTrainerSync)
 
