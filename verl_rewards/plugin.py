@@ -117,9 +117,11 @@ def _register_agent_loop(module: ModuleType) -> None:
     from .tau2.normal import AGENT_LOOP_NAME, AGENT_LOOP_TARGET
     from .tau_bench.normal import AGENT_LOOP_NAME as TB_NAME
     from .tau_bench.normal import AGENT_LOOP_TARGET as TB_TARGET
+    from .verl_compat import agent_loop_registry
 
-    module._agent_loop_registry.setdefault(AGENT_LOOP_NAME, {"_target_": AGENT_LOOP_TARGET})
-    module._agent_loop_registry.setdefault(TB_NAME, {"_target_": TB_TARGET})
+    registry = agent_loop_registry(module)
+    registry.setdefault(AGENT_LOOP_NAME, {"_target_": AGENT_LOOP_TARGET})
+    registry.setdefault(TB_NAME, {"_target_": TB_TARGET})
 
 
 def _hook_metrics(module: ModuleType) -> None:

@@ -22,6 +22,12 @@ PRIVATES: tuple[tuple[str, str, str, str], ...] = (
         "the worker-side rollout adapter table: (name, mode) -> class path; no public register function",
     ),
     (
+        "verl.experimental.agent_loop.agent_loop",
+        "_agent_loop_registry",
+        "verl/experimental/agent_loop/agent_loop.py",
+        "agent-loop name -> Hydra config; the plugin adds its loops, the smoke policy wrapper instantiates one",
+    ),
+    (
         "verl.workers.engine.fsdp.transformer_impl",
         "FSDPEngine._build_fsdp_module",
         "verl/workers/engine/fsdp/transformer_impl.py",
@@ -65,6 +71,18 @@ def rollout_adapter_table() -> dict[tuple[str, str], str]:
 def register_rollout_adapter(name: str, target: str, mode: str = "async") -> None:
     """Add ``(name, mode) -> target`` to verl's worker-side rollout adapter table (idempotent)."""
     rollout_adapter_table().setdefault((name, mode), target)
+
+
+def agent_loop_registry(module: Any = None) -> dict[str, Any]:
+    """verl's ``_agent_loop_registry`` (``verl/experimental/agent_loop/agent_loop.py``): agent-loop name -> the
+    Hydra config ``AgentLoopWorker`` instantiates (``{"_target_": ..., **kwargs}``). ``module``: that module, when
+    the caller already holds it (an import hook)."""
+    if module is None:
+        from verl.experimental.agent_loop import agent_loop as module
+    table = module._agent_loop_registry
+    if not isinstance(table, dict):
+        raise TypeError("verl/experimental/agent_loop/agent_loop.py: _agent_loop_registry is no longer a dict")
+    return table
 
 
 def fsdp_lm_engine_class() -> type:

@@ -110,6 +110,9 @@ class HFCpuServer:
         prompt = [int(t) for t in prompt_ids]
         max_tokens = self._max_tokens(prompt, params)
         forced = params.pop(FORCED_RESPONSE_KEY, None)
+        cap = self._turn_cap()
+        if forced is None and cap:
+            max_tokens = min(max_tokens, cap)
         if forced is not None:
             ids, logps = await asyncio.to_thread(self._score, prompt, [int(t) for t in forced][:max_tokens], params)
             stop = "completed"
@@ -121,6 +124,14 @@ class HFCpuServer:
             stop_reason=stop,
             extra_fields={"global_steps": int(self.global_steps)},
         )
+
+    def _turn_cap(self) -> int | None:
+        """``rollout.engine_kwargs.hf_cpu.max_new_tokens``: a cap on sampled tokens per turn (scripted turns are
+        never cut by it), so a random model's turns stay short on a CPU."""
+        kwargs = getattr(self.config, "engine_kwargs", None) or {}
+        section = kwargs.get(ROLLOUT_NAME) if hasattr(kwargs, "get") else None
+        value = section.get("max_new_tokens") if hasattr(section, "get") else None
+        return int(value) if value else None
 
     def _max_tokens(self, prompt: list[int], params: dict[str, Any]) -> int:
         cfg = self.config
