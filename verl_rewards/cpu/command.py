@@ -73,7 +73,13 @@ class SmokeError(Exception):
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Add the ``smoke`` subcommand to the ``verl-rewards`` subparsers."""
     p = sub.add_parser("smoke", help=HELP, description=HELP)
+    _add_options(p)
     p.add_argument("family", choices=sorted(FAMILIES))
+    p.add_argument("overrides", nargs=argparse.REMAINDER, help="-- then Hydra overrides, passed through unchanged")
+    return p
+
+
+def _add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--domain", default=None, help="tau2: airline, retail, telecom, mock; tau_bench: retail, airline")
     p.add_argument("--mode", default=None, help="tau2: normal (default) or solo; tau_bench: normal or instruction")
     p.add_argument("--steps", type=int, default=2, help="training steps (default 2)")
@@ -100,8 +106,18 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--wandb", action="store_true", help="also log to wandb, offline (files under OUT/wandb)")
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds before the run is stopped (default 1800)")
     p.add_argument("--recipe", default=None, help="the recipe script to run (default: the family's, in recipes/)")
-    p.add_argument("overrides", nargs=argparse.REMAINDER, help="-- then Hydra overrides, passed through unchanged")
-    return p
+
+
+def split_arguments(args: argparse.Namespace) -> list[str]:
+    """Options given after FAMILY are parsed into ``args``; what follows ``--`` is returned unchanged."""
+    rest = list(args.overrides or [])
+    cut = rest.index("--") if "--" in rest else len(rest)
+    options, overrides = rest[:cut], rest[cut + 1 :]
+    if options:
+        parser = argparse.ArgumentParser(prog="verl-rewards smoke FAMILY", add_help=False)
+        _add_options(parser)
+        parser.parse_args(options, namespace=args)
+    return overrides
 
 
 # -- set-up ----------------------------------------------------------------------------------------------------
@@ -312,6 +328,9 @@ def cpu_overrides(
         "actor_rollout_ref.actor.fsdp_config.param_offload=False",
         "actor_rollout_ref.actor.fsdp_config.optimizer_offload=False",
         "actor_rollout_ref.actor.use_dynamic_bsz=False",
+        # scripted groups tie (every rollout earns the gold reward, GRPO's advantage is 0): the entropy term keeps
+        # a real gradient in every update
+        "actor_rollout_ref.actor.entropy_coeff=0.01",
         f"actor_rollout_ref.actor.ppo_mini_batch_size={batch}",
         f"actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu={batch * n}",
         f"{rollout}.log_prob_micro_batch_size_per_gpu={batch * n}",
@@ -492,10 +511,8 @@ def _interesting(line: str) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     started = time.monotonic()
-    overrides = list(args.overrides or [])
-    if overrides and overrides[0] == "--":
-        overrides = overrides[1:]
     try:
+        overrides = split_arguments(args)
         spec, domain, mode = _resolve(args)
         policy, source = _policy(args)
         stamp = time.strftime("%Y%m%d-%H%M%S")
