@@ -102,7 +102,7 @@ def _add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--n", type=int, default=2, help="rollouts per prompt (default 2)")
     p.add_argument("--val-rows", type=int, default=2, help="validation prompts (default 2)")
     p.add_argument("--data-dir", default=None, help="tau2 / tau-bench data (default $TAU2_DATA_DIR / $TAU_BENCH_DATA_DIR)")
-    p.add_argument("--out", default=None, help="output folder (default ./smoke/<family>-<domain>-<mode>-<time>)")
+    p.add_argument("--out", default=None, help="output folder (default ./smoke/<EXPERIMENT_NAME or family-domain-mode>-<time>)")
     p.add_argument("--wandb", action="store_true", help="also log to wandb, offline (files under OUT/wandb)")
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds before the run is stopped (default 1800)")
     p.add_argument("--recipe", default=None, help="the recipe script to run (default: the family's, in recipes/)")
@@ -516,7 +516,8 @@ def run(args: argparse.Namespace) -> int:
         spec, domain, mode = _resolve(args)
         policy, source = _policy(args)
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        out = Path(args.out or f"smoke/{args.family}-{domain}-{mode}-{stamp}").resolve()
+        name = os.environ.get("EXPERIMENT_NAME") or f"{args.family}-{domain}-{mode}"
+        out = Path(args.out or f"smoke/{name}-{stamp}").resolve()
         out.mkdir(parents=True, exist_ok=True)
         for stale in ("metrics.jsonl", "checkpoints"):
             if (out / stale).exists():
