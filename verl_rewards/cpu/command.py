@@ -101,8 +101,12 @@ def _add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch-size", type=int, default=2, help="prompts per step (default 2)")
     p.add_argument("--n", type=int, default=2, help="rollouts per prompt (default 2)")
     p.add_argument("--val-rows", type=int, default=2, help="validation prompts (default 2)")
-    p.add_argument("--data-dir", default=None, help="tau2 / tau-bench data (default $TAU2_DATA_DIR / $TAU_BENCH_DATA_DIR)")
-    p.add_argument("--out", default=None, help="output folder (default ./smoke/<EXPERIMENT_NAME or family-domain-mode>-<time>)")
+    p.add_argument(
+        "--data-dir", default=None, help="tau2 / tau-bench data (default $TAU2_DATA_DIR / $TAU_BENCH_DATA_DIR)"
+    )
+    p.add_argument(
+        "--out", default=None, help="output folder (default ./smoke/<EXPERIMENT_NAME or family-domain-mode>-<time>)"
+    )
     p.add_argument("--wandb", action="store_true", help="also log to wandb, offline (files under OUT/wandb)")
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds before the run is stopped (default 1800)")
     p.add_argument("--recipe", default=None, help="the recipe script to run (default: the family's, in recipes/)")
@@ -290,7 +294,7 @@ def _prompt_tokens(model_dir: str, data: SmokeData) -> int:
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(model_dir)
-    tools = _tool_schemas(data.tool_config) or None
+    tools: Any = _tool_schemas(data.tool_config) or None
     longest = 0
     for path in (data.train, data.val):
         for prompt in pd.read_parquet(path)["prompt"]:
@@ -528,9 +532,7 @@ def run(args: argparse.Namespace) -> int:
         data_dir = _data_dir(args, spec)
         t0 = time.monotonic()
         prepared, tools = _prepare(args.family, domain, mode, data_dir, out / "data" / "prepared")
-        data = _build_data(
-            prepared, tools, out / "data", args.batch_size * args.steps, args.val_rows, policy, source
-        )
+        data = _build_data(prepared, tools, out / "data", args.batch_size * args.steps, args.val_rows, policy, source)
         loops = _wrap_loops(data, policy, args.script_ratio, source, out / "data") if policy == "script" else None
         from .model import build_tiny_qwen2
 
@@ -616,7 +618,7 @@ def _summary(
     for name, seconds in timings.items():
         print(f"    {name:<34} {seconds:7.1f} s")
     print(f"    {'Ray, actors and models starting':<34} {max(0.0, run_s - in_steps):7.1f} s (the rest of main_ppo)")
-    last = next((r["data"] for r in reversed(records) if "actor/grad_norm" in (r.get("data") or {})), {})
+    last: Mapping[str, Any] = next((r["data"] for r in reversed(records) if "actor/grad_norm" in (r.get("data") or {})), {})
     for key in ("critic/score/mean", "actor/grad_norm", "training/rollout_probs_diff_max"):
         if key in last:
             print(f"  {key:<40} {last[key]:.6g}")

@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..local_tokenizer import SMALL_SPECIAL_TOKENS, _CORPUS
+from ..local_tokenizer import _CORPUS, SMALL_SPECIAL_TOKENS
 
 #: Qwen2.5's chat template (tools, tool calls, tool responses), as Qwen ships it, with ``arguments`` given either
 #: as an object or as a JSON string
@@ -33,18 +33,18 @@ QWEN25_TEMPLATE = (
     '{%- if (message.role == "user") or (message.role == "system" and not loop.first) or '
     '(message.role == "assistant" and not message.tool_calls) %}'
     "{{- '<|im_start|>' + message.role + '\\n' + (message.content or '') + '<|im_end|>' + '\\n' }}"
-    '{%- elif message.role == "assistant" %}{{- \'<|im_start|>\' + message.role }}'
+    "{%- elif message.role == \"assistant\" %}{{- '<|im_start|>' + message.role }}"
     "{%- if message.content %}{{- '\\n' + message.content }}{%- endif %}"
     "{%- for tool_call in message.tool_calls %}"
     "{%- if tool_call.function is defined %}{%- set tool_call = tool_call.function %}{%- endif %}"
-    "{{- '\\n<tool_call>\\n{\"name\": \"' }}{{- tool_call.name }}{{- '\", \"arguments\": ' }}"
+    '{{- \'\\n<tool_call>\\n{"name": "\' }}{{- tool_call.name }}{{- \'", "arguments": \' }}'
     "{%- if tool_call.arguments is string %}{{- tool_call.arguments }}"
     "{%- else %}{{- tool_call.arguments | tojson }}{%- endif %}"
     "{{- '}\\n</tool_call>' }}{%- endfor %}{{- '<|im_end|>\\n' }}"
     '{%- elif message.role == "tool" %}'
-    '{%- if (loop.index0 == 0) or (messages[loop.index0 - 1].role != "tool") %}{{- \'<|im_start|>user\' }}'
+    "{%- if (loop.index0 == 0) or (messages[loop.index0 - 1].role != \"tool\") %}{{- '<|im_start|>user' }}"
     "{%- endif %}{{- '\\n<tool_response>\\n' }}{{- message.content }}{{- '\\n</tool_response>' }}"
-    '{%- if loop.last or (messages[loop.index0 + 1].role != "tool") %}{{- \'<|im_end|>\\n\' }}{%- endif %}'
+    "{%- if loop.last or (messages[loop.index0 + 1].role != \"tool\") %}{{- '<|im_end|>\\n' }}{%- endif %}"
     "{%- endif %}{%- endfor %}"
     "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}"
 )
@@ -77,7 +77,9 @@ def build_tokenizer(out_dir: str | os.PathLike, texts: Iterable[str], vocab_size
     return str(out)
 
 
-def build_tiny_qwen2(out_dir: str | os.PathLike, texts: Iterable[str], seed: int = 0, max_positions: int = 32768) -> str:
+def build_tiny_qwen2(
+    out_dir: str | os.PathLike, texts: Iterable[str], seed: int = 0, max_positions: int = 32768
+) -> str:
     """Save a random 2-layer, hidden-64 Qwen2 with its tokenizer in ``out_dir`` (a model path verl loads)."""
     import torch
     from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
@@ -87,8 +89,8 @@ def build_tiny_qwen2(out_dir: str | os.PathLike, texts: Iterable[str], seed: int
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(str(out))
-    eos = tok.convert_tokens_to_ids("<|im_end|>")
-    pad = tok.convert_tokens_to_ids("<|endoftext|>")
+    eos = int(tok.convert_tokens_to_ids("<|im_end|>"))  # type: ignore[arg-type]
+    pad = int(tok.convert_tokens_to_ids("<|endoftext|>"))  # type: ignore[arg-type]
     config = Qwen2Config(
         vocab_size=len(tok),
         hidden_size=TINY_HIDDEN,
@@ -101,7 +103,6 @@ def build_tiny_qwen2(out_dir: str | os.PathLike, texts: Iterable[str], seed: int
         bos_token_id=pad,
         eos_token_id=eos,
         pad_token_id=pad,
-        torch_dtype="float32",
     )
     torch.manual_seed(seed)
     model = Qwen2ForCausalLM(config)

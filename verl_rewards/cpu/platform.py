@@ -15,7 +15,6 @@ from contextlib import contextmanager
 from typing import Any
 
 import torch
-
 from verl.plugin.platform import PlatformBase, PlatformRegistry
 
 PLATFORM_NAME = "cpu"

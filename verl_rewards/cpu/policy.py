@@ -42,7 +42,7 @@ def load_script_source(spec: str) -> Callable[[Mapping[str, Any]], Sequence[Mapp
         raise ImportError(f"the script policy needs {spec} ({type(exc).__name__}: {exc})") from exc
     if not callable(fn):
         raise TypeError(f"{spec} is not callable")
-    return fn  # type: ignore[no-any-return]
+    return fn
 
 
 def render_assistant_turn(tokenizer: Any, turn: Mapping[str, Any]) -> list[int]:
@@ -97,7 +97,9 @@ class ScriptedServer:
         self.played += 1
         forced = render_assistant_turn(self._tokenizer, turn)
         params = {**sampling_params, FORCED_RESPONSE_KEY: forced}
-        return await self._server.generate(request_id=request_id, prompt_ids=prompt_ids, sampling_params=params, **kwargs)
+        return await self._server.generate(
+            request_id=request_id, prompt_ids=prompt_ids, sampling_params=params, **kwargs
+        )
 
 
 _CHOICE = random.Random(0)
@@ -142,11 +144,11 @@ class PolicyAgentLoop(AgentLoopBase):
         config = agent_loop_registry().get(self.inner_agent)
         if config is None or self.inner_agent == getattr(self, "name", None):
             raise ValueError(f"policy loop: unknown inner agent loop {self.inner_agent!r}")
-        server = self.server_manager
+        server: Any = self.server_manager
         if self._scripted():
             turns = load_script_source(self.script_source)(row_view(kwargs))
             if not turns:
                 raise ValueError(f"script policy: {self.script_source} gave no turns for this row")
             server = ScriptedServer(self.server_manager, self.tokenizer, turns)
         inner = hydra.utils.instantiate(config=config, **{**self._kwargs, "server_manager": server})
-        return await inner.run(sampling_params, **kwargs)  # type: ignore[no-any-return]
+        return await inner.run(sampling_params, **kwargs)

@@ -28,7 +28,6 @@ from typing import Any
 
 import ray
 import torch
-
 from verl.workers.rollout.base import BaseRollout
 from verl.workers.rollout.replica import RolloutReplica, TokenOutput
 
@@ -129,7 +128,7 @@ class HFCpuServer:
         """``rollout.engine_kwargs.hf_cpu.max_new_tokens``: a cap on sampled tokens per turn (scripted turns are
         never cut by it), so a random model's turns stay short on a CPU."""
         kwargs = getattr(self.config, "engine_kwargs", None) or {}
-        section = kwargs.get(ROLLOUT_NAME) if hasattr(kwargs, "get") else None
+        section: Any = kwargs.get(ROLLOUT_NAME) if hasattr(kwargs, "get") else None
         value = section.get("max_new_tokens") if hasattr(section, "get") else None
         return int(value) if value else None
 
@@ -249,7 +248,7 @@ class HFCpuReplica(RolloutReplica):
 
     async def launch_servers(self) -> None:
         name = server_name(self.replica_rank)
-        server = (
+        server: Any = (
             ray.remote(HFCpuServer)
             .options(name=name, max_concurrency=self.max_concurrency, num_cpus=0)
             .remote(config=self.config, model_config=self.model_config, replica_rank=self.replica_rank)

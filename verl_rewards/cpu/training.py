@@ -42,7 +42,7 @@ def init_gloo_process_group() -> None:
     )
 
 
-class CpuActorRolloutRefWorker(ActorRolloutRefWorker):  # type: ignore[misc]
+class CpuActorRolloutRefWorker(ActorRolloutRefWorker):
     """verl's hybrid actor/rollout/ref worker with a gloo process group (see the module docstring)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -55,7 +55,6 @@ def register_trainer(trainer_sync: ModuleType) -> None:
     """Register ``cpu_sync`` in verl's V1 trainer registry (called once ``verl.trainer.ppo.v1.trainer_sync`` is
     imported)."""
     from omegaconf import open_dict
-
     from verl.trainer.ppo.v1.trainer_base import TRAINER_REGISTRY, register_trainer
 
     if TRAINER_MODE in TRAINER_REGISTRY:
