@@ -618,7 +618,8 @@ def _summary(
     for name, seconds in timings.items():
         print(f"    {name:<34} {seconds:7.1f} s")
     print(f"    {'Ray, actors and models starting':<34} {max(0.0, run_s - in_steps):7.1f} s (the rest of main_ppo)")
-    last: Mapping[str, Any] = next((r["data"] for r in reversed(records) if "actor/grad_norm" in (r.get("data") or {})), {})
+    train = [r["data"] for r in records if "actor/grad_norm" in (r.get("data") or {})]
+    last: Mapping[str, Any] = train[-1] if train else {}
     for key in ("critic/score/mean", "actor/grad_norm", "training/rollout_probs_diff_max"):
         if key in last:
             print(f"  {key:<40} {last[key]:.6g}")
