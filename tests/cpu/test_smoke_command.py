@@ -106,3 +106,13 @@ def test_the_cpu_overrides_compose_after_the_recipe_and_before_the_user(tmp_path
     assert cfg["trainer"]["logger"] == ["console", "file", "wandb"]
     assert cfg["data"]["train_batch_size"] == 2 and cfg["data"]["max_prompt_length"] == 512
     assert cfg["reward"]["reward_kwargs"]["contribution"]["type"] == "C0"  # the recipe's own settings stay
+
+
+def test_the_cpu_backend_is_off_unless_selected(monkeypatch):
+    from verl_rewards import cpu, plugin
+
+    monkeypatch.delenv("VERL_PLATFORM", raising=False)
+    assert not cpu.selected()
+    assert not [name for name in plugin.STATUS if name.startswith("cpu_")]
+    monkeypatch.setenv("VERL_PLATFORM", "CPU")
+    assert cpu.selected()

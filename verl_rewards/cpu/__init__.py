@@ -11,10 +11,9 @@ from __future__ import annotations
 import os
 from types import ModuleType
 
-PLATFORM_ENV = "VERL_PLATFORM"
-ROLLOUT_NAME = "hf_cpu"
-TRAINER_MODE = "cpu_sync"
-ADAPTER_TARGET = "verl_rewards.cpu.rollout.HFCpuServerAdapter"
+from .names import ADAPTER_TARGET, PLATFORM_ENV, ROLLOUT_NAME, TRAINER_MODE
+
+__all__ = ["ADAPTER_TARGET", "HOOKS", "PLATFORM_ENV", "ROLLOUT_NAME", "TRAINER_MODE", "selected"]
 
 
 def selected() -> bool:

@@ -248,9 +248,6 @@ def _build_data(
         raise SmokeError("set-up", f"no usable rows in {rows_file} ({dropped} without scripted turns)")
     train_rows = [kept[i % len(kept)] for i in range(need)]
     val_rows_list = kept[need : need + val_rows] or kept[:val_rows]
-    if script is not None or policy == "script":
-        for row in train_rows + val_rows_list:
-            row.setdefault("agent_name", None)
     for row in kept:
         texts += [str(m.get("content") or "") for m in row.get("prompt") or () if isinstance(m, Mapping)]
     texts += [json.dumps(s, ensure_ascii=False) for s in _tool_schemas(tool_config)]

@@ -31,9 +31,10 @@ import torch
 from verl.workers.rollout.base import BaseRollout
 from verl.workers.rollout.replica import RolloutReplica, TokenOutput
 
+from .names import ROLLOUT_NAME
+
 logger = logging.getLogger("verl_rewards.cpu")
 
-ROLLOUT_NAME = "hf_cpu"
 #: sampling_params key of a scripted response: the token ids to score instead of sampling
 FORCED_RESPONSE_KEY = "verl_rewards_forced_response_ids"
 

@@ -23,8 +23,8 @@ import torch
 from verl.workers.engine_workers import ActorRolloutRefWorker
 
 from .. import verl_compat
+from .names import TRAINER_MODE
 
-TRAINER_MODE = "cpu_sync"
 _ENGINE_REGISTERED = False
 
 
