@@ -345,6 +345,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .cpu import command as smoke_cmd
 
     smoke_cmd.add_parser(sub)
+    from .gold import command as export_sft_cmd
+
+    export_sft_cmd.add_parser(sub)
     sim = sub.add_parser(
         "simulate",
         help="score a served model in normal mode (simulated user) on tau2 (tau2-bench's "
@@ -408,6 +411,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return eval_cmd.run(args)
     if args.command == "smoke":
         return smoke_cmd.run(args)
+    if args.command == "export-sft":
+        return export_sft_cmd.run(args)
     if args.command == "prepare":
         return prepare_command(args)
     if args.command == "simulate":

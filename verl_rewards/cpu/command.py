@@ -192,7 +192,13 @@ def _tool_schemas(tool_config: Path | None) -> list[dict[str, Any]]:
     import yaml
 
     tools = (yaml.safe_load(tool_config.read_text(encoding="utf-8")) or {}).get("tools") or []
-    return [t["tool_schema"] for t in tools if isinstance(t, Mapping) and t.get("tool_schema")]
+    schemas = []
+    for tool in tools:
+        if isinstance(tool, Mapping):  # verl's `tool_schema`, or the full schema our configs carry in the config
+            schema = tool.get("tool_schema") or (tool.get("config") or {}).get("openai_schema")
+            if schema:
+                schemas.append(schema)
+    return schemas
 
 
 def _plain(value: Any) -> Any:

@@ -27,12 +27,14 @@ from the row; the copy is there for inspection.
 
 The tool config (``<out>/tool_config.yaml``) lists one :class:`~verl_rewards.tau2.verl_tools.Tau2Tool` per
 agent tool of the domain, then (for domains with a user toolkit: mock, telecom) one per user tool, plus the
-``done`` tool (:class:`~verl_rewards.tau2.verl_tools.Tau2DoneTool`), each with an OpenAI function schema
-generated from our tool registry: parameter types from the type hints (``Literal`` → ``enum``), descriptions
-from the docstrings' ``Args:`` sections. Rows are tau2's *solo mode*: no user simulator takes part, so the
-agent gets the user's tools too (their descriptions start with :data:`USER_TOOL_PREFIX`; their calls act on
-the customer's side of the same trajectory's environment), the system prompt carries the domain's solo policy
-where it has one (telecom), and ``extra_info.solo_mode`` tells the reward to replay the trajectory that way.
+``done`` tool (:class:`~verl_rewards.tau2.verl_tools.Tau2DoneTool`), each carrying its OpenAI schema whole in
+``config.openai_schema``: tau2-bench's own schemas, in tau2's order (:meth:`DomainSpec.agent_tool_schemas`), and
+tau2's solo-mode ``done``. There is no ``tool_schema`` key: verl would parse it with its typed schema model, which
+drops ``$defs``, ``title`` and defaults, and rejects a parameter without ``type`` (mock's optional
+``description``). Rows are tau2's *solo mode*: no user simulator takes part, so the agent gets the user's tools
+too (their calls act on the customer's side of the same trajectory's environment, as in tau2's solo mode), the
+system prompt carries the domain's solo policy where it has one (telecom), and ``extra_info.solo_mode`` tells
+the reward to replay the trajectory that way.
 """
 
 from __future__ import annotations
@@ -49,15 +51,13 @@ from typing import Any
 from ..files import OutputPathError, check_output_path, replace_together, write_text_atomic
 from .domain import Domain, load_domain
 from .errors import DataFileError, DataNotFoundError, TaskValidationError, UnknownDomainError
-from .schemas import function_schema, tool_summary
+from .schemas import SCHEMA_DIR
 from .tasks import Task
 
 DONE_TOOL = "done"
 """Name of the tool that ends an episode (tau2's solo-mode stop tool)."""
-DONE_DESCRIPTION = (
-    "Finish the episode. Call it once the ticket is fully handled (or when it cannot be handled), "
-    "alone in its own message: other tool calls sent together with it are not run."
-)
+DONE_SCHEMA_FILE = "solo_done.json"
+"""tau2's ``done`` tool schema (``LLMSoloAgent``), in the package's ``tool_schemas/`` folder."""
 TOOL_CLASS = "verl_rewards.tau2.verl_tools.Tau2Tool"
 DONE_TOOL_CLASS = "verl_rewards.tau2.verl_tools.Tau2DoneTool"
 AGENT_NAME = "tool_agent"
@@ -80,8 +80,11 @@ How to work:
 - When the ticket is fully handled, or cannot be handled, call the `done` tool in a message of its own.
   The episode ends there; nothing after it counts."""
 
-USER_TOOL_PREFIX = "[Customer's device: you perform this action on the customer's own phone/account] "
-"""Start of every user tool's description in the tool schemas (tau2's solo agent acts for the customer)."""
+SOLO_USER_TOOLS = (
+    "- These tools act on the customer's own side (their device or account); you perform them for the customer:\n"
+    "  {names}."
+)
+"""Added to the solo instructions of a domain with user tools (mock, telecom), naming those tools."""
 
 TICKET_HEADER = 'Support ticket (the notes below are written to the customer: "you" is the customer)'
 _SCENARIO_FIELDS = (
@@ -97,16 +100,15 @@ class Tau2PrepareError(ValueError):
     """The tau2 data cannot be converted (missing files, unknown domain or split, invalid tasks)."""
 
 
+@functools.lru_cache(maxsize=1)
+def _done_schema_text() -> str:
+    return (SCHEMA_DIR / DONE_SCHEMA_FILE).read_text(encoding="utf-8")
+
+
 def done_schema() -> dict[str, Any]:
-    """Schema of the ``done`` tool (no parameters)."""
-    return {
-        "type": "function",
-        "function": {
-            "name": DONE_TOOL,
-            "description": DONE_DESCRIPTION,
-            "parameters": {"type": "object", "properties": {}, "required": []},
-        },
-    }
+    """Schema of the ``done`` tool: tau2's (``LLMSoloAgent``'s stop tool, no parameters)."""
+    schema: dict[str, Any] = json.loads(_done_schema_text())
+    return schema
 
 
 def default_mode(domain_name: str) -> str:
@@ -121,32 +123,25 @@ def _check_mode(mode: str) -> str:
 
 
 def tool_schemas(domain: Domain, mode: str = "solo") -> list[dict[str, Any]]:
-    """OpenAI schemas of the tools a row offers. Solo: the agent tools, then the user tools (registry order),
-    then ``done``. Normal: the agent tools only."""
-    specs = domain.spec.agent_tool_specs()
+    """OpenAI schemas of the tools a row offers, as tau2 sends them. Normal: the agent tools. Solo: the agent
+    tools, then the user tools, then ``done`` (tau2's solo agent gets exactly this list)."""
+    agent = domain.spec.agent_tool_schemas()
     if _check_mode(mode) == "normal":
-        return [function_schema(name, spec.func) for name, spec in specs.items()]
-    user_specs = domain.spec.user_tool_specs()
-    if DONE_TOOL in specs or DONE_TOOL in user_specs:
+        return agent
+    user = domain.spec.user_tool_schemas()
+    agent_names = {s["function"]["name"] for s in agent}
+    user_names = {s["function"]["name"] for s in user}
+    if DONE_TOOL in agent_names | user_names:
         raise Tau2PrepareError(f"domain {domain.name!r} already has a tool named {DONE_TOOL!r}")
-    both = sorted(set(specs) & set(user_specs))
+    both = sorted(agent_names & user_names)
     if both:
         raise Tau2PrepareError(f"domain {domain.name!r}: agent and user tools share names {both} (solo mode)")
-    schemas = [function_schema(name, spec.func) for name, spec in specs.items()]
-    schemas += [user_tool_schema(name, spec.func) for name, spec in user_specs.items()]
-    return schemas + [done_schema()]
-
-
-def user_tool_schema(name: str, func: Callable[..., Any]) -> dict[str, Any]:
-    """Schema of a user tool offered to the solo agent: its description starts with :data:`USER_TOOL_PREFIX`."""
-    return function_schema(name, func, USER_TOOL_PREFIX + tool_summary(name, func))
+    return [*agent, *user, done_schema()]
 
 
 def tool_names(domain: Domain, mode: str = "solo") -> list[str]:
     """Names of the tools a row offers, in the order of :func:`tool_schemas`."""
-    if _check_mode(mode) == "normal":
-        return list(domain.spec.agent_tool_specs())
-    return [*domain.spec.agent_tool_specs(), *domain.spec.user_tool_specs(), DONE_TOOL]
+    return [s["function"]["name"] for s in tool_schemas(domain, mode)]
 
 
 def tool_config(domain: Domain, data_dir: str | None = None, mode: str = "solo") -> dict[str, Any]:
@@ -157,8 +152,9 @@ def tool_config(domain: Domain, data_dir: str | None = None, mode: str = "solo")
         config: dict[str, Any] = {"type": "native", "domain": domain.name}
         if data_dir:
             config["data_dir"] = data_dir
+        config["openai_schema"] = schema  # whole: verl's typed `tool_schema` would drop $defs, title, defaults
         cls = DONE_TOOL_CLASS if name == DONE_TOOL else TOOL_CLASS
-        tools.append({"class_name": cls, "config": config, "tool_schema": schema})
+        tools.append({"class_name": cls, "config": config})
     return {"tools": tools}
 
 
@@ -184,10 +180,21 @@ def write_tool_config(
 
 
 # -------------------------------------------------------------------------------------------------- prompts
+def solo_instructions(domain: Domain) -> str:
+    """The solo-mode instructions; for a domain with user tools they name the tools that act for the customer."""
+    user = [s["function"]["name"] for s in domain.spec.user_tool_schemas()]
+    if not user:
+        return SOLO_INSTRUCTIONS
+    head, tail = SOLO_INSTRUCTIONS.rsplit("\n- When the ticket", 1)
+    names = SOLO_USER_TOOLS.format(names=", ".join(f"`{n}`" for n in user))
+    return f"{head}\n{names}\n- When the ticket{tail}"
+
+
 def solo_system_prompt(domain: Domain) -> str:
     """System message: solo-mode instructions, then the domain's (solo-mode) policy."""
+    instructions = solo_instructions(domain)
     policy = domain.policy_for(solo=True).strip()
-    return f"{SOLO_INSTRUCTIONS}\n\n<policy>\n{policy}\n</policy>" if policy else SOLO_INSTRUCTIONS
+    return f"{instructions}\n\n<policy>\n{policy}\n</policy>" if policy else instructions
 
 
 def _text(value: Any) -> str | None:

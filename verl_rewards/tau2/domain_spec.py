@@ -8,11 +8,13 @@ checked when it is built, so a domain module with a missing or inconsistent piec
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .schemas import function_schema, load_schema_file
 from .toolkit import Toolkit, ToolSpec
 
 Normalizer = Callable[[Any], dict[str, Any]]
@@ -41,6 +43,10 @@ class DomainSpec:
     * ``sync_tools``: a :data:`SyncHook` (needs a user toolkit), or None.
     * ``policy_text`` / ``policy_types``: a :data:`PolicyText` for policies assembled from several files or with
       a solo variant, and the ``policy_type`` values it accepts (empty: it takes none).
+    * ``tool_schemas``: a JSON file ``{"agent": [...], "user": [...]}`` holding the OpenAI tool schemas the model
+      is shown, in the order it is shown them (a bare file name is looked up in the package's ``tool_schemas/``
+      folder); None: schemas generated from the toolkits' signatures and docstrings
+      (:func:`~verl_rewards.tau2.schemas.function_schema`).
     """
 
     name: str
@@ -53,6 +59,7 @@ class DomainSpec:
     sync_tools: SyncHook | None = None
     policy_text: PolicyText | None = None
     policy_types: tuple[str, ...] = field(default=())
+    tool_schemas: str | None = None
 
     def __post_init__(self) -> None:
         where = f"DomainSpec {self.name!r}"
@@ -90,6 +97,8 @@ class DomainSpec:
             raise ValueError(f"{where}: sync_tools must be callable or None")
         if self.policy_types and self.policy_text is None:
             raise ValueError(f"{where}: policy_types need a policy_text")
+        if self.tool_schemas is not None and not (isinstance(self.tool_schemas, str) and self.tool_schemas):
+            raise ValueError(f"{where}: tool_schemas must be a file name or path, or None")
 
     def agent_tool_specs(self) -> dict[str, ToolSpec]:
         """The agent's tools by name, in definition order."""
@@ -98,3 +107,26 @@ class DomainSpec:
     def user_tool_specs(self) -> dict[str, ToolSpec]:
         """The user's tools by name (empty without a user toolkit)."""
         return {} if self.user_toolkit is None else self.user_toolkit.tool_specs()
+
+    def agent_tool_schemas(self) -> list[dict[str, Any]]:
+        """The OpenAI schemas of the agent's tools, in the order the agent is shown them (a fresh copy)."""
+        return copy.deepcopy(self._schemas()["agent"])
+
+    def user_tool_schemas(self) -> list[dict[str, Any]]:
+        """The OpenAI schemas of the user's tools (empty without a user toolkit; a fresh copy)."""
+        return copy.deepcopy(self._schemas()["user"])
+
+    def _schemas(self) -> dict[str, list[dict[str, Any]]]:
+        cached = self.__dict__.get("_schema_cache")
+        if cached is None:
+            if self.tool_schemas is None:
+                cached = {
+                    "agent": [function_schema(n, s.func) for n, s in self.agent_tool_specs().items()],
+                    "user": [function_schema(n, s.func) for n, s in self.user_tool_specs().items()],
+                }
+            else:
+                cached = load_schema_file(
+                    self.tool_schemas, self.name, list(self.agent_tool_specs()), list(self.user_tool_specs())
+                )
+            object.__setattr__(self, "_schema_cache", cached)
+        return cached

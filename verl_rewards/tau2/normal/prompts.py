@@ -26,7 +26,6 @@ from typing import Any
 
 from ..domain import Domain
 from ..errors import DataNotFoundError
-from ..schemas import function_schema
 from ..tasks import Task
 
 GREETING = "Hi! How can I help you today?"
@@ -131,12 +130,12 @@ def user_system_prompt(domain: Domain, scenario_text: str) -> str:
 
 
 def agent_tool_schemas(domain: Domain) -> list[dict[str, Any]]:
-    """OpenAI schemas of the agent's tools (registry order)."""
-    return [function_schema(name, spec.func) for name, spec in domain.spec.agent_tool_specs().items()]
+    """OpenAI schemas of the agent's tools, as tau2 sends them (:meth:`DomainSpec.agent_tool_schemas`)."""
+    return domain.spec.agent_tool_schemas()
 
 
 def user_tool_schemas(domain: Domain) -> list[dict[str, Any]] | None:
     """OpenAI schemas of the user's tools, or None when the user has none (then no ``tools`` are sent)."""
     if not has_user_tools(domain):
         return None
-    return [function_schema(name, spec.func) for name, spec in domain.spec.user_tool_specs().items()]
+    return domain.spec.user_tool_schemas()
