@@ -28,7 +28,7 @@ def test_registry_holds_each_built_in_domain_module_spec():
 
 @pytest.mark.parametrize("name", ["nope", "common", "", None, ["mock"]])
 def test_unknown_names_are_refused_with_the_known_ones_listed(name):
-    with pytest.raises(UnknownDomainError, match=r"available: \['airline', 'mock', "):
+    with pytest.raises(UnknownDomainError, match=r"available: \['airline', 'banking_knowledge', 'mock', "):
         domain_spec(name)
 
 

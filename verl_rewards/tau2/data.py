@@ -63,7 +63,7 @@ DONE_TOOL_CLASS = "verl_rewards.tau2.verl_tools.Tau2DoneTool"
 AGENT_NAME = "tool_agent"
 NORMAL_AGENT_NAME = "tau2_agent"
 MODES = ("normal", "solo")
-NORMAL_DEFAULT_DOMAINS = ("airline", "retail", "telecom")
+NORMAL_DEFAULT_DOMAINS = ("airline", "retail", "telecom", "banking_knowledge")
 ABILITY = "tool_use"
 TOOL_CONFIG_NAME = "tool_config.yaml"
 ALL_SPLIT = "all"
@@ -152,6 +152,8 @@ def tool_config(domain: Domain, data_dir: str | None = None, mode: str = "solo")
         config: dict[str, Any] = {"type": "native", "domain": domain.name}
         if data_dir:
             config["data_dir"] = data_dir
+        if domain.options:
+            config["domain_options"] = dict(domain.options)
         config["openai_schema"] = schema  # whole: verl's typed `tool_schema` would drop $defs, title, defaults
         cls = DONE_TOOL_CLASS if name == DONE_TOOL else TOOL_CLASS
         tools.append({"class_name": cls, "config": config})
@@ -244,7 +246,9 @@ def task_row(
     mode: str = "solo",
 ) -> dict[str, Any]:
     """One verl row for ``task`` (see the module doc)."""
-    create = {"domain": domain.name, "task_id": task.id, "data_dir": data_dir or ""}
+    create: dict[str, Any] = {"domain": domain.name, "task_id": task.id, "data_dir": data_dir or ""}
+    if domain.options:
+        create["domain_options"] = dict(domain.options)
     names = tool_names(domain, mode)
     if _check_mode(mode) == "normal":
         return _normal_row(domain, task, index, split, data_dir, system_prompt, create, names)
@@ -298,7 +302,12 @@ def _normal_row(
         "data_source": f"tau2/{domain.name}",
         "agent_name": NORMAL_AGENT_NAME,
         "prompt": [
-            {"role": "system", "content": system_prompt or agent_system_prompt(domain)},
+            {
+                "role": "system",
+                "content": agent_system_prompt(domain, task_id=task.id)
+                if domain.spec.task_policy is not None
+                else system_prompt or agent_system_prompt(domain),
+            },
             {"role": "assistant", "content": GREETING},
         ],
         "ability": ABILITY,
@@ -315,6 +324,7 @@ def _normal_row(
             "solo_mode": False,
             "user_scenario": scenario,
             "data_dir": data_dir or "",
+            **({"domain_options": dict(domain.options)} if domain.options else {}),
             "tools_kwargs": {name: {"create_kwargs": dict(create)} for name in names},
         },
     }
@@ -345,9 +355,9 @@ class Tau2PrepareReport:
         }
 
 
-def _load(domain: str, data_dir: str | os.PathLike[str] | None) -> Domain:
+def _load(domain: str, data_dir: str | os.PathLike[str] | None, options: dict[str, Any] | None = None) -> Domain:
     try:
-        return load_domain(domain, data_dir)
+        return load_domain(domain, data_dir, **(options or {}))
     except (DataNotFoundError, DataFileError, UnknownDomainError, TaskValidationError) as exc:
         raise Tau2PrepareError(str(exc)) from exc
 
@@ -359,7 +369,8 @@ def split_ids(domain: Domain, split: str) -> list[str]:
     if split not in domain.splits:
         raise Tau2PrepareError(
             f"domain {domain.name!r} has no split {split!r}; available: {sorted(domain.splits)} or {ALL_SPLIT!r} "
-            f"(splits come from {domain.data_dir / domain.spec.files.get('split', 'split_tasks.json')})"
+            f"(splits come from {domain.data_dir / domain.spec.files.get('split', 'split_tasks.json')}; "
+            "--holdout draws train/test instead)"
         )
     return domain.split(split)
 
@@ -372,6 +383,9 @@ def prepare_tau2(
     *,
     mode: str | None = None,
     progress: bool = True,
+    retrieval: str | None = None,
+    holdout: float | None = None,
+    seed: int = 0,
 ) -> Tau2PrepareReport:
     """Write ``<out_dir>/<split>.parquet`` for each split and ``<out_dir>/tool_config.yaml``.
 
@@ -385,14 +399,19 @@ def prepare_tau2(
     import pyarrow as pa
     from tqdm import tqdm
 
-    dom = _load(domain, data_dir)
+    try:
+        dom = _load(domain, data_dir, {"retrieval": retrieval} if retrieval is not None else None)
+    except ValueError as exc:  # a bad load option (banking_knowledge's retrieval)
+        raise Tau2PrepareError(str(exc)) from exc
     mode = _check_mode(mode or default_mode(dom.name))
+    if mode == "solo" and not dom.spec.solo:
+        raise Tau2PrepareError(f"domain {dom.name!r} runs in normal mode only (tau2 refuses solo mode for it)")
     splits = list(dict.fromkeys(s.strip() for s in splits if s and s.strip()))
     if not splits:
         raise Tau2PrepareError("no split given (use train, test, another split of split_tasks.json, or all)")
     for split in splits:
         check_split_name(split)
-    plan = {s: split_ids(dom, s) for s in splits}
+    plan = {s: split_ids(dom, s) for s in splits} if holdout is None else holdout_splits(dom, splits, holdout, seed)
     empty = [s for s, ids in plan.items() if not ids]
     if empty:
         raise Tau2PrepareError(f"split(s) {empty} of domain {dom.name!r} have no tasks; nothing written")
@@ -434,6 +453,24 @@ def prepare_tau2(
     report.tool_config = str(out / TOOL_CONFIG_NAME)
     report.num_tools = len(tool_schemas(dom, mode))
     return report
+
+
+def holdout_splits(domain: Domain, splits: Sequence[str], holdout: float, seed: int) -> dict[str, list[str]]:
+    """``train`` / ``test`` from a seeded random ``holdout`` fraction of all tasks (for domains without a split,
+    such as banking_knowledge): ``round(n * holdout)`` tasks (at least 1) go to ``test``; both keep file order."""
+    import random
+
+    if isinstance(holdout, bool) or not isinstance(holdout, int | float) or not 0 < holdout < 1:
+        raise Tau2PrepareError(f"--holdout must be a fraction between 0 and 1, got {holdout!r}")
+    unknown = [s for s in splits if s not in ("train", "test")]
+    if unknown:
+        raise Tau2PrepareError(f"with --holdout the splits are train and test, not {unknown}")
+    ids = list(domain.tasks)
+    shuffled = list(ids)
+    random.Random(seed).shuffle(shuffled)
+    test = set(shuffled[: max(1, round(len(ids) * holdout))])
+    both = {"train": [t for t in ids if t not in test], "test": [t for t in ids if t in test]}
+    return {s: both[s] for s in splits}
 
 
 def check_split_name(split: str) -> str:

@@ -459,7 +459,8 @@ class Tau2Tool(BaseTool):
                     "tau2 tools need tools_kwargs.<tool>.create_kwargs with task_id and domain in each row "
                     "(verl-rewards prepare tau2 writes them)"
                 )
-            domain = load_domain(str(domain_name), self._data_dir(create))
+            options = create.get("domain_options") or self.config.get("domain_options") or {}
+            domain = load_domain(str(domain_name), self._data_dir(create), **dict(options))
             return Tau2Session(
                 domain, task_id, agent_data.extra_fields, agent_data.messages, str(agent_data.request_id)
             )

@@ -68,9 +68,10 @@ def agent_instruction(domain: Domain) -> str:
     return _read(str(_PACKAGED_INSTRUCTION)).strip()
 
 
-def agent_system_prompt(domain: Domain, policy_type: str | None = None) -> str:
-    """The agent's system prompt in normal mode (telecom: the assembled main + tech-support policy)."""
-    policy = domain.policy_for(solo=False, policy_type=policy_type)
+def agent_system_prompt(domain: Domain, policy_type: str | None = None, task_id: Any = None) -> str:
+    """The agent's system prompt in normal mode (telecom: the assembled main + tech-support policy;
+    ``task_id``: for policies that depend on the task, banking_knowledge's ``golden_retrieval``)."""
+    policy = domain.policy_for(solo=False, policy_type=policy_type, task_id=task_id)
     return f"<instructions>\n{agent_instruction(domain)}\n</instructions>\n<policy>\n{policy}\n</policy>"
 
 
@@ -134,8 +135,15 @@ def agent_tool_schemas(domain: Domain) -> list[dict[str, Any]]:
     return domain.spec.agent_tool_schemas()
 
 
-def user_tool_schemas(domain: Domain) -> list[dict[str, Any]] | None:
-    """OpenAI schemas of the user's tools, or None when the user has none (then no ``tools`` are sent)."""
+def user_tool_schemas(domain: Domain, task: Any = None) -> list[dict[str, Any]] | None:
+    """OpenAI schemas of the user's tools, or None when the user has none (then no ``tools`` are sent).
+
+    A task's ``user_tools`` list (banking_knowledge) keeps only the tools it names, in toolkit order, as tau2's
+    ``get_user_tools(include=...)``; an empty list leaves the user without tools."""
     if not has_user_tools(domain):
         return None
-    return domain.spec.user_tool_schemas()
+    schemas = domain.spec.user_tool_schemas()
+    wanted = None if task is None else getattr(task, "user_tools", None)
+    if wanted is not None:
+        schemas = [s for s in schemas if s["function"]["name"] in wanted]
+    return schemas or None
