@@ -199,3 +199,15 @@ def test_simulate_with_retrieval_then_eval(root: Path, tmp_path: Path, capsys: p
     assert main(["eval", str(out), "--json"]) == 0
     source = json.loads(capsys.readouterr().out)["inputs"][0]["sources"]["tau2/banking_knowledge"]
     assert source["pass_k"] == {"1": 1.0} and source["num_tasks"] == 1
+
+
+def test_a_task_without_user_tools_gets_the_plain_user_guidelines(root: Path) -> None:
+    from verl_rewards.tau2.normal.prompts import guidelines_path, user_system_prompt, user_tool_schemas
+
+    dom = load_domain("banking_knowledge", root)
+    none = next(t for t in dom.tasks.values() if t.user_tools == ())
+    plain = guidelines_path(dom, False).read_text(encoding="utf-8").strip()
+    with_tools = guidelines_path(dom, True).read_text(encoding="utf-8").strip()
+    assert plain != with_tools
+    prompt = user_system_prompt(dom, "scenario", user_tool_schemas(dom, none) is not None)
+    assert prompt.startswith(plain) and not prompt.startswith(with_tools)

@@ -235,7 +235,7 @@ class Tau2AgentLoop(ToolAgentLoop):
         return Conversation(
             domain.make_env(task.id),
             self.user_player(config, lambda: script_for(config, domain, task)),
-            user_system_prompt=user_system_prompt(domain, scenario),
+            user_system_prompt=user_system_prompt(domain, scenario, user_tool_schemas(domain, task) is not None),
             user_tools=user_tool_schemas(domain, task),
             max_steps=self.settings.max_steps,
             max_errors=self.settings.max_errors,

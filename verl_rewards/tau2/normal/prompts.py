@@ -46,9 +46,13 @@ def _read(path: str) -> str:
     return Path(path).read_text(encoding="utf-8")
 
 
-def guidelines_path(domain: Domain) -> Path:
-    """The user simulator's guidelines file for ``domain`` (DataNotFoundError naming the places looked at)."""
-    name = GUIDELINES_TOOLS_FILE if has_user_tools(domain) else GUIDELINES_FILE
+def guidelines_path(domain: Domain, with_tools: bool | None = None) -> Path:
+    """The user simulator's guidelines file for ``domain`` (DataNotFoundError naming the places looked at).
+
+    ``with_tools``: whether this user has tools (tau2 picks the guidelines by the user's tools, which a task's
+    ``user_tools`` may empty); None: whether the domain has user tools."""
+    tools = has_user_tools(domain) if with_tools is None else with_tools
+    name = GUIDELINES_TOOLS_FILE if tools else GUIDELINES_FILE
     candidates = [root / "user_simulator" / name for root in _data_roots(domain)]
     for path in candidates:
         if path.is_file():
@@ -124,9 +128,10 @@ def user_scenario_text(task: Task) -> str:
         raise ValueError(f"task {task.id!r}: {exc}") from None
 
 
-def user_system_prompt(domain: Domain, scenario_text: str) -> str:
-    """The user simulator's system prompt: guidelines, then the scenario in ``<scenario>`` tags."""
-    guidelines = _read(str(guidelines_path(domain)))
+def user_system_prompt(domain: Domain, scenario_text: str, with_tools: bool | None = None) -> str:
+    """The user simulator's system prompt: guidelines (see :func:`guidelines_path` for ``with_tools``), then the
+    scenario in ``<scenario>`` tags."""
+    guidelines = _read(str(guidelines_path(domain, with_tools)))
     return f"{guidelines}\n\n<scenario>\n{scenario_text}\n</scenario>".strip()
 
 

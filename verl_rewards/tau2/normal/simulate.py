@@ -201,7 +201,9 @@ async def simulate_one(
     conv = Conversation(
         domain.make_env(task.id),
         OpenAIUser(shared_client(config.user)),
-        user_system_prompt=build_user_prompt(domain, user_scenario_text(task)),
+        user_system_prompt=build_user_prompt(
+            domain, user_scenario_text(task), user_tool_schemas(domain, task) is not None
+        ),
         user_tools=user_tool_schemas(domain, task),
         agent_system_prompt=agent_system_prompt(domain, task_id=task.id if domain.spec.task_policy else None),
         max_steps=config.max_steps,
