@@ -188,8 +188,9 @@ class _Loops:
 
 def _agent_loops(config: Any) -> _Loops:
     """Tools, agent-loop registry and our loops' settings, as an ``AgentLoopWorker`` reads them."""
-    from verl.experimental.agent_loop.agent_loop import _agent_loop_registry
     from verl.utils.import_utils import resolve_config_path
+
+    from .verl_compat import agent_loop_registry
 
     out = _Loops()
     rollout = config.actor_rollout_ref.rollout
@@ -209,7 +210,7 @@ def _agent_loops(config: Any) -> _Loops:
         out.lines.append(f"tools: {len(tools)} from {tool_path or function_path} ({_short(names)})")
     agent = rollout.get("agent") or {}
     loop_config_path = agent.get("agent_loop_config_path")
-    registry: dict[str, Any] = dict(_agent_loop_registry)
+    registry: dict[str, Any] = dict(agent_loop_registry())
     if loop_config_path:
         from omegaconf import OmegaConf
 

@@ -78,10 +78,10 @@ def doctor() -> int:
     except Exception as exc:  # noqa: BLE001 - report, don't crash
         checks.append(("reward manager 'contribution'", False, f"{type(exc).__name__}: {exc}"))
     try:
-        from verl.experimental.agent_loop.agent_loop import _agent_loop_registry
+        from .verl_compat import agent_loop_registry
 
         for loop_name in ("tau2_agent", "tau_bench_agent"):
-            entry = _agent_loop_registry.get(loop_name)
+            entry = agent_loop_registry().get(loop_name)
             checks.append(
                 (f"agent loop '{loop_name}'", entry is not None, (entry or {}).get("_target_", "not registered"))
             )
@@ -272,6 +272,7 @@ def simulate_command(args: argparse.Namespace) -> int:
             enforce_communication_protocol=args.enforce_communication_protocol,
             concurrency=args.concurrency,
             judge=judge,
+            agent_message_errors=args.agent_message_errors,
             domain_options={"retrieval": args.retrieval} if args.retrieval else None,
         )
         results = asyncio.run(simulate(config))
@@ -401,6 +402,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .evaluation import command as eval_cmd
 
     eval_cmd.add_parser(sub)
+    from .cpu import command as smoke_cmd
+
+    smoke_cmd.add_parser(sub)
     from .gold import command as export_sft_cmd
 
     export_sft_cmd.add_parser(sub)
@@ -448,6 +452,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="a message with text and tool calls ends the run (agent_error / user_error)",
     )
     sim.add_argument(
+        "--agent-message-errors",
+        choices=("infrastructure_error", "agent_error"),
+        default="infrastructure_error",
+        help="tau2: malformed tool-call JSON or an empty agent message ends the simulation as "
+        "infrastructure_error (tau2's runner; left out of pass^k, the default) or agent_error (training's rule: "
+        "scored 0)",
+    )
+    sim.add_argument(
         "--agent-base-url", required=True, help="OpenAI-compatible endpoint of the agent, e.g. http://127.0.0.1:8000/v1"
     )
     sim.add_argument("--agent-model", required=True)
@@ -469,6 +481,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "eval":
         return eval_cmd.run(args)
+    if args.command == "smoke":
+        return smoke_cmd.run(args)
     if args.command == "export-sft":
         return export_sft_cmd.run(args)
     if args.command == "check":
