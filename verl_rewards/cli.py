@@ -285,7 +285,11 @@ def simulate_command(args: argparse.Namespace) -> int:
     print(f"results: {args.out}")
     sims = results.get("simulations") or []
     return _all_failed_exit(
-        [(s.get("termination_reason"), (s.get("info") or {}).get("end_cause")) for s in sims], all_failed
+        [
+            (s.get("termination_reason"), (s.get("info") or {}).get("end_cause") or (s.get("info") or {}).get("error"))
+            for s in sims
+        ],
+        all_failed,
     )
 
 
