@@ -18,14 +18,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..rewards.process import shared_runner
 from ..scoring.contract import RewardInputError, Scorer, ScoringContext
 from ..scoring.decoding import DecodeBatcher
+from ..scoring.executors.process import shared_runner
+from ..scoring.executors.threads import thread_executor
 from ..scoring.extras import ExtraKeys
 from ..scoring.result import FLOAT32_MAX, ScoreResult, ScoreResultError
 from ..scoring.sample import Sample
 from ..scoring.spec import get_reward, registered_names
-from ..scoring.threads import thread_executor
 from .config import ManagerConfig, ManagerConfigError
 
 logger = logging.getLogger("verl_rewards")
