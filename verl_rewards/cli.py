@@ -155,7 +155,16 @@ def prepare_command(args: argparse.Namespace) -> int:
         from .tau2.errors import Tau2Error
 
         try:
-            tau2_report = prepare_tau2(args.data_dir, args.domain, args.out, args.split.split(","), mode=args.mode)
+            tau2_report = prepare_tau2(
+                args.data_dir,
+                args.domain,
+                args.out,
+                args.split.split(","),
+                mode=args.mode,
+                retrieval=args.retrieval,
+                holdout=args.holdout,
+                seed=args.holdout_seed,
+            )
         except (Tau2Error, OSError, ValueError) as exc:  # Tau2PrepareError is a ValueError
             return _fail("prepare tau2", exc)
         for split, n in tau2_report.rows.items():
@@ -244,6 +253,7 @@ def simulate_command(args: argparse.Namespace) -> int:
             enforce_communication_protocol=args.enforce_communication_protocol,
             concurrency=args.concurrency,
             judge=judge,
+            domain_options={"retrieval": args.retrieval} if args.retrieval else None,
         )
         results = asyncio.run(simulate(config))
     except (SimulateError, ValueError, OSError) as exc:
@@ -326,6 +336,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="normal: a simulated user talks to the agent (tau2_agent loop; default for airline, "
         "retail, telecom); solo: the agent works from a ticket (tool_agent; default for mock)",
     )
+    tau2.add_argument(
+        "--retrieval",
+        default=None,
+        help="banking_knowledge: the retrieval configuration (bm25, the default; bm25_grep, grep_only, full_kb, "
+        "golden_retrieval, no_knowledge)",
+    )
+    tau2.add_argument(
+        "--holdout",
+        type=float,
+        default=None,
+        help="write train/test from a seeded random fraction of all tasks held out as test (for domains "
+        "without a split, such as banking_knowledge)",
+    )
+    tau2.add_argument("--holdout-seed", type=int, default=0, help="seed of --holdout's draw (default 0)")
     tau_bench = prep.add_parser("tau_bench", help="tau-bench (v1) tasks -> verl parquet + tool config")
     tau_bench.add_argument("--data-dir", default=None, help="holds retail/ and airline/ (default: $TAU_BENCH_DATA_DIR)")
     tau_bench.add_argument("--domain", required=True, choices=["retail", "airline"])
@@ -342,6 +366,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .evaluation import command as eval_cmd
 
     eval_cmd.add_parser(sub)
+    from .gold import command as export_sft_cmd
+
+    export_sft_cmd.add_parser(sub)
     sim = sub.add_parser(
         "simulate",
         help="score a served model in normal mode (simulated user) on tau2 (tau2-bench's "
@@ -370,6 +397,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--split",
         default=None,
         help="tau2: a split of split_tasks.json (instead of --task-ids); tau-bench: train, test (default) or dev",
+    )
+    sim.add_argument(
+        "--retrieval", default=None, help="tau2 banking_knowledge: the retrieval configuration (default bm25)"
     )
     sim.add_argument("--num-trials", type=int, default=1)
     sim.add_argument("--seed", type=int, default=300, help="run seed; per-trial seeds derived as tau2 does")
@@ -403,6 +433,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "eval":
         return eval_cmd.run(args)
+    if args.command == "export-sft":
+        return export_sft_cmd.run(args)
     if args.command == "prepare":
         return prepare_command(args)
     if args.command == "simulate":

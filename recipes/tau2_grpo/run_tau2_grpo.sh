@@ -20,6 +20,9 @@
 # (prepare the split you train on: --split full,test for TELECOM_SPLIT=full). Its prompts are long (the
 # manual policy plus 44 tool schemas, about 11k tokens), so MAX_PROMPT_LENGTH defaults to 16384 there.
 # mock has one split, base (10 tasks), used for training and validation: a smoke test of the wiring.
+# banking_knowledge (normal mode only) has no split: prepare a seeded hold-out, train on train, validate on test:
+#   verl-rewards prepare tau2 --domain banking_knowledge --retrieval bm25 --holdout 0.2 --out ~/data/tau2_banking_knowledge_normal
+#   DOMAIN=banking_knowledge bash recipes/tau2_grpo/run_tau2_grpo.sh
 #
 # During rollout the policy calls the domain's tools (tool_config.yaml written by `prepare`) through verl's
 # tool_agent loop; each trajectory keeps one environment. The contribution manager scores every finished
@@ -33,7 +36,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 
-DOMAIN=${DOMAIN:-airline}   # airline | retail | telecom | mock
+DOMAIN=${DOMAIN:-airline}   # airline | retail | telecom | banking_knowledge | mock
 PROMPT_LENGTH=6144
 case "$DOMAIN" in mock) DEFAULT_MODE=solo ;; *) DEFAULT_MODE=normal ;; esac
 MODE=${MODE:-$DEFAULT_MODE}
@@ -47,7 +50,12 @@ case "$DOMAIN" in
          exit 2 ;;
     esac ;;
   mock) TRAIN_SPLIT=base; VAL_SPLIT=base ;;
-  *) echo "run_tau2_grpo.sh: DOMAIN must be airline, retail, telecom or mock, got '$DOMAIN'" >&2; exit 2 ;;
+  banking_knowledge) TRAIN_SPLIT=train; VAL_SPLIT=test; PROMPT_LENGTH=8192
+    if [[ "${MODE:-normal}" != normal ]]; then
+      echo "run_tau2_grpo.sh: banking_knowledge runs in normal mode only" >&2; exit 2
+    fi ;;
+  *) echo "run_tau2_grpo.sh: DOMAIN must be airline, retail, telecom, banking_knowledge or mock, got '$DOMAIN'" >&2
+     exit 2 ;;
 esac
 MAX_PROMPT_LENGTH=${MAX_PROMPT_LENGTH:-$PROMPT_LENGTH}
 export TAU2_DATA_DIR=${TAU2_DATA_DIR:-$HOME/tau2-bench/data/tau2/domains}

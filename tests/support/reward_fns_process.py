@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import threading
@@ -19,13 +20,28 @@ def proc_test_cpu(n: int = 1000, busy_s: float = 0.0) -> dict:
     return {"reward": float(sum(i * i for i in range(n))), "pid": os.getpid(), "start": start, "end": time.time()}
 
 
+_CALLS = itertools.count(1)
+
+
 @reward(name="proc_test_echo")
 def proc_test_echo(final_response: str = "", sleep_s: float = 0.0) -> dict:
-    """Echo the input (after an optional sleep) with the worker's pid."""
-    start = time.time()
+    """Echo the input (after an optional sleep) with the worker's pid and the call's number in that worker."""
+    seq = next(_CALLS)
     if sleep_s:
         time.sleep(sleep_s)
-    return {"reward": float(len(final_response)), "pid": os.getpid(), "start": start, "end": time.time()}
+    return {"reward": float(len(final_response)), "pid": os.getpid(), "seq": seq}
+
+
+@reward(name="proc_test_meet")
+def proc_test_meet(folder: str, n: int = 2, wait_s: float = 60.0) -> dict:
+    """Check in under ``folder`` and wait until ``n`` calls have checked in (or ``wait_s`` passed): ``reward`` is
+    how many calls were running at once with this one, which is ``n`` only if ``n`` workers served them together."""
+    with open(os.path.join(folder, f"{os.getpid()}-{time.monotonic_ns()}"), "w"):
+        pass
+    end = time.monotonic() + wait_s
+    while len(os.listdir(folder)) < n and time.monotonic() < end:
+        time.sleep(0.01)
+    return {"reward": float(len(os.listdir(folder))), "pid": os.getpid()}
 
 
 @reward(name="proc_test_trivial")

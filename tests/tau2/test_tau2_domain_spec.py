@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 
@@ -27,7 +28,7 @@ def test_registry_holds_each_built_in_domain_module_spec():
 
 @pytest.mark.parametrize("name", ["nope", "common", "", None, ["mock"]])
 def test_unknown_names_are_refused_with_the_known_ones_listed(name):
-    with pytest.raises(UnknownDomainError, match=r"available: \['airline', 'mock', "):
+    with pytest.raises(UnknownDomainError, match=r"available: \['airline', 'banking_knowledge', 'mock', "):
         domain_spec(name)
 
 
@@ -74,6 +75,7 @@ def _spec(**changes):
         ({"normalize_user_db": None}, "a user_toolkit needs normalize_user_db"),
         ({"user_toolkit": None}, r"\['normalize_user_db', \"files\['user_db'\]\"\] given without a user_toolkit"),
         ({"policy_types": ("manual",)}, "policy_types need a policy_text"),
+        ({"tool_schemas": ""}, "tool_schemas must be a file name or path"),
     ],
 )
 def test_an_inconsistent_spec_fails_when_built_naming_the_field(changes, message):
@@ -95,6 +97,21 @@ def test_spec_lists_agent_and_user_tools():
     ]
     assert list(mock.SPEC.user_tool_specs()) == ["check_notifications", "dismiss_notification"]
     assert airline.SPEC.user_tool_specs() == {}
+
+
+def test_tool_schemas_come_from_the_schema_file_else_from_the_toolkit(tmp_path):
+    generated = _spec(tool_schemas=None)  # a domain registered without a schema file
+    assert [s["function"]["name"] for s in generated.agent_tool_schemas()] == list(mock.SPEC.agent_tool_specs())
+    assert generated.agent_tool_schemas()[0]["function"]["parameters"]["required"] == ["user_id", "title"]
+    served = mock.SPEC.agent_tool_schemas()
+    served[0]["function"]["name"] = "changed"  # callers get copies
+    assert mock.SPEC.agent_tool_schemas()[0]["function"]["name"] == "create_task"
+    short = tmp_path / "short.json"
+    short.write_text(json.dumps({"agent": served[1:3], "user": mock.SPEC.user_tool_schemas()}))
+    with pytest.raises(ValueError, match=r"the agent schemas name \['get_users', 'update_task_status'\], but"):
+        _spec(tool_schemas=str(short)).agent_tool_schemas()
+    with pytest.raises(ValueError, match="cannot read it"):
+        _spec(tool_schemas=str(tmp_path / "missing.json")).user_tool_schemas()
 
 
 # ------------------------------------------------------------------------------------------ environments

@@ -413,8 +413,8 @@ def test_prepare_writes_normal_rows_by_default_and_agent_tools_only(tau2_root, t
     assert extra["mode"] == "normal" and extra["solo_mode"] is False
     assert extra["user_scenario"] == user_scenario_text(task) and extra["data_dir"] == str(tau2_root)
     config = yaml.safe_load((out / "tool_config.yaml").read_text())["tools"]
-    tools = [t["tool_schema"]["function"]["name"] for t in config]
-    assert tools == list(domain.spec.agent_tool_specs()) and "done" not in tools
+    tools = [t["config"]["openai_schema"]["function"]["name"] for t in config]
+    assert tools == [s["function"]["name"] for s in domain.spec.agent_tool_schemas()] and "done" not in tools
     telecom = tmp_path / "telecom"
     assert (
         main(

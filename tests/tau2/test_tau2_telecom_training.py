@@ -12,7 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from verl_rewards.contribution import compute_contribution
-from verl_rewards.tau2.data import DONE_TOOL, USER_TOOL_PREFIX, prepare_tau2
+from verl_rewards.tau2 import domain_spec
+from verl_rewards.tau2.data import DONE_TOOL, prepare_tau2, tool_names
 from verl_rewards.tau2.scripted import gold_calls
 
 from agent_loop_support import _agent_data, _turn, _worker, run_row
@@ -55,21 +56,24 @@ def test_prepare_writes_solo_rows_with_agent_and_user_tools(telecom, prepared) -
     assert user == {"role": "user", "content": task.ticket.strip()}
     solo_main = (telecom.data_dir / "main_policy_solo.md").read_text(encoding="utf-8")
     assert solo_main.strip()[:300] in system["content"] and "<tech_support_policy>" in system["content"]
-    assert "`done`" in system["content"]
+    assert "`done`" in system["content"] and "`toggle_airplane_mode`" in system["content"]  # the customer's tools
     assert row["extra_info"]["solo_mode"] is True
     agent = [s["name"] for s in telecom.tool_specs()]
     user_tools = [s["name"] for s in telecom.user_tool_specs()]
     assert sorted(row["extra_info"]["tools_kwargs"]) == sorted([*agent, *user_tools, DONE_TOOL])
 
     tools = initialize_tools_from_config(prepared.tool_config)
-    assert [t.name for t in tools] == [*agent, *user_tools, DONE_TOOL] and len(tools) == 44
+    assert [t.name for t in tools] == tool_names(telecom, "solo") and len(tools) == 44
     assert all(type(t) is (Tau2DoneTool if t.name == DONE_TOOL else Tau2Tool) for t in tools)
     schemas = {t.name: t.tool_schema.function for t in tools}
-    assert all(schemas[n].description.startswith(USER_TOOL_PREFIX) for n in user_tools)
-    assert not any(schemas[n].description.startswith(USER_TOOL_PREFIX) for n in agent)
-    mode = schemas["set_network_mode_preference"].parameters.properties["mode"]
-    assert mode.enum == ["4g_5g_preferred", "4g_only", "3g_only", "2g_only"]
-    grant = schemas["grant_app_permission"].parameters
+    mode = schemas["set_network_mode_preference"].parameters  # tau2's schema: the enum sits in $defs
+    assert mode.model_dump()["$defs"]["NetworkModePreference"]["enum"] == [
+        "4g_5g_preferred",
+        "4g_only",
+        "3g_only",
+        "2g_only",
+    ]
+    grant = schemas["grant_app_permission"].parameters  # readable as verl's model (tool parsers read it)
     assert set(grant.required) == {"app_name", "permission"} and grant.properties["permission"].description
 
 
@@ -78,7 +82,8 @@ def test_user_tool_schema_without_config_schema() -> None:
 
     tool = Tau2Tool({"name": "toggle_airplane_mode", "domain": "telecom"})
     assert tool.name == "toggle_airplane_mode"
-    assert tool.tool_schema.function.description.startswith(USER_TOOL_PREFIX)
+    schema = tool.tool_schema.model_dump(exclude_unset=True, exclude_none=True)
+    assert schema == next(s for s in domain_spec("telecom").user_tool_schemas() if s["function"]["name"] == tool.name)
     with pytest.raises(ValueError, match="has no tool 'fly'"):
         Tau2Tool({"name": "fly", "domain": "telecom"})
 

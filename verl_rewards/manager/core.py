@@ -1,10 +1,11 @@
 """The scoring engine shared by both manager adapters and offline scoring: one async call per sample.
 
 For one :class:`~verl_rewards.scoring.sample.Sample` it picks the reward (:class:`~verl_rewards.manager.routing.
-Router`), runs its :class:`~verl_rewards.scoring.contract.Scorer` under the run's time limit and concurrency
-bound, turns failures into the fallback score with flags, adds the contribution terms ``sum_i beta_i * R_i``
-(:mod:`verl_rewards.contribution`) and lays the components onto
-the run's fixed extra keys (:class:`~verl_rewards.scoring.extras.ExtraKeys`). Scorers see a frozen
+Router`), runs its :class:`~verl_rewards.scoring.contract.Scorer` under the run's concurrency bound (the scorer
+bounds the call itself by ``timeout_s``, counted from when a thread or worker process starts it, so starting
+worker processes is never charged to a call), turns failures into the fallback score with flags, adds the
+contribution terms ``sum_i beta_i * R_i`` (:mod:`verl_rewards.contribution`) and lays the components onto the
+run's fixed extra keys (:class:`~verl_rewards.scoring.extras.ExtraKeys`). Scorers see a frozen
 :class:`~verl_rewards.scoring.contract.ScoringContext`, never the engine.
 """
 
@@ -24,6 +25,7 @@ from ..scoring.decoding import DecodeBatcher
 from ..scoring.extras import ExtraKeys
 from ..scoring.result import ScoreResult, ScoreResultError
 from ..scoring.sample import Sample
+from ..scoring.spec import get_reward, registered_names
 from ..scoring.threads import thread_executor
 from .config import ManagerConfig, ManagerConfigError
 
@@ -75,6 +77,8 @@ class ScoringCore:
             raise ManagerConfigError(str(exc)) from None
         self._semaphores: dict[int, asyncio.Semaphore] = {}
         thread_executor().ensure_capacity(config.max_concurrency)  # admitted calls never queue behind hung ones
+        if config.executor == "process" or any(get_reward(n).executor == "process" for n in registered_names()):
+            self._process_runner().start()  # the workers start now, not during the first batch
 
     @property
     def extra_keys(self) -> list[str]:
@@ -103,8 +107,8 @@ class ScoringCore:
         contrib = self.config.contribution.evaluate(sample.prev_step_dict, sample.cur_step_dict, sample.step)
         async with self._semaphore():
             try:
-                result = await asyncio.wait_for(scorer.run(sample, self.context), timeout=self.config.timeout_s)
-            except (asyncio.TimeoutError, TimeoutError) as exc:
+                result = await scorer.run(sample, self.context)  # bounded by timeout_s inside (see the module doc)
+            except TimeoutError as exc:
                 if self.config.on_error == "raise":
                     raise TimeoutError(
                         f"scoring function {scorer.name} exceeded timeout_s={self.config.timeout_s} "

@@ -2,15 +2,27 @@
 
 :class:`ProcessRunner` keeps up to ``max_workers`` long-lived child processes (``spawn`` start method, so it is
 safe in processes with threads such as Ray actors). Each child imports the reward modules once, then serves
-jobs ``(reward name, kwargs)`` over its own pipe, one at a time, in its main thread (so ``signal.signal`` and
-``signal.alarm`` work). Calls beyond ``max_workers`` wait in a FIFO queue; that wait counts toward the call's
-timeout.
+jobs ``(request id, reward name, kwargs)`` over its own pipe, one at a time, in its main thread (so
+``signal.signal`` and ``signal.alarm`` work). Every reply carries the request id it answers and the pid of the
+process that sent it; a reply for another request (a reward that forked and whose copy wrote to the pipe, or any
+stray writer) is never handed to a caller: the call fails with :class:`RemoteRewardError` and the worker, whose
+pipe can no longer be trusted, is killed and replaced. A forked copy of a worker that returns from a reward
+exits at once instead of answering or reading jobs.
+
+Timeouts count from when a worker starts the call: starting a worker is never charged to a call (it is bounded
+by ``start_timeout_s``). Calls beyond ``max_workers`` wait in a FIFO queue; by default that wait is limited by
+the call's timeout too (``count_queue_wait=False`` lifts this, as the scoring engine does).
 
 Fault isolation: a call that exceeds its timeout raises :class:`TimeoutError` at once while its worker is
-killed (SIGTERM, then SIGKILL after ~1 s) in the background and replaced on the next call; an exception in
+killed (SIGTERM, then SIGKILL after ~1 s) in the background and a replacement starts at once; an exception in
 the reward, a child that dies (segfault, ``os._exit``) or a result that cannot be pickled raise
-:class:`RemoteRewardError`. Children are started on the first :meth:`ProcessRunner.run`, stopped by
-:meth:`ProcessRunner.close` or at interpreter exit, and exit by themselves when the parent goes away.
+:class:`RemoteRewardError`. Children are started by :meth:`ProcessRunner.start` (the scoring engine calls it
+when it is built) or on the first :meth:`ProcessRunner.run`, stopped by :meth:`ProcessRunner.close` or at
+interpreter exit, and exit by themselves when the parent goes away.
+
+With ``normalise=True`` the worker also turns the reward's return value into a
+:class:`~verl_rewards.scoring.result.ScoreResult` (:func:`~verl_rewards.scoring.result.normalise_result`), so that
+this work, however slow, happens inside the call and under its timeout.
 
 Blocking pipe waits happen in ``max_workers`` daemon threads owned by the runner, never in the event loop; a
 runner can be used from several event loops (one after another or in different threads).
@@ -23,6 +35,7 @@ import atexit
 import collections
 import concurrent.futures
 import inspect
+import itertools
 import multiprocessing
 import multiprocessing.connection
 import multiprocessing.util  # noqa: F401  (imported before our atexit hook is registered, so ours runs first)
@@ -35,12 +48,14 @@ import time
 import traceback
 import weakref
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..scoring.loading import load_modules
+from ..scoring.result import normalise_result
 from ..scoring.spec import RewardSpec, get_reward
 
-__all__ = ["ProcessRunner", "RemoteRewardError"]
+__all__ = ["ProcessRunner", "RemoteRewardError", "encode_reply"]
 
 _KILL_GRACE_S = 1.0  # how long a terminated (SIGTERM) worker gets before SIGKILL
 _PARENT_CHECK_S = 1.0  # how often a child checks that its parent is still alive
@@ -104,20 +119,37 @@ def _resolve(name: str) -> RewardSpec:
     return get_reward(name)
 
 
-def _run_job(data: bytes) -> tuple[bool, Any]:
-    """Decode one job, run the reward, return ``(True, result)`` or ``(False, error info)``."""
+def encode_reply(request_id: int, pid: int, ok: bool, value: Any) -> bytes:
+    """A worker's reply: ``(request id, sender pid, ok, pickled value)``.
+
+    The value is pickled on its own, so the parent always reads which request a reply answers, even when the
+    value cannot be unpickled there. Raises what ``pickle.dumps`` raises for an unpicklable value.
+    """
+    return pickle.dumps((request_id, pid, ok, pickle.dumps(value, _PICKLE_PROTOCOL)), _PICKLE_PROTOCOL)
+
+
+def _run_job(name: str, kwargs: dict[str, Any], post: tuple[str | None] | None, home_pid: int) -> tuple[bool, Any]:
+    """Run the reward (and, with ``post=(number_key,)``, normalise its result); ``(True, result)`` or
+    ``(False, error info)``. A forked copy of the worker that gets here exits at once."""
     try:
-        name, kwargs = pickle.loads(data)
         spec = _resolve(name)
         if spec.is_async:
             raise TypeError(f"reward {spec.name!r} is async; the process executor runs only sync rewards")
-        result = spec.invoke(**kwargs)
+        try:
+            result = spec.invoke(**kwargs)
+        finally:
+            if os.getpid() != home_pid:  # the reward forked and its copy returned: it must not answer or read jobs
+                os._exit(0)
         if inspect.isawaitable(result):
             if inspect.iscoroutine(result):
                 result.close()
             raise TypeError(f"reward {spec.name!r} returned an awaitable; the process executor runs only sync rewards")
+        if post is not None:
+            result = normalise_result(result, number_key=post[0])
         return True, result
     except BaseException as exc:  # noqa: BLE001 - SystemExit/KeyboardInterrupt in a reward are its errors too
+        if os.getpid() != home_pid:
+            os._exit(0)
         return False, _error_info(exc)
 
 
@@ -137,27 +169,34 @@ def _child_main(conn: multiprocessing.connection.Connection, modules: Sequence[s
     except Exception:
         pass
     threading.Thread(target=_watch_parent, args=(parent_pid,), name="parent-watch", daemon=True).start()
+    home_pid = os.getpid()
     try:
         _init_child(modules)
     except BaseException as exc:  # noqa: BLE001
-        conn.send_bytes(pickle.dumps((False, _error_info(exc)), _PICKLE_PROTOCOL))
+        conn.send_bytes(encode_reply(0, home_pid, False, _error_info(exc)))
         return
-    conn.send_bytes(pickle.dumps((True, os.getpid()), _PICKLE_PROTOCOL))
+    conn.send_bytes(encode_reply(0, home_pid, True, home_pid))
     while True:
         try:
             data = conn.recv_bytes()
         except (EOFError, OSError):
             return
-        outcome = _run_job(data)
+        request_id = -1
         try:
-            payload = pickle.dumps(outcome, _PICKLE_PROTOCOL)
+            request_id, job = pickle.loads(data)
+            name, kwargs, post = pickle.loads(job)
+            ok, value = _run_job(name, kwargs, post, home_pid)
+        except BaseException as exc:  # noqa: BLE001 - a job that cannot be decoded is that job's error
+            ok, value = False, _error_info(exc)
+        try:
+            payload = encode_reply(request_id, home_pid, ok, value)
         except Exception as exc:
             type_name, message, tb = _error_info(exc)
             hint = (
-                f"the reward returned a value of type {type(outcome[1]).__name__} that cannot be pickled back "
+                f"the reward returned a value of type {type(value).__name__} that cannot be pickled back "
                 f"to the parent process ({type_name}: {message}); return numbers, strings, lists or dicts"
             )
-            payload = pickle.dumps((False, (type_name, hint, tb)), _PICKLE_PROTOCOL)
+            payload = encode_reply(request_id, home_pid, False, (type_name, hint, tb))
         try:
             conn.send_bytes(payload)
         except (EOFError, OSError):
@@ -325,6 +364,17 @@ def _release_shared(key: tuple[str, ...], runner: ProcessRunner) -> None:
     runner.close()
 
 
+@dataclass(frozen=True)
+class _Job:
+    """One call: its request id (echoed by the worker's reply), reward, arguments, timeout and post-processing."""
+
+    request_id: int
+    name: str
+    kwargs: dict[str, Any]
+    timeout_s: float | None
+    post: tuple[str | None] | None  # (number_key,): normalise the result in the worker
+
+
 def _settle(cf: concurrent.futures.Future, result: Any = None, exc: BaseException | None = None) -> None:
     """Complete ``cf`` unless it already is."""
     try:
@@ -343,8 +393,8 @@ class ProcessRunner:
         max_workers: maximum number of worker processes alive at once.
         modules: reward modules (dotted names or ``.py`` paths) each worker imports at start, after
             ``verl_rewards.rewards`` itself.
-        start_timeout_s: how long a worker may take to start and import the modules; a call whose own
-            timeout expires first raises ``TimeoutError`` while the worker keeps starting for the next call.
+        start_timeout_s: how long a worker may take to start and import the modules (never charged to a
+            call's timeout); a worker that takes longer fails the call waiting for it.
     """
 
     def __init__(self, max_workers: int, modules: Sequence[str] = (), *, start_timeout_s: float = 300.0):
@@ -365,6 +415,7 @@ class ProcessRunner:
         self._threads = _DaemonThreads(self.max_workers, "verl-rewards-process-runner")
         self._init_error: tuple[str, str, str] | None = None
         self._closed = False
+        self._request_ids = itertools.count(1)  # 0 is the start-up message's id
         self._finalizer = weakref.finalize(self, _finalize, self._workers, self._threads)
         self._finalizer.atexit = False  # the module's atexit hook closes live runners
         _RUNNERS.add(self)
@@ -377,26 +428,54 @@ class ProcessRunner:
         with self._lock:
             return [w.pid for w in self._workers]
 
-    async def run(self, reward_name: str, kwargs: dict[str, Any], timeout_s: float | None) -> Any:
+    async def run(
+        self,
+        reward_name: str,
+        kwargs: dict[str, Any],
+        timeout_s: float | None,
+        *,
+        count_queue_wait: bool = True,
+        normalise: bool = False,
+        number_key: str | None = None,
+    ) -> Any:
         """Run the sync reward ``reward_name`` with ``kwargs`` in a worker process and return its result.
 
-        ``timeout_s`` (``None``: no limit) covers the wait for a free worker and the reward itself. Raises
-        ``TimeoutError`` (the worker is then replaced), :class:`RemoteRewardError` for failures in the child,
-        and ``RuntimeError`` once the runner is closed. Cancelling the caller does not stop a running reward:
-        its worker is released when the reward finishes or times out.
+        ``timeout_s`` (``None``: no limit) counts from when a worker starts the call; waiting for a worker to
+        start is never charged. ``count_queue_wait``: the wait for a free worker (behind busy ones) is limited
+        by ``timeout_s`` as well. ``normalise``: the worker returns ``normalise_result(result, number_key)``, a
+        :class:`~verl_rewards.scoring.result.ScoreResult`, computed inside the call. Raises ``TimeoutError`` (the
+        worker is then replaced), :class:`RemoteRewardError` for failures in the child (its exception, its death,
+        a reply for another request), and ``RuntimeError`` once the runner is closed. Cancelling the caller does
+        not stop a running reward: its worker is released when the reward finishes or times out.
         """
         if timeout_s is not None and not timeout_s > 0:
             raise ValueError(f"timeout_s must be > 0 or None, got {timeout_s!r}")
         self._raise_if_unusable(reward_name)
-        deadline = None if timeout_s is None else time.monotonic() + float(timeout_s)
-        token = await self._acquire(deadline, reward_name, timeout_s)
+        queue_deadline = None if timeout_s is None or not count_queue_wait else time.monotonic() + float(timeout_s)
+        token = await self._acquire(queue_deadline, reward_name, timeout_s)
         cf: concurrent.futures.Future = concurrent.futures.Future()
+        job = _Job(next(self._request_ids), reward_name, kwargs, timeout_s, (number_key,) if normalise else None)
         try:
-            self._threads.submit(self._execute, token, reward_name, kwargs, deadline, timeout_s, cf)
+            self._threads.submit(self._execute, token, job, cf)
         except RuntimeError:
             self._release(token)
             raise
         return await asyncio.wrap_future(cf)
+
+    def start(self) -> None:
+        """Start a worker in every free slot now (the processes are spawned here; they import the reward
+        modules in the background), so that the first calls find them started or starting."""
+        while True:
+            with self._lock:
+                if self._closed or self._init_error is not None or self._free_slots <= 0 or self._waiters:
+                    return
+                self._free_slots -= 1
+            try:
+                worker = self._spawn()
+            except BaseException:  # noqa: BLE001 - the slot comes back; a call will try again and report why
+                self._release(None)
+                return
+            threading.Thread(target=self._warm, args=(worker,), name="verl-rewards-worker-start", daemon=True).start()
 
     def close(self) -> None:
         """Stop every worker process and fail queued calls; further calls raise ``RuntimeError``."""
@@ -539,11 +618,21 @@ class ProcessRunner:
             if worker in self._workers:
                 self._workers.remove(worker)
 
-    def _discard(self, worker: _Worker) -> None:
-        """Kill a worker and give its slot back as a free one."""
+    def _discard(self, worker: _Worker, *, replace: bool = False) -> None:
+        """Kill a worker and give its slot back as a free one; ``replace``: start a replacement in it at once."""
         self._forget(worker)
         worker.stop()
         self._release(None)
+        if replace:
+            self.start()
+
+    def _warm(self, worker: _Worker) -> None:
+        """Wait (in a background thread) for a worker started by :meth:`start`, then hand it out."""
+        status = self._wait_ready(worker, time.monotonic() + self.start_timeout_s)
+        if status == "ready":
+            self._release(worker)
+        else:  # a call that takes the free slot starts its own worker and reports the error (or the init error)
+            self._discard(worker)
 
     # ------------------------------------------------------------------ job execution (pool threads)
 
@@ -563,8 +652,11 @@ class ProcessRunner:
         try:
             if not worker.conn.poll(max(0.0, deadline - time.monotonic())):
                 return "timeout"
-            ok, value = pickle.loads(worker.conn.recv_bytes())
+            _, _, ok, data = pickle.loads(worker.conn.recv_bytes())
+            value = pickle.loads(data)
         except (EOFError, OSError):
+            return "died"
+        except Exception:  # a garbled start message: treat the worker as dead
             return "died"
         if ok:
             worker.ready = True
@@ -574,23 +666,17 @@ class ProcessRunner:
                 self._init_error = value
         return "failed"
 
-    def _execute(
-        self,
-        token: _Worker | None,
-        name: str,
-        kwargs: dict[str, Any],
-        deadline: float | None,
-        timeout_s: float | None,
-        cf: concurrent.futures.Future,
-    ) -> None:
+    def _execute(self, token: _Worker | None, job: _Job, cf: concurrent.futures.Future) -> None:
         """Run one job on the slot ``token``; settles ``cf`` and releases the slot exactly once."""
         worker = token
+        name = job.name
         try:
             if not cf.set_running_or_notify_cancel():  # the caller went away before we started
                 self._release(worker)
                 return
             try:
-                payload = pickle.dumps((name, kwargs), _PICKLE_PROTOCOL)
+                job_data = pickle.dumps((name, job.kwargs, job.post), _PICKLE_PROTOCOL)
+                payload = pickle.dumps((job.request_id, job_data), _PICKLE_PROTOCOL)
             except Exception as exc:
                 self._release(worker)
                 type_name, message, tb = _error_info(exc)
@@ -608,10 +694,10 @@ class ProcessRunner:
                 self._discard_no_release(worker)
                 worker = None
             if worker is None:
-                worker = self._start_worker(name, deadline, timeout_s, cf)
+                worker = self._start_worker(name, cf)
                 if worker is None:
                     return  # _start_worker settled cf and released the slot
-            self._call(worker, name, payload, deadline, timeout_s, cf)
+            self._call(worker, job, payload, cf)
         except BaseException as exc:  # noqa: BLE001 - never lose a slot or leave the caller waiting
             _settle(cf, exc=exc)
             if worker is not None:
@@ -623,10 +709,9 @@ class ProcessRunner:
         self._forget(worker)
         worker.stop()
 
-    def _start_worker(
-        self, name: str, deadline: float | None, timeout_s: float | None, cf: concurrent.futures.Future
-    ) -> _Worker | None:
-        """Start a worker and wait until it is ready; ``None`` if the job cannot go on (cf settled)."""
+    def _start_worker(self, name: str, cf: concurrent.futures.Future) -> _Worker | None:
+        """Start a worker and wait until it is ready (not charged to the call's timeout); ``None`` if the job
+        cannot go on (cf settled)."""
         if self._init_error is not None:  # a previous worker could not import the modules: do not retry
             _settle(cf, exc=self._init_failure(self._init_error, name))
             self._release(None)
@@ -638,20 +723,7 @@ class ProcessRunner:
             _settle(cf, exc=failure)
             self._release(None)
             return None
-        start_deadline = time.monotonic() + self.start_timeout_s
-        status = self._wait_ready(worker, start_deadline if deadline is None else min(deadline, start_deadline))
-        if status == "timeout" and deadline is not None and deadline < start_deadline:
-            # the caller's time is up; let the worker finish starting for the next caller
-            _settle(
-                cf,
-                exc=TimeoutError(f"reward {name!r} timed out after {timeout_s}s while its process worker was starting"),
-            )
-            status = self._wait_ready(worker, start_deadline)
-            if status == "ready":
-                self._release(worker)
-            else:
-                self._discard(worker)
-            return None
+        status = self._wait_ready(worker, time.monotonic() + self.start_timeout_s)
         if status == "ready":
             return worker
         if status == "failed" and self._init_error is not None:
@@ -677,32 +749,26 @@ class ProcessRunner:
         self._discard(worker)
         return None
 
-    def _call(
-        self,
-        worker: _Worker,
-        name: str,
-        payload: bytes,
-        deadline: float | None,
-        timeout_s: float | None,
-        cf: concurrent.futures.Future,
-    ) -> None:
+    def _call(self, worker: _Worker, job: _Job, payload: bytes, cf: concurrent.futures.Future) -> None:
         """Send one job to a ready worker and wait for its answer, the deadline or its death."""
         conn = worker.conn
+        name = job.name
         try:
             conn.send_bytes(payload)
-            timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+            timeout = None if job.timeout_s is None else float(job.timeout_s)  # counts from here
             if not conn.poll(timeout):
                 self._forget(worker)
                 _settle(
                     cf,
                     exc=TimeoutError(
-                        f"reward {name!r} timed out after {timeout_s}s in process worker pid {worker.pid} "
+                        f"reward {name!r} timed out after {job.timeout_s}s in process worker pid {worker.pid} "
                         "(worker killed)"
                     ),
                 )
-                self._discard(worker)
+                self._discard(worker, replace=True)
                 return
             data = conn.recv_bytes()
+            request_id, sender, ok, value_data = pickle.loads(data)
         except (EOFError, OSError):
             self._forget(worker)
             if self._closed:
@@ -718,13 +784,34 @@ class ProcessRunner:
                         pid=worker.pid,
                     ),
                 )
-            self._discard(worker)
+            self._discard(worker, replace=True)
+            return
+        except Exception as exc:  # noqa: BLE001 - a garbled reply: nothing on this pipe can be trusted any more
+            request_id, sender, ok, value_data = None, None, False, b""
+            garbled: BaseException | None = exc
+        else:
+            garbled = None
+        pid = worker.pid
+        if garbled is not None or request_id != job.request_id or sender != pid:
+            self._forget(worker)
+            what = f"unreadable ({garbled!r})" if garbled is not None else f"for request {request_id} from pid {sender}"
+            _settle(
+                cf,
+                exc=RemoteRewardError(
+                    f"reward {name!r}: process worker pid {pid} sent a reply {what} while request {job.request_id} "
+                    "was running (a reward that forks must end its child with os._exit); the reply was dropped "
+                    "and the worker replaced",
+                    exc_type="MismatchedReply",
+                    reward_name=name,
+                    pid=pid,
+                ),
+            )
+            self._discard(worker, replace=True)
             return
         # give the worker back before the caller resumes, so that its next call finds it idle
         self._release(worker)
-        pid = worker.pid
         try:
-            ok, value = pickle.loads(data)
+            value = pickle.loads(value_data)
         except BaseException as exc:  # noqa: BLE001
             type_name, message, tb = _error_info(exc)
             _settle(

@@ -97,7 +97,11 @@ class ScoringContext:
 
 
 class Scorer:
-    """A reward as the engine runs it: its name, the extra keys it may report and one guarded call."""
+    """A reward as the engine runs it: its name, the extra keys it may report and one guarded call.
+
+    :meth:`run` bounds the reward's call by ``ctx.timeout_s`` itself (raising ``TimeoutError``), counted from when
+    its executor starts the call; the engine adds no time limit of its own.
+    """
 
     name: str = "scorer"
     extra_keys: tuple[str, ...] = ()

@@ -27,6 +27,8 @@ TUPLE_KEYS = ("format", "correctness", "length")
 #: the component a plain-number result is also reported under (as verl's naive manager does)
 NUMBER_KEY = "acc"
 _MAX_TEXT_EXTRA = 512
+#: components a dict result may carry; more is an invalid score (bounds the work on a result after the call)
+MAX_COMPONENTS = 1024
 
 
 class ScoreResultError(ValueError):
@@ -72,6 +74,8 @@ def normalise_result(result: Any, number_key: str | None = NUMBER_KEY) -> ScoreR
     A plain number is also reported under ``number_key`` (``acc``, as verl's naive manager does), unless None.
     """
     if isinstance(result, Mapping):
+        if len(result) > MAX_COMPONENTS + 1:
+            raise ScoreResultError(f"a dict result has {len(result)} keys; at most {MAX_COMPONENTS} components")
         if "score" in result:
             key = "score"
         elif "reward" in result:

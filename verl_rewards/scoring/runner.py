@@ -3,12 +3,18 @@
 For one sample it decodes the text the reward asks for (batched with the other samples of the event loop),
 resolves the inputs by parameter name, lends a pooled environment when the reward declares one, and calls the
 reward in its executor: async rewards on a thread's own event loop, sync rewards in the thread executor or, for
-registered rewards with ``executor=process``, in a worker process. The engine bounds the whole call with the
-run's timeout.
+registered rewards with ``executor=process``, in a worker process. While the thread executor is overloaded with
+hung calls (:meth:`~verl_rewards.scoring.threads.ThreadExecutor.overloaded`), sync rewards that a worker process
+can run (registered, no pooled env) go to the process executor instead.
+
+The call is bounded by the run's ``timeout_s``, counted from when a thread or worker process starts it, and
+includes turning the return value into a :class:`ScoreResult` (:func:`normalise_result`): a return value whose
+conversion is slow (a ``__str__`` or ``__float__`` that blocks) costs that call its time, never the event loop's.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from .contract import Scorer, ScoringContext
@@ -34,6 +40,11 @@ class RewardScorer(Scorer):
             self.executor = "thread"  # async rewards run on an event loop; a worker process finds rewards by name
         self.pool = EnvPool(spec.env_cls, spec.pool_size, spec.env_kwargs) if spec.env_cls is not None else None
 
+    def can_run_in_process(self) -> bool:
+        """Whether a worker process can run this reward (sync, registered by name, no pooled env)."""
+        spec = self.spec
+        return not spec.is_async and spec.env_cls is None and is_registered(spec)
+
     async def run(self, sample: Sample, ctx: ScoringContext) -> ScoreResult:
         spec = self.spec
         text = await ctx.decode_text(sample, spec.decode)
@@ -41,17 +52,31 @@ class RewardScorer(Scorer):
         key: Any = kwargs.get("id") or None
         if self.pool is not None:
             key = key or trajectory_id(sample)
-            kwargs["env"] = await self.pool.acquire(key)
+            kwargs["env"] = await asyncio.wait_for(self.pool.acquire(key), ctx.timeout_s)
         finished = False
+        number_key = spec.number_key
         try:
             if spec.is_async:
-                raw = await thread_executor().run_async(lambda: spec.invoke(**kwargs))
-            elif self.executor == "process" and ctx.process_runner is not None:
-                raw = await ctx.process_runner().run(spec.name, kwargs, ctx.timeout_s)
+
+                async def call() -> ScoreResult:
+                    return normalise_result(await spec.invoke(**kwargs), number_key=number_key)
+
+                result = await thread_executor().run_async(call, ctx.timeout_s)
+            elif ctx.process_runner is not None and self._in_process():
+                result = await ctx.process_runner().run(
+                    spec.name, kwargs, ctx.timeout_s, count_queue_wait=False, normalise=True, number_key=number_key
+                )
             else:
-                raw = await thread_executor().run(lambda: spec.invoke(**kwargs))
+                result = await thread_executor().run(
+                    lambda: normalise_result(spec.invoke(**kwargs), number_key=number_key), ctx.timeout_s
+                )
             finished = True
         finally:
             if self.pool is not None:
                 await self.pool.release(key, discard=not finished)
-        return normalise_result(raw, number_key=spec.number_key)
+        return result
+
+    def _in_process(self) -> bool:
+        if self.executor == "process":
+            return True
+        return self.can_run_in_process() and thread_executor().overloaded()

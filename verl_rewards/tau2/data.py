@@ -27,12 +27,14 @@ from the row; the copy is there for inspection.
 
 The tool config (``<out>/tool_config.yaml``) lists one :class:`~verl_rewards.tau2.verl_tools.Tau2Tool` per
 agent tool of the domain, then (for domains with a user toolkit: mock, telecom) one per user tool, plus the
-``done`` tool (:class:`~verl_rewards.tau2.verl_tools.Tau2DoneTool`), each with an OpenAI function schema
-generated from our tool registry: parameter types from the type hints (``Literal`` → ``enum``), descriptions
-from the docstrings' ``Args:`` sections. Rows are tau2's *solo mode*: no user simulator takes part, so the
-agent gets the user's tools too (their descriptions start with :data:`USER_TOOL_PREFIX`; their calls act on
-the customer's side of the same trajectory's environment), the system prompt carries the domain's solo policy
-where it has one (telecom), and ``extra_info.solo_mode`` tells the reward to replay the trajectory that way.
+``done`` tool (:class:`~verl_rewards.tau2.verl_tools.Tau2DoneTool`), each carrying its OpenAI schema whole in
+``config.openai_schema``: tau2-bench's own schemas, in tau2's order (:meth:`DomainSpec.agent_tool_schemas`), and
+tau2's solo-mode ``done``. There is no ``tool_schema`` key: verl would parse it with its typed schema model, which
+drops ``$defs``, ``title`` and defaults, and rejects a parameter without ``type`` (mock's optional
+``description``). Rows are tau2's *solo mode*: no user simulator takes part, so the agent gets the user's tools
+too (their calls act on the customer's side of the same trajectory's environment, as in tau2's solo mode), the
+system prompt carries the domain's solo policy where it has one (telecom), and ``extra_info.solo_mode`` tells
+the reward to replay the trajectory that way.
 """
 
 from __future__ import annotations
@@ -49,21 +51,19 @@ from typing import Any
 from ..files import OutputPathError, check_output_path, replace_together, write_text_atomic
 from .domain import Domain, load_domain
 from .errors import DataFileError, DataNotFoundError, TaskValidationError, UnknownDomainError
-from .schemas import function_schema, tool_summary
+from .schemas import SCHEMA_DIR
 from .tasks import Task
 
 DONE_TOOL = "done"
 """Name of the tool that ends an episode (tau2's solo-mode stop tool)."""
-DONE_DESCRIPTION = (
-    "Finish the episode. Call it once the ticket is fully handled (or when it cannot be handled), "
-    "alone in its own message: other tool calls sent together with it are not run."
-)
+DONE_SCHEMA_FILE = "solo_done.json"
+"""tau2's ``done`` tool schema (``LLMSoloAgent``), in the package's ``tool_schemas/`` folder."""
 TOOL_CLASS = "verl_rewards.tau2.verl_tools.Tau2Tool"
 DONE_TOOL_CLASS = "verl_rewards.tau2.verl_tools.Tau2DoneTool"
 AGENT_NAME = "tool_agent"
 NORMAL_AGENT_NAME = "tau2_agent"
 MODES = ("normal", "solo")
-NORMAL_DEFAULT_DOMAINS = ("airline", "retail", "telecom")
+NORMAL_DEFAULT_DOMAINS = ("airline", "retail", "telecom", "banking_knowledge")
 ABILITY = "tool_use"
 TOOL_CONFIG_NAME = "tool_config.yaml"
 ALL_SPLIT = "all"
@@ -80,8 +80,11 @@ How to work:
 - When the ticket is fully handled, or cannot be handled, call the `done` tool in a message of its own.
   The episode ends there; nothing after it counts."""
 
-USER_TOOL_PREFIX = "[Customer's device: you perform this action on the customer's own phone/account] "
-"""Start of every user tool's description in the tool schemas (tau2's solo agent acts for the customer)."""
+SOLO_USER_TOOLS = (
+    "- These tools act on the customer's own side (their device or account); you perform them for the customer:\n"
+    "  {names}."
+)
+"""Added to the solo instructions of a domain with user tools (mock, telecom), naming those tools."""
 
 TICKET_HEADER = 'Support ticket (the notes below are written to the customer: "you" is the customer)'
 _SCENARIO_FIELDS = (
@@ -97,16 +100,15 @@ class Tau2PrepareError(ValueError):
     """The tau2 data cannot be converted (missing files, unknown domain or split, invalid tasks)."""
 
 
+@functools.lru_cache(maxsize=1)
+def _done_schema_text() -> str:
+    return (SCHEMA_DIR / DONE_SCHEMA_FILE).read_text(encoding="utf-8")
+
+
 def done_schema() -> dict[str, Any]:
-    """Schema of the ``done`` tool (no parameters)."""
-    return {
-        "type": "function",
-        "function": {
-            "name": DONE_TOOL,
-            "description": DONE_DESCRIPTION,
-            "parameters": {"type": "object", "properties": {}, "required": []},
-        },
-    }
+    """Schema of the ``done`` tool: tau2's (``LLMSoloAgent``'s stop tool, no parameters)."""
+    schema: dict[str, Any] = json.loads(_done_schema_text())
+    return schema
 
 
 def default_mode(domain_name: str) -> str:
@@ -121,32 +123,25 @@ def _check_mode(mode: str) -> str:
 
 
 def tool_schemas(domain: Domain, mode: str = "solo") -> list[dict[str, Any]]:
-    """OpenAI schemas of the tools a row offers. Solo: the agent tools, then the user tools (registry order),
-    then ``done``. Normal: the agent tools only."""
-    specs = domain.spec.agent_tool_specs()
+    """OpenAI schemas of the tools a row offers, as tau2 sends them. Normal: the agent tools. Solo: the agent
+    tools, then the user tools, then ``done`` (tau2's solo agent gets exactly this list)."""
+    agent = domain.spec.agent_tool_schemas()
     if _check_mode(mode) == "normal":
-        return [function_schema(name, spec.func) for name, spec in specs.items()]
-    user_specs = domain.spec.user_tool_specs()
-    if DONE_TOOL in specs or DONE_TOOL in user_specs:
+        return agent
+    user = domain.spec.user_tool_schemas()
+    agent_names = {s["function"]["name"] for s in agent}
+    user_names = {s["function"]["name"] for s in user}
+    if DONE_TOOL in agent_names | user_names:
         raise Tau2PrepareError(f"domain {domain.name!r} already has a tool named {DONE_TOOL!r}")
-    both = sorted(set(specs) & set(user_specs))
+    both = sorted(agent_names & user_names)
     if both:
         raise Tau2PrepareError(f"domain {domain.name!r}: agent and user tools share names {both} (solo mode)")
-    schemas = [function_schema(name, spec.func) for name, spec in specs.items()]
-    schemas += [user_tool_schema(name, spec.func) for name, spec in user_specs.items()]
-    return schemas + [done_schema()]
-
-
-def user_tool_schema(name: str, func: Callable[..., Any]) -> dict[str, Any]:
-    """Schema of a user tool offered to the solo agent: its description starts with :data:`USER_TOOL_PREFIX`."""
-    return function_schema(name, func, USER_TOOL_PREFIX + tool_summary(name, func))
+    return [*agent, *user, done_schema()]
 
 
 def tool_names(domain: Domain, mode: str = "solo") -> list[str]:
     """Names of the tools a row offers, in the order of :func:`tool_schemas`."""
-    if _check_mode(mode) == "normal":
-        return list(domain.spec.agent_tool_specs())
-    return [*domain.spec.agent_tool_specs(), *domain.spec.user_tool_specs(), DONE_TOOL]
+    return [s["function"]["name"] for s in tool_schemas(domain, mode)]
 
 
 def tool_config(domain: Domain, data_dir: str | None = None, mode: str = "solo") -> dict[str, Any]:
@@ -157,8 +152,11 @@ def tool_config(domain: Domain, data_dir: str | None = None, mode: str = "solo")
         config: dict[str, Any] = {"type": "native", "domain": domain.name}
         if data_dir:
             config["data_dir"] = data_dir
+        if domain.options:
+            config["domain_options"] = dict(domain.options)
+        config["openai_schema"] = schema  # whole: verl's typed `tool_schema` would drop $defs, title, defaults
         cls = DONE_TOOL_CLASS if name == DONE_TOOL else TOOL_CLASS
-        tools.append({"class_name": cls, "config": config, "tool_schema": schema})
+        tools.append({"class_name": cls, "config": config})
     return {"tools": tools}
 
 
@@ -184,10 +182,21 @@ def write_tool_config(
 
 
 # -------------------------------------------------------------------------------------------------- prompts
+def solo_instructions(domain: Domain) -> str:
+    """The solo-mode instructions; for a domain with user tools they name the tools that act for the customer."""
+    user = [s["function"]["name"] for s in domain.spec.user_tool_schemas()]
+    if not user:
+        return SOLO_INSTRUCTIONS
+    head, tail = SOLO_INSTRUCTIONS.rsplit("\n- When the ticket", 1)
+    names = SOLO_USER_TOOLS.format(names=", ".join(f"`{n}`" for n in user))
+    return f"{head}\n{names}\n- When the ticket{tail}"
+
+
 def solo_system_prompt(domain: Domain) -> str:
     """System message: solo-mode instructions, then the domain's (solo-mode) policy."""
+    instructions = solo_instructions(domain)
     policy = domain.policy_for(solo=True).strip()
-    return f"{SOLO_INSTRUCTIONS}\n\n<policy>\n{policy}\n</policy>" if policy else SOLO_INSTRUCTIONS
+    return f"{instructions}\n\n<policy>\n{policy}\n</policy>" if policy else instructions
 
 
 def _text(value: Any) -> str | None:
@@ -237,7 +246,9 @@ def task_row(
     mode: str = "solo",
 ) -> dict[str, Any]:
     """One verl row for ``task`` (see the module doc)."""
-    create = {"domain": domain.name, "task_id": task.id, "data_dir": data_dir or ""}
+    create: dict[str, Any] = {"domain": domain.name, "task_id": task.id, "data_dir": data_dir or ""}
+    if domain.options:
+        create["domain_options"] = dict(domain.options)
     names = tool_names(domain, mode)
     if _check_mode(mode) == "normal":
         return _normal_row(domain, task, index, split, data_dir, system_prompt, create, names)
@@ -291,7 +302,12 @@ def _normal_row(
         "data_source": f"tau2/{domain.name}",
         "agent_name": NORMAL_AGENT_NAME,
         "prompt": [
-            {"role": "system", "content": system_prompt or agent_system_prompt(domain)},
+            {
+                "role": "system",
+                "content": agent_system_prompt(domain, task_id=task.id)
+                if domain.spec.task_policy is not None
+                else system_prompt or agent_system_prompt(domain),
+            },
             {"role": "assistant", "content": GREETING},
         ],
         "ability": ABILITY,
@@ -308,6 +324,7 @@ def _normal_row(
             "solo_mode": False,
             "user_scenario": scenario,
             "data_dir": data_dir or "",
+            **({"domain_options": dict(domain.options)} if domain.options else {}),
             "tools_kwargs": {name: {"create_kwargs": dict(create)} for name in names},
         },
     }
@@ -338,9 +355,9 @@ class Tau2PrepareReport:
         }
 
 
-def _load(domain: str, data_dir: str | os.PathLike[str] | None) -> Domain:
+def _load(domain: str, data_dir: str | os.PathLike[str] | None, options: dict[str, Any] | None = None) -> Domain:
     try:
-        return load_domain(domain, data_dir)
+        return load_domain(domain, data_dir, **(options or {}))
     except (DataNotFoundError, DataFileError, UnknownDomainError, TaskValidationError) as exc:
         raise Tau2PrepareError(str(exc)) from exc
 
@@ -352,7 +369,8 @@ def split_ids(domain: Domain, split: str) -> list[str]:
     if split not in domain.splits:
         raise Tau2PrepareError(
             f"domain {domain.name!r} has no split {split!r}; available: {sorted(domain.splits)} or {ALL_SPLIT!r} "
-            f"(splits come from {domain.data_dir / domain.spec.files.get('split', 'split_tasks.json')})"
+            f"(splits come from {domain.data_dir / domain.spec.files.get('split', 'split_tasks.json')}; "
+            "--holdout draws train/test instead)"
         )
     return domain.split(split)
 
@@ -365,6 +383,9 @@ def prepare_tau2(
     *,
     mode: str | None = None,
     progress: bool = True,
+    retrieval: str | None = None,
+    holdout: float | None = None,
+    seed: int = 0,
 ) -> Tau2PrepareReport:
     """Write ``<out_dir>/<split>.parquet`` for each split and ``<out_dir>/tool_config.yaml``.
 
@@ -378,14 +399,19 @@ def prepare_tau2(
     import pyarrow as pa
     from tqdm import tqdm
 
-    dom = _load(domain, data_dir)
+    try:
+        dom = _load(domain, data_dir, {"retrieval": retrieval} if retrieval is not None else None)
+    except ValueError as exc:  # a bad load option (banking_knowledge's retrieval)
+        raise Tau2PrepareError(str(exc)) from exc
     mode = _check_mode(mode or default_mode(dom.name))
+    if mode == "solo" and not dom.spec.solo:
+        raise Tau2PrepareError(f"domain {dom.name!r} runs in normal mode only (tau2 refuses solo mode for it)")
     splits = list(dict.fromkeys(s.strip() for s in splits if s and s.strip()))
     if not splits:
         raise Tau2PrepareError("no split given (use train, test, another split of split_tasks.json, or all)")
     for split in splits:
         check_split_name(split)
-    plan = {s: split_ids(dom, s) for s in splits}
+    plan = {s: split_ids(dom, s) for s in splits} if holdout is None else holdout_splits(dom, splits, holdout, seed)
     empty = [s for s, ids in plan.items() if not ids]
     if empty:
         raise Tau2PrepareError(f"split(s) {empty} of domain {dom.name!r} have no tasks; nothing written")
@@ -427,6 +453,24 @@ def prepare_tau2(
     report.tool_config = str(out / TOOL_CONFIG_NAME)
     report.num_tools = len(tool_schemas(dom, mode))
     return report
+
+
+def holdout_splits(domain: Domain, splits: Sequence[str], holdout: float, seed: int) -> dict[str, list[str]]:
+    """``train`` / ``test`` from a seeded random ``holdout`` fraction of all tasks (for domains without a split,
+    such as banking_knowledge): ``round(n * holdout)`` tasks (at least 1) go to ``test``; both keep file order."""
+    import random
+
+    if isinstance(holdout, bool) or not isinstance(holdout, int | float) or not 0 < holdout < 1:
+        raise Tau2PrepareError(f"--holdout must be a fraction between 0 and 1, got {holdout!r}")
+    unknown = [s for s in splits if s not in ("train", "test")]
+    if unknown:
+        raise Tau2PrepareError(f"with --holdout the splits are train and test, not {unknown}")
+    ids = list(domain.tasks)
+    shuffled = list(ids)
+    random.Random(seed).shuffle(shuffled)
+    test = set(shuffled[: max(1, round(len(ids) * holdout))])
+    both = {"train": [t for t in ids if t not in test], "test": [t for t in ids if t in test]}
+    return {s: both[s] for s in splits}
 
 
 def check_split_name(split: str) -> str:

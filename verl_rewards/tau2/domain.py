@@ -32,7 +32,7 @@ logger = logging.getLogger(__name__)
 
 DATA_DIR_ENV = "TAU2_DATA_DIR"
 
-_cache: dict[tuple[str, str], Domain] = {}
+_cache: dict[tuple[str, str, str], Domain] = {}
 _cache_lock = threading.Lock()
 
 
@@ -148,17 +148,24 @@ class Domain:
     loaded DBs; None without a user toolkit).
     """
 
-    def __init__(self, name: str, data_dir: str | os.PathLike[str] | None = None):
+    def __init__(self, name: str, data_dir: str | os.PathLike[str] | None = None, **options: Any):
         spec = domain_spec(name)
         self.name = name
-        self.spec: DomainSpec = spec
         files = spec.files
         self.data_dir = resolve_data_dir(name, data_dir, files)
+        self.options: dict[str, Any] = dict(options)
+        if spec.configure is not None:
+            spec = spec.configure(self.data_dir, dict(options))
+        elif options:
+            raise ValueError(f"tau2 domain {name!r} takes no load options, got {sorted(options)}")
+        self.spec: DomainSpec = spec
         self.terminate_tools: frozenset[str] = frozenset(spec.terminate_tools)
 
         self.base_db = BaseDB(_read_db(self.data_dir / files["db"], spec.normalize_db))
         self.user_base_db: BaseDB | None = None
-        if spec.user_toolkit is not None:
+        if spec.shared_user_db:
+            self.user_base_db = self.base_db
+        elif spec.user_toolkit is not None:
             self.user_base_db = BaseDB(_read_db(self.data_dir / files["user_db"], spec.normalize_user_db))
 
         if spec.policy_text is not None:
@@ -213,9 +220,9 @@ class Domain:
                         f"the {side} toolkit of domain {self.name!r} has no function {name!r} (in {tasks_file})",
                     )
 
-    def __reduce__(self) -> tuple[Any, tuple[str, str]]:
-        """Pickle by reference: unpickling reloads (or reuses) the domain from the same data folder."""
-        return load_domain, (self.name, str(self.data_dir))
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickle by reference: unpickling reloads (or reuses) the domain from the same data folder and options."""
+        return _load_with_options, (self.name, str(self.data_dir), self.options)
 
     def __repr__(self) -> str:
         return f"Domain({self.name!r}, data_dir={str(self.data_dir)!r}, tasks={len(self.tasks)})"
@@ -235,10 +242,13 @@ class Domain:
             raise KeyError(f"unknown split {name!r} for domain {self.name!r}; available: {sorted(self.splits)}")
         return list(self.splits[name])
 
-    def policy_for(self, *, solo: bool = False, policy_type: str | None = None) -> str:
+    def policy_for(self, *, solo: bool = False, policy_type: str | None = None, task_id: Any = None) -> str:
         """The agent policy; ``solo`` picks the solo-mode variant and ``policy_type`` one of the domain's
         ``spec.policy_types`` (telecom: ``manual``, the default, or ``workflow``) where the domain has them.
-        Other domains have one policy text."""
+        Other domains have one policy text. ``task_id``: for domains whose policy depends on the task
+        (``banking_knowledge`` under ``golden_retrieval``); ignored by the others."""
+        if task_id is not None and self.spec.task_policy is not None:
+            return self.spec.task_policy(self.data_dir, self.task(task_id))
         if self.spec.policy_text is not None:
             kwargs = {} if policy_type is None else {"policy_type": policy_type}
             return self.spec.policy_text(self.data_dir, solo=solo, **kwargs)
@@ -326,6 +336,8 @@ class Domain:
         new environment costs O(1). The action log starts empty. ``solo_mode``: see
         :mod:`verl_rewards.tau2.environment`.
         """
+        if solo_mode and not self.spec.solo:
+            raise ValueError(f"{self.name} domain does not support solo mode")
         task = None if task_id is None else self.task(task_id)
         snapshot = self._initial_bases(task)
         if snapshot is None:  # nothing to apply beyond the initialisation data
@@ -335,6 +347,8 @@ class Domain:
             env = self._env_over(*snapshot, solo_mode)
         if task is not None:
             env.task_id = task.id
+        if self.spec.prepare_env is not None:
+            self.spec.prepare_env(env, task)
         return env
 
     def _env_over(self, agent_base: BaseDB, user_base: BaseDB | None, aliased: bool, solo_mode: bool) -> Environment:
@@ -343,7 +357,8 @@ class Domain:
         agent_db = DBState(agent_base)
         user_tools = None
         if spec.user_toolkit is not None and user_base is not None:
-            user_tools = spec.user_toolkit(agent_db if aliased else DBState(user_base))
+            shared = aliased or spec.shared_user_db
+            user_tools = spec.user_toolkit(agent_db if shared else DBState(user_base))
         return Environment(
             spec.agent_toolkit(agent_db),
             user_tools,
@@ -365,6 +380,8 @@ class Domain:
         bases = self._bases_for(task)
         env = self._env_over(*bases, False)
         env.task_id = task.id
+        if self.spec.prepare_env is not None:
+            self.spec.prepare_env(env, task)
         env.sync()
         for i, call in enumerate(state.initialization_actions or ()):
             try:
@@ -440,16 +457,22 @@ class Domain:
             return self._gold[key]
 
 
-def load_domain(name: str, data_dir: str | os.PathLike[str] | None = None) -> Domain:
-    """Load (once per ``(name, data folder)``, then cached) a tau2 domain. See the module doc for ``data_dir``."""
+def load_domain(name: str, data_dir: str | os.PathLike[str] | None = None, **options: Any) -> Domain:
+    """Load (once per ``(name, data folder, options)``, then cached) a tau2 domain. See the module doc for
+    ``data_dir``. ``options`` are the domain's load options (``banking_knowledge``: ``retrieval="bm25"`` and the
+    other retrieval settings); the other domains take none."""
     folder = resolve_data_dir(name, data_dir, domain_spec(name).files)
-    key = (name, str(folder))
+    key = (name, str(folder), repr(sorted(options.items())))
     with _cache_lock:
         hit = _cache.get(key)
         if hit is None:
-            hit = Domain(name, folder)
+            hit = Domain(name, folder, **options)
             _cache[key] = hit
         return hit
+
+
+def _load_with_options(name: str, data_dir: str, options: dict[str, Any]) -> Domain:
+    return load_domain(name, data_dir, **options)
 
 
 def as_domain(domain: Domain | str) -> Domain:

@@ -8,11 +8,13 @@ checked when it is built, so a domain module with a missing or inconsistent piec
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .schemas import function_schema, load_schema_file
 from .toolkit import Toolkit, ToolSpec
 
 Normalizer = Callable[[Any], dict[str, Any]]
@@ -21,6 +23,12 @@ SyncHook = Callable[[Any, Any], None]
 """``sync(agent_toolkit, user_toolkit)``: run after every successful tool call (tau2's ``Environment.sync_tools``)."""
 PolicyText = Callable[..., str]
 """``policy_text(data_dir, solo=False, policy_type=...)`` -> the agent policy, for policies built from files."""
+Configure = Callable[[Any, dict[str, Any]], "DomainSpec"]
+"""``configure(data_dir, options)`` -> the spec of the domain under those load options (banking's retrieval)."""
+PrepareEnv = Callable[[Any, Any], None]
+"""``prepare_env(environment, task or None)``: per-task setup of a new environment (banking's read-log allowlist)."""
+TaskPolicy = Callable[[Any, Any], str]
+"""``task_policy(data_dir, task)`` -> the agent policy of one task, for policies that depend on the task."""
 
 NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 """What a domain name looks like (it is also a module name under ``verl_rewards.tau2.domains``)."""
@@ -41,6 +49,15 @@ class DomainSpec:
     * ``sync_tools``: a :data:`SyncHook` (needs a user toolkit), or None.
     * ``policy_text`` / ``policy_types``: a :data:`PolicyText` for policies assembled from several files or with
       a solo variant, and the ``policy_type`` values it accepts (empty: it takes none).
+    * ``shared_user_db``: the user toolkit acts on the agent's DB (tau2's ``banking_knowledge``); then it needs
+      neither ``normalize_user_db`` nor ``files['user_db']``.
+    * ``configure``: a :data:`Configure` taking :func:`~verl_rewards.tau2.load_domain`'s keyword options (None: the
+      domain takes none). ``prepare_env``: a :data:`PrepareEnv`. ``task_policy``: a :data:`TaskPolicy`.
+    * ``solo``: whether the domain supports tau2's solo mode.
+    * ``tool_schemas``: a JSON file ``{"agent": [...], "user": [...]}`` holding the OpenAI tool schemas the model
+      is shown, in the order it is shown them (a bare file name is looked up in the package's ``tool_schemas/``
+      folder); None: schemas generated from the toolkits' signatures and docstrings
+      (:func:`~verl_rewards.tau2.schemas.function_schema`).
     """
 
     name: str
@@ -53,6 +70,12 @@ class DomainSpec:
     sync_tools: SyncHook | None = None
     policy_text: PolicyText | None = None
     policy_types: tuple[str, ...] = field(default=())
+    shared_user_db: bool = False
+    configure: Configure | None = None
+    prepare_env: PrepareEnv | None = None
+    task_policy: TaskPolicy | None = None
+    solo: bool = True
+    tool_schemas: str | None = None
 
     def __post_init__(self) -> None:
         where = f"DomainSpec {self.name!r}"
@@ -84,12 +107,19 @@ class DomainSpec:
         else:
             if not (isinstance(self.user_toolkit, type) and issubclass(self.user_toolkit, Toolkit)):
                 raise ValueError(f"{where}: user_toolkit must be a Toolkit subclass or None")
-            if not callable(self.normalize_user_db) or "user_db" not in self.files:
+            if not self.shared_user_db and (not callable(self.normalize_user_db) or "user_db" not in self.files):
                 raise ValueError(f"{where}: a user_toolkit needs normalize_user_db and files['user_db']")
         if self.sync_tools is not None and not callable(self.sync_tools):
             raise ValueError(f"{where}: sync_tools must be callable or None")
         if self.policy_types and self.policy_text is None:
             raise ValueError(f"{where}: policy_types need a policy_text")
+        if self.shared_user_db and self.user_toolkit is None:
+            raise ValueError(f"{where}: shared_user_db needs a user_toolkit")
+        for hook in ("configure", "prepare_env", "task_policy"):
+            if getattr(self, hook) is not None and not callable(getattr(self, hook)):
+                raise ValueError(f"{where}: {hook} must be callable or None")
+        if self.tool_schemas is not None and not (isinstance(self.tool_schemas, str) and self.tool_schemas):
+            raise ValueError(f"{where}: tool_schemas must be a file name or path, or None")
 
     def agent_tool_specs(self) -> dict[str, ToolSpec]:
         """The agent's tools by name, in definition order."""
@@ -98,3 +128,26 @@ class DomainSpec:
     def user_tool_specs(self) -> dict[str, ToolSpec]:
         """The user's tools by name (empty without a user toolkit)."""
         return {} if self.user_toolkit is None else self.user_toolkit.tool_specs()
+
+    def agent_tool_schemas(self) -> list[dict[str, Any]]:
+        """The OpenAI schemas of the agent's tools, in the order the agent is shown them (a fresh copy)."""
+        return copy.deepcopy(self._schemas()["agent"])
+
+    def user_tool_schemas(self) -> list[dict[str, Any]]:
+        """The OpenAI schemas of the user's tools (empty without a user toolkit; a fresh copy)."""
+        return copy.deepcopy(self._schemas()["user"])
+
+    def _schemas(self) -> dict[str, list[dict[str, Any]]]:
+        cached = self.__dict__.get("_schema_cache")
+        if cached is None:
+            if self.tool_schemas is None:
+                cached = {
+                    "agent": [function_schema(n, s.func) for n, s in self.agent_tool_specs().items()],
+                    "user": [function_schema(n, s.func) for n, s in self.user_tool_specs().items()],
+                }
+            else:
+                cached = load_schema_file(
+                    self.tool_schemas, self.name, list(self.agent_tool_specs()), list(self.user_tool_specs())
+                )
+            object.__setattr__(self, "_schema_cache", cached)
+        return cached

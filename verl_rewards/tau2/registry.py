@@ -1,7 +1,8 @@
 """The tau2 domains this package knows, by name: a registry of :class:`~.domain_spec.DomainSpec` values.
 
 It plays the role of tau2-bench's ``src/tau2/registry.py``: the built-in domains (``mock``, ``airline``,
-``retail``, ``telecom``) are registered at the bottom of this module from each domain module's ``SPEC``;
+``retail``, ``telecom``, ``banking_knowledge``) are registered at the bottom of this module from each domain
+module's ``SPEC``;
 :func:`register` adds another one. :func:`~verl_rewards.tau2.load_domain` and the verl tool adapters look
 domains up here only.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 import threading
 
 from .domain_spec import DomainSpec
-from .domains import airline, mock, retail, telecom
+from .domains import airline, banking_knowledge, mock, retail, telecom
 from .errors import UnknownDomainError
 
 _specs: dict[str, DomainSpec] = {}
@@ -45,5 +46,5 @@ def domain_spec(name: str) -> DomainSpec:
     return spec
 
 
-for _spec in (mock.SPEC, airline.SPEC, retail.SPEC, telecom.SPEC):
+for _spec in (mock.SPEC, airline.SPEC, retail.SPEC, telecom.SPEC, banking_knowledge.SPEC):
     register(_spec)

@@ -1,17 +1,29 @@
-"""OpenAI function schemas of tau2 tools, generated from the tool methods' signatures and docstrings.
+"""OpenAI function schemas of tau2 tools: read from a domain's schema file, or generated from the tool methods.
 
-A tool's description is its docstring's summary; each parameter's JSON type comes from its annotation
-(``Literal`` becomes an ``enum``) and its description from the docstring's ``Args:`` section.
+The built-in domains (mock, airline, retail, telecom) show the model exactly what tau2-bench shows it: each
+tool's ``Tool.openai_schema`` (its docstring as description, its pydantic parameter schema with ``title``,
+``$defs``, ``items`` and defaults), in tau2's order. These schemas are data, written by tau2-bench's own code
+(``tool_schemas/*.json`` in this package, see ``tool_schemas/PROVENANCE.md``) and read by
+:func:`load_schema_file`; the toolkits here stay our own code.
+
+A domain without a schema file (a domain someone registers) gets schemas generated from its tool methods by
+:func:`function_schema`: the description is the docstring's summary; each parameter's JSON type comes from its
+annotation (``Literal`` becomes an ``enum``) and its description from the docstring's ``Args:`` section.
 """
 
 from __future__ import annotations
 
 import inspect
+import json
 import re
 import types
 import typing
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import Any
+
+SCHEMA_DIR = Path(__file__).with_name("tool_schemas")
+"""Where a bare ``DomainSpec.tool_schemas`` file name is looked up."""
 
 _JSON_TYPES: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean", dict: "object"}
 _SECTION = re.compile(r"^(Args|Arguments|Parameters|Returns|Return|Raises|Yields|Examples?|Notes?):\s*$")
@@ -98,6 +110,41 @@ def function_schema(name: str, func: Callable[..., Any], description: str | None
     }
 
 
-def tool_summary(name: str, func: Callable[..., Any]) -> str:
-    """A tool's one-line description: its docstring's summary, else its name in words."""
-    return _parse_docstring(inspect.getdoc(func) or "")[0] or name.replace("_", " ")
+def load_schema_file(
+    path: str, domain: str, agent_tools: Sequence[str], user_tools: Sequence[str]
+) -> dict[str, list[dict[str, Any]]]:
+    """``{"agent": [...], "user": [...]}`` from a domain's schema file, checked against its toolkits: every tool
+    has exactly one schema, every schema names a tool (ValueError naming the domain and the file otherwise)."""
+    file = Path(path) if Path(path).is_absolute() else SCHEMA_DIR / path
+    where = f"tau2 domain {domain!r}: tool schema file {file}"
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{where}: cannot read it: {exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{where}: expected an object with 'agent' (and 'user') schema lists")
+    out: dict[str, list[dict[str, Any]]] = {}
+    for side, tools in (("agent", agent_tools), ("user", user_tools)):
+        schemas = data.get(side, [])
+        if not isinstance(schemas, list) or not all(_is_schema(s) for s in schemas):
+            raise ValueError(f"{where}: {side!r} must be a list of {{type: function, function: {{name, ...}}}}")
+        names = [s["function"]["name"] for s in schemas]
+        if sorted(names) != sorted(tools):
+            raise ValueError(
+                f"{where}: the {side} schemas name {sorted(names)}, but the toolkit's tools are {sorted(tools)}"
+            )
+        out[side] = schemas
+    return out
+
+
+def _is_schema(value: Any) -> bool:
+    if not isinstance(value, dict):
+        return False
+    fn = value.get("function")
+    return (
+        value.get("type") == "function"
+        and isinstance(fn, dict)
+        and isinstance(fn.get("name"), str)
+        and isinstance(fn.get("description"), str)
+        and isinstance(fn.get("parameters"), dict)
+    )

@@ -329,8 +329,24 @@ def read_json(path: Path) -> Any:
 
 
 def load_tasks(path: str | Path) -> dict[str, Task]:
-    """Load and validate a ``tasks.json`` file (errors name the file)."""
-    raw = read_json(Path(path))
+    """Load and validate a ``tasks.json`` file (errors name the file).
+
+    A folder is read as one task per ``task_*.json`` file, in file-name order (tau2's ``banking_knowledge``
+    layout); duplicate ids are an error there too.
+    """
+    path = Path(path)
+    if path.is_dir():
+        tasks: dict[str, Task] = {}
+        for i, file in enumerate(sorted(path.glob("task_*.json"))):
+            try:
+                task = parse_task(read_json(file), i)
+            except TaskValidationError as exc:
+                raise TaskValidationError(exc.task_id, exc.field, f"{exc.message} (in {file})") from None
+            if task.id in tasks:
+                raise TaskValidationError(task.id, "id", f"duplicate task id (in {file})")
+            tasks[task.id] = task
+        return tasks
+    raw = read_json(path)
     try:
         return parse_tasks(raw)
     except TaskValidationError as exc:

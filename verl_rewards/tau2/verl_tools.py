@@ -44,6 +44,7 @@ and their tool answers. The reward replays exactly what ran, whatever the model 
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import logging
 import os
@@ -54,15 +55,21 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from uuid import uuid4
 
+from pydantic import ConfigDict, Field, PrivateAttr, model_serializer, model_validator
 from verl.tools.base_tool import BaseTool
-from verl.tools.schemas import OpenAIFunctionToolSchema, ToolResponse
+from verl.tools.schemas import (
+    OpenAIFunctionParametersSchema,
+    OpenAIFunctionPropertySchema,
+    OpenAIFunctionSchema,
+    OpenAIFunctionToolSchema,
+    ToolResponse,
+)
 
-from .data import DONE_TOOL, done_schema, user_tool_schema
+from .data import DONE_TOOL, done_schema
 from .domain import DATA_DIR_ENV, Domain, load_domain
 from .environment import Environment
 from .registry import domain_spec
 from .rewards.action import compare_action
-from .schemas import function_schema
 from .tasks import Action, Task
 from .trajectory import ToolCall
 
@@ -323,15 +330,69 @@ class SessionStore:
 SESSIONS = SessionStore()
 
 
-def _tool_specs(domain_name: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The agent and the user tool registries of a registered domain (the user's is empty without a user toolkit)."""
+class _Property(OpenAIFunctionPropertySchema):
+    model_config = ConfigDict(extra="allow")
+    type: str | list[str] | None = None  # type: ignore[assignment]  # a property may have only anyOf / $ref
+
+
+class _Parameters(OpenAIFunctionParametersSchema):
+    """Readable like verl's model (``.properties``, ``.required``: some tool parsers read them) and dumped as the
+    plain JSON schema it was built from, key order and all."""
+
+    model_config = ConfigDict(extra="allow")
+    type: str = "object"
+    properties: dict[str, _Property] = Field(default_factory=dict)  # type: ignore[assignment]
+    _plain: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _keep_plain(cls, value: Any, handler: Any) -> Any:
+        model = handler(value)
+        if isinstance(value, Mapping):
+            model._plain = copy.deepcopy(dict(value))
+        return model
+
+    @model_serializer
+    def _dump(self) -> dict[str, Any]:
+        return copy.deepcopy(self._plain)
+
+
+class _Function(OpenAIFunctionSchema):
+    parameters: _Parameters = Field(default_factory=lambda: _Parameters.model_validate({"type": "object"}))
+
+
+class ToolSchema(OpenAIFunctionToolSchema):
+    """verl's tool schema whose ``parameters`` dump exactly as given.
+
+    verl's ``ToolAgentLoop`` shows the model ``tool_schema.model_dump(exclude_unset=True, exclude_none=True)``;
+    with verl's own model that drops every field it does not declare (``$defs``, ``title``, ``items``,
+    ``"default": null``, ``anyOf``) and reorders the rest. With this one the dump is the original schema, byte for
+    byte once JSON-encoded (:meth:`from_openai`). Changes made to the parsed fields after validation are not
+    reflected in the dump.
+    """
+
+    function: _Function
+
+    @classmethod
+    def from_openai(cls, schema: Mapping[str, Any]) -> ToolSchema:
+        """The tool schema of an OpenAI ``{"type": "function", "function": {...}}`` dict."""
+        return cls.model_validate(copy.deepcopy(dict(schema)))
+
+
+def _tool_schemas(domain_name: str) -> dict[str, dict[str, Any]]:
+    """The agent's and the user's tool schemas of a registered domain, by tool name."""
     spec = domain_spec(domain_name)
-    return spec.agent_tool_specs(), spec.user_tool_specs()
+    return {s["function"]["name"]: s for s in [*spec.agent_tool_schemas(), *spec.user_tool_schemas()]}
 
 
 class Tau2Tool(BaseTool):
-    """One tool of a tau2 domain (``config``: ``domain``, optional ``data_dir`` and ``max_sessions``, the live
-    trajectories one worker keeps, default 4096; the name is the schema's).
+    """One tool of a tau2 domain (``config``: ``domain``, ``openai_schema``, optional ``data_dir`` and
+    ``max_sessions``, the live trajectories one worker keeps, default 4096; the name is the schema's).
+
+    The schema the model is shown is ``config.openai_schema`` (what ``prepare`` writes), kept whole
+    (:class:`ToolSchema`); without it, the domain's own schema of the tool named ``config.name``; a ``tool_schema``
+    given by verl (parsed by verl's typed model, so without ``$defs``, ``title``, defaults) is used only when
+    neither is there.
 
     A user tool (telecom's phone tools) runs on the user side of the trajectory's environment: the episode is
     tau2's solo mode, where the agent acts for the customer.
@@ -342,7 +403,10 @@ class Tau2Tool(BaseTool):
 
     def __init__(self, config: dict, tool_schema: OpenAIFunctionToolSchema | None = None):
         self.config = dict(config or {})
-        if tool_schema is None:
+        full = self.config.get("openai_schema")
+        if isinstance(full, Mapping):
+            tool_schema = ToolSchema.from_openai(full)
+        elif tool_schema is None:
             tool_schema = self._default_schema()
         super().__init__(self.config, tool_schema)
         self._check_name()
@@ -353,17 +417,17 @@ class Tau2Tool(BaseTool):
     def _default_schema(self) -> OpenAIFunctionToolSchema:
         name, domain = self.config.get("name"), self.config.get("domain")
         if not name or not domain:
-            raise ValueError("a tau2 tool without tool_schema needs config.name and config.domain")
-        agent, user = _tool_specs(str(domain))
-        if name in agent:
-            return OpenAIFunctionToolSchema.model_validate(function_schema(name, agent[name].func))
-        if name in user:
-            return OpenAIFunctionToolSchema.model_validate(user_tool_schema(name, user[name].func))
-        raise ValueError(f"tau2 domain {domain!r} has no tool {name!r}")
+            raise ValueError(
+                "a tau2 tool without a schema needs config.openai_schema, or config.name and config.domain"
+            )
+        schemas = _tool_schemas(str(domain))
+        if name not in schemas:
+            raise ValueError(f"tau2 domain {domain!r} has no tool {name!r}")
+        return ToolSchema.from_openai(schemas[name])
 
     def _check_name(self) -> None:
         domain = self.config.get("domain")
-        if domain and not any(self.name in specs for specs in _tool_specs(str(domain))):
+        if domain and self.name not in _tool_schemas(str(domain)):
             raise ValueError(f"tau2 domain {domain!r} has no tool {self.name!r} (check the tool config)")
 
     async def create(self, instance_id: str | None = None, **kwargs: Any) -> tuple[str, ToolResponse]:
@@ -395,7 +459,8 @@ class Tau2Tool(BaseTool):
                     "tau2 tools need tools_kwargs.<tool>.create_kwargs with task_id and domain in each row "
                     "(verl-rewards prepare tau2 writes them)"
                 )
-            domain = load_domain(str(domain_name), self._data_dir(create))
+            options = create.get("domain_options") or self.config.get("domain_options") or {}
+            domain = load_domain(str(domain_name), self._data_dir(create), **dict(options))
             return Tau2Session(
                 domain, task_id, agent_data.extra_fields, agent_data.messages, str(agent_data.request_id)
             )
@@ -425,7 +490,7 @@ class Tau2DoneTool(Tau2Tool):
     """The ``done`` tool: ends the episode as an agent stop (tau2's solo-mode stop tool)."""
 
     def _default_schema(self) -> OpenAIFunctionToolSchema:
-        return OpenAIFunctionToolSchema.model_validate(done_schema())
+        return ToolSchema.from_openai(done_schema())
 
     def _check_name(self) -> None:
         if self.name != DONE_TOOL:

@@ -66,7 +66,7 @@ def tool_config(domain: TauBenchDomain, data_dir: str | None = None) -> dict[str
         config: dict[str, Any] = {"type": "native", "domain": domain.name, "openai_schema": schema}
         if data_dir:
             config["data_dir"] = data_dir
-        tools.append({"class_name": TOOL_CLASS, "config": config, "tool_schema": schema})
+        tools.append({"class_name": TOOL_CLASS, "config": config})  # no `tool_schema`: verl's model is lossy
     return {"tools": tools}
 
 

@@ -11,8 +11,9 @@ process-local session store, the same ``agent_data.extra_fields`` (``messages``,
 * ``value_est`` is the share of the task's gold write actions already matched by a call that ran without an
   ``Error:`` answer, with exactly the gold name and arguments (what the data hash needs).
 
-The model sees tau-bench's own tool schemas: the tool config carries each one whole in ``config.openai_schema``
-(verl's schema model would drop the ``items`` of array parameters).
+The model sees tau-bench's own tool schemas: the tool config carries each one whole in ``config.openai_schema``,
+and the tool keeps it whole (:class:`~verl_rewards.tau2.verl_tools.ToolSchema`: verl's schema model would drop
+the ``items`` of array parameters).
 """
 
 from __future__ import annotations
@@ -21,38 +22,11 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import ConfigDict
-from verl.tools.schemas import (
-    OpenAIFunctionParametersSchema,
-    OpenAIFunctionPropertySchema,
-    OpenAIFunctionSchema,
-    OpenAIFunctionToolSchema,
-)
+from verl.tools.schemas import OpenAIFunctionToolSchema
 
 from ..tau2.verl_tools import SESSIONS, Tau2Session, Tau2Tool
 from .domain import DATA_DIR_ENV, DOMAINS, TauBenchDomain, load_domain
 from .hashing import TUPLE_CODEC
-
-
-class _Property(OpenAIFunctionPropertySchema):
-    model_config = ConfigDict(extra="allow")
-
-
-class _Parameters(OpenAIFunctionParametersSchema):
-    model_config = ConfigDict(extra="allow")
-    properties: dict[str, _Property]  # type: ignore[assignment]  # tau-bench's schemas keep nested ``items``
-
-
-class _Function(OpenAIFunctionSchema):
-    model_config = ConfigDict(extra="allow")
-    parameters: _Parameters
-
-
-class FullToolSchema(OpenAIFunctionToolSchema):
-    """verl's tool schema that keeps every field of the original (``items``, nested ``required``, ...)."""
-
-    model_config = ConfigDict(extra="allow")
-    function: _Function
 
 
 class TauBenchSession(Tau2Session):
@@ -85,14 +59,8 @@ class TauBenchTool(Tau2Tool):
     ``data_dir``, else ``TAU_BENCH_DATA_DIR``, else the row's.
     """
 
-    def __init__(self, config: dict, tool_schema: OpenAIFunctionToolSchema | None = None):
-        full = (config or {}).get("openai_schema")
-        if isinstance(full, Mapping):
-            tool_schema = FullToolSchema.model_validate(dict(full))
-        super().__init__(config, tool_schema)
-
     def _default_schema(self) -> OpenAIFunctionToolSchema:
-        raise ValueError("a tau-bench tool needs its schema: tool_schema or config.openai_schema (prepare writes both)")
+        raise ValueError("a tau-bench tool needs its schema: config.openai_schema (prepare writes it) or tool_schema")
 
     def _check_name(self) -> None:
         domain = self.config.get("domain")

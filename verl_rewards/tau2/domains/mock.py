@@ -255,4 +255,5 @@ SPEC = DomainSpec(
     agent_toolkit=AgentTools,
     user_toolkit=UserTools,
     normalize_user_db=normalize_user_db,
+    tool_schemas="mock.json",  # tau2-bench's own schemas (tool_schemas/PROVENANCE.md)
 )

@@ -221,7 +221,7 @@ class Tau2AgentLoop(ToolAgentLoop):
                 if isinstance(create, Mapping) and create.get("data_dir"):
                     data_dir = create["data_dir"]
                     break
-        return load_domain(str(name), data_dir)
+        return load_domain(str(name), data_dir, **dict(extra.get("domain_options") or {}))
 
     def _open(self) -> Conversation:
         extra = self._row.get("extra_info") or {}
@@ -235,8 +235,8 @@ class Tau2AgentLoop(ToolAgentLoop):
         return Conversation(
             domain.make_env(task.id),
             self.user_player(config, lambda: script_for(config, domain, task)),
-            user_system_prompt=user_system_prompt(domain, scenario),
-            user_tools=user_tool_schemas(domain),
+            user_system_prompt=user_system_prompt(domain, scenario, user_tool_schemas(domain, task) is not None),
+            user_tools=user_tool_schemas(domain, task),
             max_steps=self.settings.max_steps,
             max_errors=self.settings.max_errors,
             enforce_communication_protocol=self.settings.enforce_communication_protocol,

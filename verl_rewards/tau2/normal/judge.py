@@ -4,8 +4,9 @@ same client as the simulated user (timeouts, retries, concurrency limit).
 As tau2-bench's judge (``src/tau2/evaluator/evaluator_nl_assertions.py``): one call per trajectory with all of the
 task's assertions; the trajectory is given as one ``"<role>: <content>"`` line per message (tool calls are not
 rendered), the assertions as a Python list; the answer is a JSON object ``{"results": [{"expectedOutcome",
-"reasoning", "metExpectation"}]}``; the component is 1.0 only when every assertion is met. The default model
-upstream is ``gpt-4.1-2025-04-14`` at temperature 0.
+"reasoning", "metExpectation"}]}``; the component is 1.0 only when every assertion is met. The system and user
+prompts are tau2's, character for character (its eight-space indentation included). The default model upstream is
+``gpt-4.1-2025-04-14`` at temperature 0.
 
 Stricter than upstream on purpose: a reply that is not that JSON object, or that does not grade every assertion
 (upstream scores an empty ``results`` list 1.0), raises :class:`JudgeError`, which the reward layer turns into a
@@ -26,15 +27,35 @@ from typing import Any
 from .client import ChatClient, Endpoint, shared_client
 from .conversation import PlayerError
 
-SYSTEM_PROMPT = """You grade a customer-service conversation between an agent and a customer against a list of \
-expected outcomes, which were written before the conversation took place.
-
-Judge every expected outcome on its own: did the agent's behaviour in the conversation satisfy it?
-
-Answer with one JSON object and nothing else:
-{"results": [{"expectedOutcome": "<the outcome, copied from the list>", "reasoning": "<one or two sentences>", \
-"metExpectation": true or false}, ...]}
-with exactly one entry per expected outcome, in the order given."""
+_INDENT = " " * 8  # tau2 writes its judge prompts as indented triple-quoted strings and sends them unstripped
+_SYSTEM_LINES: tuple[str | None, ...] = (  # None: an empty line without the indentation, as in tau2's source
+    None,
+    "TASK",
+    "- You will be given a list of expected outcomes and a conversation that was collected during a test case run.",
+    "- The conversation is between an agent and a customer.",
+    "- Your job is to evaluate whether the agent satisfies each of the expected outcomes.",
+    "- Grade each expected outcome individually.",
+    None,
+    "FORMAT",
+    "- Your response should be a JSON object with the following fields:",
+    "- `reasoning`: a short explanation for your classification",
+    "- `metExpectation`: `true` if the agent satisfies the expected outcomes, `false` otherwise",
+    "- `expectedOutcome`: repeat the expectation from the input that you are grading",
+    "",
+    "Example response structure:",
+    "{",
+    '    "results": [',
+    "        {",
+    '            "expectedOutcome": "<one of the expected outcomes from the input>",',
+    '            "reasoning": "<reasoning trace>",',
+    '            "metExpectation": <false or true>,',
+    "        }",
+    "    ]",
+    "}",
+    "",
+)
+SYSTEM_PROMPT = "\n".join("" if line is None else _INDENT + line for line in _SYSTEM_LINES)
+"""tau2's judge system prompt, character for character (``src/tau2/evaluator/evaluator_nl_assertions.py``)."""
 
 
 class JudgeError(ValueError):
@@ -46,10 +67,21 @@ def render_trajectory(messages: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(f"{m.get('role')}: {m.get('content')}" for m in messages)
 
 
+def judge_user_prompt(messages: Sequence[Mapping[str, Any]], assertions: Sequence[str]) -> str:
+    """tau2's judge user prompt: the rendered trajectory and the Python list of the assertions, indented as tau2
+    sends them."""
+    i = _INDENT
+    return (
+        f"\n{i}conversation:\n{i}{render_trajectory(messages)}\n{i}\n{i}expectedOutcomes:\n{i}{list(assertions)}\n{i}"
+    )
+
+
 def judge_messages(messages: Sequence[Mapping[str, Any]], assertions: Sequence[str]) -> list[dict[str, Any]]:
-    """The judge's request messages."""
-    user = f"conversation:\n{render_trajectory(messages)}\n\nexpectedOutcomes:\n{list(assertions)}"
-    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+    """The judge's request messages: tau2's system and user prompts."""
+    return [
+        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "user", "content": judge_user_prompt(messages, assertions)},
+    ]
 
 
 def parse_grades(content: str | None, assertions: Sequence[str]) -> list[bool]:

@@ -26,7 +26,6 @@ from typing import Any
 
 from ..domain import Domain
 from ..errors import DataNotFoundError
-from ..schemas import function_schema
 from ..tasks import Task
 
 GREETING = "Hi! How can I help you today?"
@@ -47,9 +46,13 @@ def _read(path: str) -> str:
     return Path(path).read_text(encoding="utf-8")
 
 
-def guidelines_path(domain: Domain) -> Path:
-    """The user simulator's guidelines file for ``domain`` (DataNotFoundError naming the places looked at)."""
-    name = GUIDELINES_TOOLS_FILE if has_user_tools(domain) else GUIDELINES_FILE
+def guidelines_path(domain: Domain, with_tools: bool | None = None) -> Path:
+    """The user simulator's guidelines file for ``domain`` (DataNotFoundError naming the places looked at).
+
+    ``with_tools``: whether this user has tools (tau2 picks the guidelines by the user's tools, which a task's
+    ``user_tools`` may empty); None: whether the domain has user tools."""
+    tools = has_user_tools(domain) if with_tools is None else with_tools
+    name = GUIDELINES_TOOLS_FILE if tools else GUIDELINES_FILE
     candidates = [root / "user_simulator" / name for root in _data_roots(domain)]
     for path in candidates:
         if path.is_file():
@@ -69,9 +72,10 @@ def agent_instruction(domain: Domain) -> str:
     return _read(str(_PACKAGED_INSTRUCTION)).strip()
 
 
-def agent_system_prompt(domain: Domain, policy_type: str | None = None) -> str:
-    """The agent's system prompt in normal mode (telecom: the assembled main + tech-support policy)."""
-    policy = domain.policy_for(solo=False, policy_type=policy_type)
+def agent_system_prompt(domain: Domain, policy_type: str | None = None, task_id: Any = None) -> str:
+    """The agent's system prompt in normal mode (telecom: the assembled main + tech-support policy;
+    ``task_id``: for policies that depend on the task, banking_knowledge's ``golden_retrieval``)."""
+    policy = domain.policy_for(solo=False, policy_type=policy_type, task_id=task_id)
     return f"<instructions>\n{agent_instruction(domain)}\n</instructions>\n<policy>\n{policy}\n</policy>"
 
 
@@ -124,19 +128,27 @@ def user_scenario_text(task: Task) -> str:
         raise ValueError(f"task {task.id!r}: {exc}") from None
 
 
-def user_system_prompt(domain: Domain, scenario_text: str) -> str:
-    """The user simulator's system prompt: guidelines, then the scenario in ``<scenario>`` tags."""
-    guidelines = _read(str(guidelines_path(domain)))
+def user_system_prompt(domain: Domain, scenario_text: str, with_tools: bool | None = None) -> str:
+    """The user simulator's system prompt: guidelines (see :func:`guidelines_path` for ``with_tools``), then the
+    scenario in ``<scenario>`` tags."""
+    guidelines = _read(str(guidelines_path(domain, with_tools)))
     return f"{guidelines}\n\n<scenario>\n{scenario_text}\n</scenario>".strip()
 
 
 def agent_tool_schemas(domain: Domain) -> list[dict[str, Any]]:
-    """OpenAI schemas of the agent's tools (registry order)."""
-    return [function_schema(name, spec.func) for name, spec in domain.spec.agent_tool_specs().items()]
+    """OpenAI schemas of the agent's tools, as tau2 sends them (:meth:`DomainSpec.agent_tool_schemas`)."""
+    return domain.spec.agent_tool_schemas()
 
 
-def user_tool_schemas(domain: Domain) -> list[dict[str, Any]] | None:
-    """OpenAI schemas of the user's tools, or None when the user has none (then no ``tools`` are sent)."""
+def user_tool_schemas(domain: Domain, task: Any = None) -> list[dict[str, Any]] | None:
+    """OpenAI schemas of the user's tools, or None when the user has none (then no ``tools`` are sent).
+
+    A task's ``user_tools`` list (banking_knowledge) keeps only the tools it names, in toolkit order, as tau2's
+    ``get_user_tools(include=...)``; an empty list leaves the user without tools."""
     if not has_user_tools(domain):
         return None
-    return [function_schema(name, spec.func) for name, spec in domain.spec.user_tool_specs().items()]
+    schemas = domain.spec.user_tool_schemas()
+    wanted = None if task is None else getattr(task, "user_tools", None)
+    if wanted is not None:
+        schemas = [s for s in schemas if s["function"]["name"] in wanted]
+    return schemas or None

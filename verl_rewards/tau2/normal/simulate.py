@@ -76,6 +76,7 @@ class SimulateConfig:
     concurrency: int = 8
     judge: Endpoint | None = None
     progress: bool = True
+    domain_options: dict[str, Any] | None = None  # load options (banking_knowledge: retrieval=...)
 
 
 class OpenAIAgent:
@@ -106,7 +107,7 @@ def _load(config: SimulateConfig) -> tuple[Domain, list[str]]:
     if config.num_trials < 1 or config.max_steps < 1 or config.max_errors < 1 or config.concurrency < 1:
         raise SimulateError("--num-trials, --max-steps, --max-errors and --concurrency must be at least 1")
     try:
-        domain = load_domain(config.domain, config.data_dir)
+        domain = load_domain(config.domain, config.data_dir, **dict(config.domain_options or {}))
         guidelines_path(domain)
     except (Tau2Error, ValueError) as exc:
         raise SimulateError(str(exc)) from None
@@ -200,9 +201,11 @@ async def simulate_one(
     conv = Conversation(
         domain.make_env(task.id),
         OpenAIUser(shared_client(config.user)),
-        user_system_prompt=build_user_prompt(domain, user_scenario_text(task)),
-        user_tools=user_tool_schemas(domain),
-        agent_system_prompt=agent_system_prompt(domain),
+        user_system_prompt=build_user_prompt(
+            domain, user_scenario_text(task), user_tool_schemas(domain, task) is not None
+        ),
+        user_tools=user_tool_schemas(domain, task),
+        agent_system_prompt=agent_system_prompt(domain, task_id=task.id if domain.spec.task_policy else None),
         max_steps=config.max_steps,
         max_errors=config.max_errors,
         enforce_communication_protocol=config.enforce_communication_protocol,

@@ -20,6 +20,7 @@ SPEC = DomainSpec(
     terminate_tools=("transfer_to_human_agents",),
     normalize_db=normalize_db,
     agent_toolkit=AgentTools,
+    tool_schemas="airline.json",  # tau2-bench's own schemas (tool_schemas/PROVENANCE.md)
 )
 
 __all__ = ["SPEC", "AgentTools", "normalize_db"]

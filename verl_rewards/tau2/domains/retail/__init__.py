@@ -19,6 +19,7 @@ SPEC = DomainSpec(
     terminate_tools=("transfer_to_human_agents",),
     normalize_db=normalize_db,
     agent_toolkit=AgentTools,
+    tool_schemas="retail.json",  # tau2-bench's own schemas (tool_schemas/PROVENANCE.md)
 )
 
 __all__ = ["CANCEL_REASONS", "ORDER_OPTIONAL_FIELDS", "SPEC", "AgentTools", "normalize_db"]

@@ -111,4 +111,5 @@ SPEC = DomainSpec(
     sync_tools=sync_tools,
     policy_text=policy_text,
     policy_types=POLICY_TYPES,
+    tool_schemas="telecom.json",  # tau2-bench's own schemas (tool_schemas/PROVENANCE.md)
 )

@@ -1,0 +1,200 @@
+"""Dump what tau2-bench and tau-bench show a model, produced by their own code, as the JSON fixtures of this folder.
+
+Not part of the package and not a test: run it by hand in a throwaway environment that has the reference installed
+(see README.md in this folder for the exact commands). It only reads the references' objects; it never sends a
+request (the NL judge's ``generate`` is replaced by a function that records the messages it would send, and
+tau-bench's ``litellm`` import is satisfied by a stub whose functions raise).
+
+    python dump_reference.py tau2 --out DIR            # needs tau2-bench importable and TAU2_DATA_DIR set
+    python dump_reference.py tau_bench --src SRC --out DIR   # SRC: a tau-bench checkout (needs pydantic)
+    python dump_reference.py package                   # tau2_tools.json -> verl_rewards/tau2/tool_schemas/*.json
+
+``package`` needs no reference: it splits this folder's ``tau2_tools.json`` into the package's schema files (the
+data the package shows the model), so they are written from the reference's output, never by hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+TAU2_DOMAINS = ("mock", "airline", "retail", "telecom")
+TAU2_TASK_SPLITS = {"mock": None, "airline": None, "retail": None, "telecom": "full"}
+SAMPLE_TASKS = {
+    "mock": ["create_task_1", "update_task_with_message_history"],
+    "airline": ["0", "1"],
+    "retail": ["0", "1"],
+    "telecom": [
+        "[mms_issue]bad_network_preference[PERSONA:None]",
+        "[mobile_data_issue]user_abroad_roaming_enabled_off[PERSONA:Easy]",
+    ],
+}
+TAU_BENCH_SAMPLES = {"retail": ("test", [0, 1]), "airline": ("test", [0, 1])}
+
+JUDGE_SAMPLE = {
+    "messages": [
+        {"role": "assistant", "content": "Hi! How can I help you today?"},
+        {"role": "user", "content": "I'd like to return the water bottle from order #W2378156, please."},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "c1", "name": "get_order_details", "arguments": {"order_id": "#W2378156"}}],
+        },
+        {"role": "tool", "id": "c1", "content": '{"order_id": "#W2378156", "status": "delivered"}'},
+        {"role": "assistant", "content": "Done: the return is requested, refund to your gift card, $54.04."},
+        {"role": "user", "content": "Thanks! ###STOP###"},
+    ],
+    "assertions": [
+        "The agent tells the user the refund amount is $54.04.",
+        "The agent does not refund to a credit card.",
+    ],
+}
+
+
+def _dump(path: Path, value: Any) -> None:
+    path.write_text(json.dumps(value, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {path} ({path.stat().st_size} bytes)")
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def dump_tau2(out: Path) -> None:
+    """Tools, agent and user system prompts and the NL judge's prompts, from tau2-bench's own objects."""
+    import tau2
+    from tau2.agent.llm_agent import LLMSoloAgent
+    from tau2.data_model.message import AssistantMessage, ToolCall, ToolMessage, UserMessage
+    from tau2.evaluator import evaluator_nl_assertions
+    from tau2.registry import registry
+    from tau2.runner.build import build_agent, build_environment, build_user
+
+    tools: dict[str, Any] = {}
+    prompts: dict[str, Any] = {}
+    for domain in TAU2_DOMAINS:
+        env = build_environment(domain)
+        agent = build_agent("llm_agent", env, llm="reference-dump")
+        tasks = registry.get_tasks_loader(domain)(TAU2_TASK_SPLITS[domain])
+        entry: dict[str, Any] = {"agent": [t.openai_schema for t in agent.tools]}
+        if env.user_tools is not None:
+            entry["user"] = [t.openai_schema for t in env.get_user_tools()]
+            ticketed = next(t for t in tasks if t.ticket)
+            solo_env = build_environment(domain, solo_mode=True)
+            solo = build_agent("llm_agent_solo", solo_env, llm="reference-dump", task=ticketed, solo_mode=True)
+            assert isinstance(solo, LLMSoloAgent)
+            entry["solo"] = [t.openai_schema for t in solo.tools]
+        tools[domain] = entry
+
+        by_id = {t.id: t for t in tasks}
+        user_prompts = {}
+        for task in tasks:
+            user = build_user("user_simulator", env, task, llm="reference-dump")
+            user_prompts[task.id] = user.system_prompt
+        prompts[domain] = {
+            "agent_system_prompt": agent.system_prompt,
+            "user_system_prompts": {tid: user_prompts[tid] for tid in SAMPLE_TASKS[domain] if tid in by_id},
+            "user_system_prompt_sha256": {tid: _sha256(p) for tid, p in user_prompts.items()},
+        }
+        if domain == "telecom":
+            workflow = build_environment("telecom-workflow")
+            prompts[domain]["agent_system_prompt_workflow"] = build_agent(
+                "llm_agent", workflow, llm="reference-dump"
+            ).system_prompt
+
+    sent: list[Any] = []
+
+    def record(**kwargs: Any) -> Any:
+        sent.append([{"role": m.role, "content": m.content} for m in kwargs["messages"]])
+        reply = {"results": [{"expectedOutcome": a, "reasoning": "", "metExpectation": True} for a in assertions]}
+        return AssistantMessage(role="assistant", content=json.dumps(reply))
+
+    trajectory = []
+    for m in JUDGE_SAMPLE["messages"]:
+        if m["role"] == "user":
+            trajectory.append(UserMessage(role="user", content=m["content"]))
+        elif m["role"] == "assistant":
+            calls = [ToolCall(id=c["id"], name=c["name"], arguments=c["arguments"]) for c in m.get("tool_calls", [])]
+            trajectory.append(AssistantMessage(role="assistant", content=m["content"], tool_calls=calls or None))
+        else:
+            trajectory.append(ToolMessage(id=m["id"], role="tool", content=m["content"]))
+    assertions = JUDGE_SAMPLE["assertions"]
+    evaluator_nl_assertions.generate = record  # type: ignore[attr-defined]  # record instead of calling a model
+    evaluator_nl_assertions.NLAssertionsEvaluator.evaluate_nl_assertions(trajectory, assertions)
+    judge = {"input": JUDGE_SAMPLE, "messages": sent[0]}
+
+    version = getattr(tau2, "__version__", None)
+    _dump(out / "tau2_tools.json", {"_source": _tau2_source(version), **tools})
+    _dump(out / "tau2_prompts.json", {"_source": _tau2_source(version), **prompts, "nl_judge": judge})
+
+
+def _tau2_source(version: str | None) -> str:
+    return f"tau2-bench {version or '?'} (commit a2c024725189473d2d7cea3a5cfdbcc67478e41f), dump_reference.py"
+
+
+def dump_tau_bench(src: Path, out: Path) -> None:
+    """tau-bench's ``Env.tools_info``, wiki (the agent's system prompt) and the ``llm`` user's system prompt."""
+    stub = types.ModuleType("litellm")
+
+    def _no_calls(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("reference dump: no model calls")
+
+    stub.completion = _no_calls  # type: ignore[attr-defined]
+    sys.modules["litellm"] = stub  # tau_bench/envs/user.py imports litellm.completion; it is never called here
+    sys.path.insert(0, str(src))
+    from tau_bench.envs import get_env
+    from tau_bench.envs.user import LLMUserSimulationEnv
+
+    result: dict[str, Any] = {"_source": "tau-bench commit 59a200c6d575d595120f1cb70fea53cef0632f6b, dump_reference.py"}
+    for domain, (split, indexes) in TAU_BENCH_SAMPLES.items():
+        env = get_env(domain, user_strategy="human", user_model="none", task_split=split)
+        user = LLMUserSimulationEnv.__new__(LLMUserSimulationEnv)  # build_system_prompt reads nothing of self
+        result[domain] = {
+            "tools_info": env.tools_info,
+            "wiki": env.wiki,
+            "user_system_prompts": {
+                f"{split}/{i}": user.build_system_prompt(instruction=env.tasks[i].instruction) for i in indexes
+            },
+        }
+    _dump(out / "tau_bench_reference.json", result)
+
+
+def write_package(reference: Path, package: Path) -> None:
+    """The package's schema files from ``tau2_tools.json``: ``<domain>.json`` (agent, user) and ``solo_done.json``."""
+    tools = json.loads(reference.read_text(encoding="utf-8"))
+    package.mkdir(parents=True, exist_ok=True)
+    done = None
+    for domain in TAU2_DOMAINS:
+        entry = tools[domain]
+        _dump(package / f"{domain}.json", {"agent": entry["agent"], "user": entry.get("user", [])})
+        if "solo" in entry:
+            assert entry["solo"][: len(entry["agent"]) + len(entry["user"])] == entry["agent"] + entry["user"]
+            solo_done = entry["solo"][-1]
+            assert done in (None, solo_done) and solo_done["function"]["name"] == "done"
+            done = solo_done
+    _dump(package / "solo_done.json", done)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("which", choices=["tau2", "tau_bench", "package"])
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent)
+    parser.add_argument("--src", type=Path, help="tau-bench checkout (tau_bench)")
+    args = parser.parse_args()
+    if args.which == "tau2":
+        dump_tau2(args.out)
+    elif args.which == "package":
+        repo = Path(__file__).resolve().parents[3]
+        write_package(Path(__file__).with_name("tau2_tools.json"), repo / "verl_rewards" / "tau2" / "tool_schemas")
+    else:
+        if args.src is None:
+            parser.error("tau_bench needs --src")
+        dump_tau_bench(args.src, args.out)
+
+
+if __name__ == "__main__":
+    main()

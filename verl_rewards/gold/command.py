@@ -1,0 +1,100 @@
+"""``verl-rewards export-sft gold|results``: verl multi-turn SFT parquet from the gold policy or from scored runs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+HELP = "write verl multi-turn SFT parquet: gold trajectories, or successful runs of simulate results"
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Add the ``export-sft`` subcommand to the ``verl-rewards`` subparsers."""
+    p = sub.add_parser("export-sft", help=HELP, description=HELP)
+    kinds = p.add_subparsers(dest="export_kind", required=True)
+    gold = kinds.add_parser("gold", help="one gold conversation per task, re-scored with our reward")
+    gold.add_argument("benchmark", choices=["tau2", "tau_bench"])
+    gold.add_argument(
+        "--domain", required=True, help="tau2: mock, airline, retail, telecom; tau_bench: retail, airline"
+    )
+    gold.add_argument("--split", required=True, help="a split of the domain (tau2: split_tasks.json or 'all')")
+    gold.add_argument(
+        "--mode",
+        choices=["solo", "normal", "instruction"],
+        default=None,
+        help="tau2: solo | normal (default as `prepare tau2`); tau_bench: normal (default) | instruction",
+    )
+    gold.add_argument("--data-dir", default=None, help="data folder (else TAU2_DATA_DIR / TAU_BENCH_DATA_DIR)")
+    gold.add_argument("--user-base-url", default=None, help="normal mode: an OpenAI-compatible user model endpoint")
+    gold.add_argument("--user-model", default=None, help="normal mode: the user model's name (with --user-base-url)")
+    gold.add_argument("--out", required=True, help="output folder: <out>/<split>.parquet")
+    gold.add_argument("--force", action="store_true", help="replace an existing export")
+    res = kinds.add_parser("results", help="successful trajectories of tau2 Results / tau-bench results files")
+    res.add_argument("files", nargs="+", metavar="FILE", help="tau2 Results JSON (or its folder), tau-bench results")
+    res.add_argument("--min-reward", type=float, default=1.0, help="keep trajectories with at least this reward (1.0)")
+    res.add_argument("--per-task", type=int, default=None, help="at most N trajectories per task")
+    res.add_argument(
+        "--allow-split-mix",
+        action="store_true",
+        help="export tasks of a held-out split (tau2 test, tau-bench test/dev) into the training file anyway",
+    )
+    res.add_argument("--benchmark", default=None, help="expected source: tau2, tau_bench or e.g. tau2/airline")
+    res.add_argument("--data-dir", default=None, help="data folder (else TAU2_DATA_DIR / TAU_BENCH_DATA_DIR)")
+    res.add_argument("--out", required=True, help="output folder: <out>/train.parquet")
+    res.add_argument("--force", action="store_true", help="replace an existing export")
+    return p
+
+
+def _user_factory(args: argparse.Namespace) -> Any:
+    if not args.user_base_url:
+        if args.user_model:
+            raise ValueError("--user-model needs --user-base-url")
+        return None
+    from ..tau2.normal.client import Endpoint, shared_client
+    from ..tau2.normal.users import OpenAIUser
+
+    if not args.user_model:
+        raise ValueError("--user-base-url needs --user-model")
+    endpoint = Endpoint.from_mapping({"base_url": args.user_base_url, "model": args.user_model}, "user")
+    return lambda: OpenAIUser(shared_client(endpoint))
+
+
+def run(args: argparse.Namespace) -> int:
+    """0 on success; 2 with a one-line message on bad input (nothing written)."""
+    from .export import ExportError, export_gold, export_results
+
+    try:
+        if args.export_kind == "gold":
+            report = export_gold(
+                args.benchmark,
+                args.domain,
+                args.split,
+                args.out,
+                mode=args.mode,
+                data_dir=args.data_dir,
+                user_factory=_user_factory(args),
+                force=args.force,
+            )
+        else:
+            report = export_results(
+                args.files,
+                args.out,
+                min_reward=args.min_reward,
+                per_task=args.per_task,
+                allow_split_mix=args.allow_split_mix,
+                benchmark=args.benchmark,
+                data_dir=args.data_dir,
+                force=args.force,
+            )
+    except (ExportError, ValueError, OSError) as exc:
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        print(f"verl-rewards export-sft: error: {message}", file=sys.stderr)
+        return 2
+    notes = f" ({'; '.join(report.notes)})" if report.notes else ""
+    print(f"wrote {report.written} conversation(s) to {report.out}; dropped {report.dropped}{notes}")
+    for line in report.dropped_tasks[:20]:
+        print(f"  dropped: {line}")
+    if len(report.dropped_tasks) > 20:
+        print(f"  ... and {len(report.dropped_tasks) - 20} more")
+    return 0

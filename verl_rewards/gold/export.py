@@ -1,0 +1,425 @@
+"""``verl-rewards export-sft``: SFT data for a warm start before RL.
+
+* :func:`export_gold`: one conversation per task of a split, the gold policy played in our environments (normal
+  mode: against a user backend, scripted by default), re-scored with our reward; only conversations that score the
+  gold reward are written, the others are counted as dropped.
+* :func:`export_results`: rejection sampling from scored runs: tau2 ``Results`` JSON and tau-bench results lists
+  (``verl-rewards simulate`` or the benchmarks' own runs). Trajectories whose reward reaches ``min_reward`` are kept,
+  at most ``per_task`` per task, identical conversations once; a task of a held-out split (tau2 ``test``,
+  tau-bench ``test`` / ``dev``) is refused unless ``allow_split_mix``.
+
+Both write ``<out>/<name>.parquet`` (:mod:`verl_rewards.gold.sft`) atomically, and nothing at all on bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .rows import TAU2, TAU_BENCH, GoldError
+from .sft import conversation_key, sft_record, training_tool_schemas, write_sft_parquet
+
+BENCHMARKS = (TAU2, TAU_BENCH)
+HELD_OUT = {TAU2: ("test",), TAU_BENCH: ("test", "dev")}
+GOLD_TOLERANCE = 1e-6
+
+
+class ExportError(ValueError):
+    """Bad input for an export (reported as one line, exit code 2; nothing is written)."""
+
+
+@dataclass
+class ExportReport:
+    """What an export wrote and what it left out."""
+
+    out: str = ""
+    written: int = 0
+    dropped: int = 0
+    tasks: int = 0
+    notes: list[str] = field(default_factory=list)
+    dropped_tasks: list[str] = field(default_factory=list)
+
+
+def output_file(out_dir: str | Path, name: str, force: bool) -> Path:
+    """``<out_dir>/<name>.parquet``, refused when it exists (an earlier export) and ``force`` is off."""
+    from ..files import OutputPathError, check_output_path
+
+    path = Path(out_dir).expanduser() / f"{name}.parquet"
+    try:
+        check_output_path(path, "--out")
+    except OutputPathError as exc:
+        raise ExportError(str(exc)) from None
+    if path.exists() and not force:
+        raise ExportError(f"{path} exists (an earlier export); pass --force to replace it")
+    return path
+
+
+# ------------------------------------------------------------------------------------------------ gold
+@dataclass
+class _Plan:
+    rows: list[dict[str, Any]]
+    tools: list[dict[str, Any]]
+    data_source: str
+    mode: str
+    split: str
+    root: str
+    skipped: list[tuple[str, str]]
+
+
+def _tau2_plan(domain: str, split: str, mode: str | None, data_dir: str | None) -> _Plan:
+    from ..tau2.data import (
+        Tau2PrepareError,
+        check_split_name,
+        default_mode,
+        solo_system_prompt,
+        split_ids,
+        task_row,
+        tool_config_text,
+    )
+    from ..tau2.domain import load_domain
+    from ..tau2.errors import TaskValidationError, Tau2Error
+
+    try:
+        dom = load_domain(domain, data_dir)
+        mode = mode or default_mode(dom.name)
+        if mode not in ("solo", "normal"):
+            raise ExportError(f"tau2 --mode must be solo or normal, got {mode!r}")
+        check_split_name(split)
+        ids = split_ids(dom, split)
+        if mode == "normal":
+            from ..tau2.normal.prompts import agent_system_prompt, guidelines_path
+
+            system = agent_system_prompt(dom)
+            guidelines_path(dom)
+        else:
+            system = solo_system_prompt(dom)
+    except (Tau2Error, Tau2PrepareError, KeyError) as exc:
+        raise ExportError(str(exc).strip("'\"")) from None
+    root = str(dom.data_dir.parent if (dom.data_dir.parent / dom.name).is_dir() else dom.data_dir)
+    rows, skipped = [], []
+    for i, task_id in enumerate(ids):
+        try:
+            rows.append(task_row(dom, dom.task(task_id), i, split, root, system, mode))
+        except TaskValidationError as exc:  # normal mode: tasks that start from a message history
+            skipped.append((task_id, str(exc)))
+    tools = training_tool_schemas(tool_config_text(dom, mode=mode))
+    return _Plan(rows, tools, f"tau2/{dom.name}", mode, split, root, skipped)
+
+
+def _tau_bench_plan(domain: str, split: str, mode: str | None, data_dir: str | None) -> _Plan:
+    from ..tau2.errors import Tau2Error
+    from ..tau_bench.data import DEFAULT_MODE, MODES, task_row, tool_config_text
+    from ..tau_bench.domain import load_domain
+
+    mode = mode or DEFAULT_MODE
+    if mode not in MODES:
+        raise ExportError(f"tau_bench --mode must be one of {list(MODES)}, got {mode!r}")
+    try:
+        dom = load_domain(domain, data_dir)
+    except (Tau2Error, KeyError, ValueError) as exc:
+        raise ExportError(str(exc).strip("'\"")) from None
+    if split not in dom.splits:
+        raise ExportError(f"tau-bench domain {dom.name!r} has no split {split!r}; available: {sorted(dom.splits)}")
+    root = str(dom.data_dir.parent if (dom.data_dir.parent / dom.name).is_dir() else dom.data_dir)
+    rows = [task_row(dom, dom.task(t), i, root, mode) for i, t in enumerate(dom.split(split))]
+    tools = training_tool_schemas(tool_config_text(dom))
+    return _Plan(rows, tools, f"tau_bench/{dom.name}", mode, split, root, [])
+
+
+def export_gold(
+    benchmark: str,
+    domain: str,
+    split: str,
+    out_dir: str | Path,
+    *,
+    mode: str | None = None,
+    data_dir: str | None = None,
+    user_factory: Callable[[], Any] | None = None,
+    force: bool = False,
+    progress: bool = True,
+) -> ExportReport:
+    """Write ``<out_dir>/<split>.parquet`` with the gold conversation of every task of ``split`` that scores the gold
+    reward under our reward (see the module doc). ``user_factory``: a new user player per task (normal mode; default
+    the scripted user)."""
+    from tqdm import tqdm
+
+    from .episodes import play_gold, reward_kwargs_for, score_episodes
+
+    if benchmark not in BENCHMARKS:
+        raise ExportError(f"unknown benchmark {benchmark!r}; export-sft gold takes {list(BENCHMARKS)}")
+    target = output_file(out_dir, split, force)
+    plan = (_tau2_plan if benchmark == TAU2 else _tau_bench_plan)(domain, split, mode, data_dir)
+    report = ExportReport(out=str(target), tasks=len(plan.rows) + len(plan.skipped))
+    episodes = []
+    for row in tqdm(plan.rows, desc=f"gold {plan.data_source} {split}", unit="task", disable=not progress):
+        try:
+            episodes.append(play_gold(row, user_factory() if user_factory else None, data_dir=plan.root))
+        except GoldError as exc:
+            plan.skipped.append((str(row["extra_info"]["task_id"]), str(exc)))
+    scores = score_episodes(episodes, reward_kwargs_for(plan.root, benchmark)) if episodes else []
+    records = []
+    for episode, score in zip(episodes, scores, strict=True):
+        reward = float(score["reward"])
+        if not math.isfinite(reward) or abs(reward - 1.0) > GOLD_TOLERANCE:
+            report.dropped_tasks.append(f"{episode.info.task_id} (reward {reward:g}, {episode.termination})")
+            continue
+        records.append(
+            sft_record(
+                episode.messages,
+                plan.tools,
+                data_source=plan.data_source,
+                task_id=episode.info.task_id,
+                split=split,
+                mode=plan.mode,
+                source="gold",
+                reward=reward,
+            )
+        )
+    report.dropped_tasks += [f"{task_id} ({why})" for task_id, why in plan.skipped]
+    report.dropped = len(report.dropped_tasks)
+    if not records:
+        raise ExportError(f"no {plan.data_source} task of split {split!r} scored the gold reward; nothing written")
+    write_sft_parquet(records, target)
+    report.written = len(records)
+    return report
+
+
+# ------------------------------------------------------------------------------------------------ results
+@dataclass
+class _Trajectory:
+    source: str  # tau2/<domain> | tau_bench/<domain>
+    task_id: str
+    reward: float
+    messages: list[dict[str, Any]]
+    origin: str
+
+
+def _load(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ExportError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise ExportError(f"{path}: not UTF-8 text") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ExportError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _tau2_agent_view(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The agent's side of a tau2 simulation: its messages, the user's text, the results of its own calls."""
+    view: list[dict[str, Any]] = []
+    for m in messages:
+        role, requestor = m.get("role"), m.get("requestor")
+        if role == "assistant":
+            view.append(dict(m))
+        elif role == "user":
+            if not m.get("tool_calls") and isinstance(m.get("content"), str) and m["content"].strip():
+                view.append({"role": "user", "content": m["content"]})
+        elif role == "tool" and requestor != "user":
+            view.append(
+                {"role": "tool", "tool_call_id": m.get("tool_call_id", m.get("id")), "content": m.get("content")}
+            )
+    return view
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _read_tau2(path: Path, doc: Mapping[str, Any]) -> list[_Trajectory]:
+    info = _mapping(doc.get("info"))
+    env_info = _mapping(info.get("environment_info"))
+    domain = env_info.get("domain_name")
+    if not isinstance(domain, str) or not domain:
+        raise ExportError(f"{path}: tau2 Results without info.environment_info.domain_name")
+    sims = doc.get("simulations") or []
+    if not sims and (path.parent / "simulations").is_dir():
+        sims = [_load(f) for f in sorted((path.parent / "simulations").glob("*.json"))]
+    out = []
+    for i, sim in enumerate(sims):
+        if not isinstance(sim, Mapping) or sim.get("task_id") is None or not isinstance(sim.get("messages"), list):
+            raise ExportError(f"{path}: simulations[{i}] lacks task_id or messages")
+        reward_info = _mapping(sim.get("reward_info"))
+        reward = _number(reward_info.get("reward"))
+        out.append(
+            _Trajectory(
+                f"tau2/{domain}",
+                str(sim["task_id"]),
+                -math.inf if reward is None else reward,
+                _tau2_agent_view(sim["messages"]),
+                str(path),
+            )  # fmt: skip
+        )
+    return out
+
+
+def _read_tau_bench(path: Path, doc: Sequence[Any]) -> list[_Trajectory]:
+    out = []
+    for i, entry in enumerate(doc):
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("traj"), list):
+            raise ExportError(f"{path}: [{i}] is not a tau-bench result with a traj")
+        info = _mapping(entry.get("info"))
+        source, task = info.get("domain"), info.get("id")
+        if not isinstance(source, str) or not source.startswith("tau_bench/") or not isinstance(task, str):
+            raise ExportError(
+                f"{path}: [{i}] does not say its domain and split (info.domain, info.id '<split>/<index>', written by "
+                "verl-rewards simulate); tau-bench's own files do not, so their tasks' splits are unknown"
+            )
+        reward = _number(entry.get("reward"))
+        out.append(_Trajectory(source, task, -math.inf if reward is None else reward, list(entry["traj"]), str(path)))
+    return out
+
+
+def read_results(path: Path) -> list[_Trajectory]:
+    """The trajectories of one results file: tau2 ``Results`` (a file or its folder) or a tau-bench results list."""
+    if path.is_dir():
+        if (path / "results.json").is_file():
+            path = path / "results.json"
+        else:
+            raise ExportError(f"{path}: a folder without results.json (tau2's folder format)")
+    if not path.exists():
+        raise ExportError(f"{path}: no such file")
+    if path.suffix == ".jsonl":
+        raise ExportError(
+            f"{path}: a verl dump holds decoded text without roles or tool calls (input/output), which cannot be "
+            "turned back into chat messages; export from `verl-rewards simulate` results of the checkpoint instead"
+        )
+    doc = _load(path)
+    if isinstance(doc, Mapping) and "simulations" in doc and "info" in doc:
+        return _read_tau2(path, doc)
+    if isinstance(doc, list) and doc and all(isinstance(e, Mapping) and "traj" in e for e in doc):
+        return _read_tau_bench(path, doc)
+    raise ExportError(f"{path}: neither tau2 Results JSON nor a tau-bench results list")
+
+
+def _split_of(source: str, task_id: str, data_dir: str | None) -> tuple[str, list[dict[str, Any]], str, Any]:
+    """``(held-out split or "", training tool schemas, system prompt, task)`` of a task of ``source``."""
+    family, domain = source.split("/", 1)
+    if family == TAU2:
+        from ..tau2.data import tool_config_text
+        from ..tau2.domain import load_domain
+        from ..tau2.normal.prompts import agent_system_prompt
+
+        dom = load_domain(domain, data_dir)
+        if task_id not in dom.tasks:
+            raise ExportError(f"task {task_id!r} is not a task of {source} (data in {dom.data_dir})")
+        held = next((s for s in HELD_OUT[TAU2] if task_id in set(dom.splits.get(s, ()))), "")
+        return held, training_tool_schemas(tool_config_text(dom, mode="normal")), agent_system_prompt(dom), dom
+    from ..tau_bench.data import tool_config_text as tb_tool_config_text
+    from ..tau_bench.domain import load_domain as tb_load_domain
+
+    tdom = tb_load_domain(domain, data_dir)
+    split = task_id.split("/", 1)[0]
+    held = split if split in HELD_OUT[TAU_BENCH] else ""
+    return held, training_tool_schemas(tb_tool_config_text(tdom)), tdom.policy, tdom
+
+
+def export_results(
+    paths: Sequence[str | Path],
+    out_dir: str | Path,
+    *,
+    min_reward: float = 1.0,
+    per_task: int | None = None,
+    allow_split_mix: bool = False,
+    benchmark: str | None = None,
+    data_dir: str | None = None,
+    name: str = "train",
+    force: bool = False,
+    progress: bool = True,
+) -> ExportReport:
+    """Write ``<out_dir>/<name>.parquet`` from scored runs (see the module doc)."""
+    from tqdm import tqdm
+
+    if not math.isfinite(min_reward):
+        raise ExportError(f"--min-reward must be a finite number, got {min_reward}")
+    if per_task is not None and per_task < 1:
+        raise ExportError(f"--per-task must be at least 1, got {per_task}")
+    if benchmark is not None and benchmark not in BENCHMARKS and "/" not in benchmark:
+        raise ExportError(f"unknown --benchmark {benchmark!r}; use tau2, tau_bench or <benchmark>/<domain>")
+    if not paths:
+        raise ExportError("no results file given")
+    target = output_file(out_dir, name, force)
+    trajectories: list[_Trajectory] = []
+    source: str | None = None
+    for raw in paths:
+        path = Path(raw).expanduser()
+        found = read_results(path)
+        for t in found:
+            wanted = benchmark or source
+            if wanted is not None and t.source != wanted and t.source.split("/")[0] != wanted:
+                raise ExportError(
+                    f"{path}: holds {t.source} results, but this export is {wanted} (one benchmark and domain per "
+                    "export; check the files or --benchmark)"
+                )
+            source = source or t.source
+        trajectories.extend(found)
+    assert source is not None or not trajectories
+    kept = [t for t in trajectories if t.reward >= min_reward - GOLD_TOLERANCE]
+    report = ExportReport(out=str(target), tasks=len({t.task_id for t in trajectories}))
+    if not kept:
+        raise ExportError(
+            f"no trajectory reached --min-reward {min_reward:g} ({len(trajectories)} read from {len(paths)} file(s)); "
+            "nothing written"
+        )
+    tasks: dict[str, tuple[str, list[dict[str, Any]], str, Any]] = {}
+    try:
+        for t in kept:
+            if t.task_id not in tasks:
+                tasks[t.task_id] = _split_of(t.source, t.task_id, data_dir)
+    except (KeyError, ValueError, OSError) as exc:
+        raise ExportError(str(exc).strip("'\"")) from None
+    held = sorted({f"{tid} ({info[0]})" for tid, info in tasks.items() if info[0]})
+    if held and not allow_split_mix:
+        raise ExportError(
+            f"{len(held)} task(s) of a held-out split would go into a training file: {', '.join(held[:5])}"
+            f"{' ...' if len(held) > 5 else ''}; pass --allow-split-mix to export them anyway"
+        )
+    seen: set[str] = set()
+    per: dict[str, int] = {}
+    duplicates = over = 0
+    records = []
+    for t in tqdm(kept, desc=f"results {source}", unit="traj", disable=not progress):
+        held_split, tools, system, _ = tasks[t.task_id]
+        messages = t.messages
+        if not messages or messages[0].get("role") != "system":
+            messages = [{"role": "system", "content": system}, *messages]
+        record = sft_record(
+            messages,
+            tools,
+            data_source=t.source,
+            task_id=t.task_id,
+            split=held_split or "train",
+            mode="normal",
+            source=t.origin,
+            reward=t.reward,
+        )
+        key = conversation_key(record)
+        if key in seen:
+            duplicates += 1
+            continue
+        if per_task is not None and per.get(t.task_id, 0) >= per_task:
+            over += 1
+            continue
+        seen.add(key)
+        per[t.task_id] = per.get(t.task_id, 0) + 1
+        records.append(record)
+    report.dropped = len(trajectories) - len(records)
+    report.notes.append(
+        f"{len(trajectories) - len(kept)} below --min-reward {min_reward:g}, {duplicates} duplicate conversation(s), "
+        f"{over} over --per-task"
+    )
+    write_sft_parquet(records, target)
+    report.written = len(records)
+    return report
