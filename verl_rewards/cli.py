@@ -64,10 +64,10 @@ def doctor() -> int:
     except Exception as exc:  # noqa: BLE001 - report, don't crash
         checks.append(("reward manager 'contribution'", False, f"{type(exc).__name__}: {exc}"))
     try:
-        from verl.experimental.agent_loop.agent_loop import _agent_loop_registry
+        from .verl_compat import agent_loop_registry
 
         for loop_name in ("tau2_agent", "tau_bench_agent"):
-            entry = _agent_loop_registry.get(loop_name)
+            entry = agent_loop_registry().get(loop_name)
             checks.append(
                 (f"agent loop '{loop_name}'", entry is not None, (entry or {}).get("_target_", "not registered"))
             )
@@ -366,6 +366,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .evaluation import command as eval_cmd
 
     eval_cmd.add_parser(sub)
+    from .cpu import command as smoke_cmd
+
+    smoke_cmd.add_parser(sub)
     from .gold import command as export_sft_cmd
 
     export_sft_cmd.add_parser(sub)
@@ -433,6 +436,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "eval":
         return eval_cmd.run(args)
+    if args.command == "smoke":
+        return smoke_cmd.run(args)
     if args.command == "export-sft":
         return export_sft_cmd.run(args)
     if args.command == "prepare":

@@ -11,7 +11,9 @@ It stays cheap: nothing heavy is imported here. Instead it arms post-import hook
 * when ``verl.trainer.ppo.v1.trainer_base`` is imported, the V1 trainer's ``_compute_metrics`` and GDPO input
   are patched (every built-in ``trainer_mode`` keeps its verl class; see :mod:`verl_rewards.metrics`);
 * when either trainer module is imported, its ``_val_metrics_update`` also logs pass^k and tau2's per-source
-  statistics (:mod:`verl_rewards.evaluation.validation`).
+  statistics (:mod:`verl_rewards.evaluation.validation`);
+* with ``VERL_PLATFORM=cpu`` only: the CPU backend registers its platform, rollout, trainer mode and engine as
+  the verl modules holding those registries are imported (:mod:`verl_rewards.cpu`).
 
 verl swallows plugin import errors at debug level, so every failure here is logged as an error with its
 traceback and kept in :data:`STATUS` for ``verl-rewards doctor``.
@@ -115,9 +117,11 @@ def _register_agent_loop(module: ModuleType) -> None:
     from .tau2.normal import AGENT_LOOP_NAME, AGENT_LOOP_TARGET
     from .tau_bench.normal import AGENT_LOOP_NAME as TB_NAME
     from .tau_bench.normal import AGENT_LOOP_TARGET as TB_TARGET
+    from .verl_compat import agent_loop_registry
 
-    module._agent_loop_registry.setdefault(AGENT_LOOP_NAME, {"_target_": AGENT_LOOP_TARGET})
-    module._agent_loop_registry.setdefault(TB_NAME, {"_target_": TB_TARGET})
+    registry = agent_loop_registry(module)
+    registry.setdefault(AGENT_LOOP_NAME, {"_target_": AGENT_LOOP_TARGET})
+    registry.setdefault(TB_NAME, {"_target_": TB_TARGET})
 
 
 def _hook_metrics(module: ModuleType) -> None:
@@ -155,6 +159,11 @@ def install() -> None:
     when_imported("verl.trainer.ppo.v1.trainer_base", "metrics_v1_trainer", _hook_v1_trainer)
     when_imported("verl.trainer.ppo.ray_trainer", "validation_legacy_trainer", _hook_validation_legacy)
     when_imported("verl.trainer.ppo.v1.trainer_base", "validation_v1_trainer", _hook_validation_v1)
+    from . import cpu
+
+    if cpu.selected():  # VERL_PLATFORM=cpu: the CPU backend (verl_rewards.cpu)
+        for module_name, name, fn in cpu.HOOKS:
+            when_imported(module_name, name, fn)
     STATUS["installed"] = "ok"
 
 

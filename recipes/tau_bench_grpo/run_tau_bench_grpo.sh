@@ -30,6 +30,14 @@ case "$DOMAIN" in
 esac
 export TAU_BENCH_DATA_DIR=${TAU_BENCH_DATA_DIR:-$HOME/tau_bench_data}
 MODE=${MODE:-normal}
+# SMOKE=1: the same run on this machine's CPU with a tiny model, a few steps (verl-rewards smoke, the scripted user
+# unless USER_BACKEND=policy; SMOKE_ARGS adds its flags); the arguments are passed to it as Hydra overrides
+if [ "${SMOKE:-0}" = 1 ]; then
+  case "${USER_BACKEND:-scripted}" in policy) smoke_user=policy ;; *) smoke_user=scripted ;; esac
+  # shellcheck disable=SC2086
+  exec python3 -m verl_rewards.cli smoke tau_bench --domain "$DOMAIN" --mode "$MODE" --user "$smoke_user" \
+    ${SMOKE_ARGS:-} -- "$@"
+fi
 DATA_DIR=${DATA_DIR:-$HOME/data/tau_bench_${DOMAIN}_$MODE}
 MAX_TURNS=${MAX_TURNS:-30}   # tau-bench's max_num_steps
 MODE_ARGS=()

@@ -16,8 +16,8 @@ from .. import builtins
 from ..coerce import finite_float, parse_bool
 from ..contribution import ContributionConfig, ContributionConfigError
 from ..scoring.contract import ConfigError, DecodeConfig
+from ..scoring.executors.base import EXECUTORS
 from ..scoring.families import families
-from ..scoring.threads import EXECUTORS
 
 ON_ERROR_CHOICES = ("fallback", "raise")
 DEFAULT_TIMEOUT_S = 60.0

@@ -19,14 +19,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..coerce import read_float
-from ..rewards.process import shared_runner
 from ..scoring.contract import RewardInputError, Scorer, ScoringContext
 from ..scoring.decoding import DecodeBatcher
+from ..scoring.executors.process import shared_runner
+from ..scoring.executors.threads import thread_executor
 from ..scoring.extras import ExtraKeys
 from ..scoring.result import ScoreResult, ScoreResultError
 from ..scoring.sample import Sample
 from ..scoring.spec import get_reward, registered_names
-from ..scoring.threads import thread_executor
 from .config import ManagerConfig, ManagerConfigError
 
 logger = logging.getLogger("verl_rewards")
