@@ -253,6 +253,7 @@ def simulate_command(args: argparse.Namespace) -> int:
             enforce_communication_protocol=args.enforce_communication_protocol,
             concurrency=args.concurrency,
             judge=judge,
+            agent_message_errors=args.agent_message_errors,
             domain_options={"retrieval": args.retrieval} if args.retrieval else None,
         )
         results = asyncio.run(simulate(config))
@@ -413,6 +414,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--enforce-communication-protocol",
         action="store_true",
         help="a message with text and tool calls ends the run (agent_error / user_error)",
+    )
+    sim.add_argument(
+        "--agent-message-errors",
+        choices=("infrastructure_error", "agent_error"),
+        default="infrastructure_error",
+        help="tau2: malformed tool-call JSON or an empty agent message ends the simulation as "
+        "infrastructure_error (tau2's runner; left out of pass^k, the default) or agent_error (training's rule: "
+        "scored 0)",
     )
     sim.add_argument(
         "--agent-base-url", required=True, help="OpenAI-compatible endpoint of the agent, e.g. http://127.0.0.1:8000/v1"

@@ -1,7 +1,8 @@
 """A small OpenAI-compatible chat-completions server on 127.0.0.1 for tests and benchmarks (stdlib HTTP server in
 a thread; real sockets, real HTTP). ``responder(body, n)`` decides each answer:
 
-* a dict ``{"content", "tool_calls": [{"name", "arguments"}]}`` -> a 200 chat completion;
+* a dict ``{"content", "tool_calls": [{"name", "arguments"}]}`` -> a 200 chat completion (``arguments`` given as
+  text are sent as they are, e.g. malformed JSON; an ``usage`` entry is sent as the completion's ``usage``);
 * ``("status", code)`` -> that HTTP status; ``("sleep", seconds, answer)`` -> the answer after a pause;
 * ``"drop"`` -> the connection is closed without an answer.
 
@@ -25,19 +26,27 @@ def completion(answer: dict[str, Any], n: int) -> dict[str, Any]:
         {
             "id": f"srv_{n}_{i}",
             "type": "function",
-            "function": {"name": c["name"], "arguments": json.dumps(c.get("arguments") or {})},
+            "function": {
+                "name": c["name"],
+                "arguments": c["arguments"]
+                if isinstance(c.get("arguments"), str)
+                else json.dumps(c.get("arguments") or {}),
+            },
         }
         for i, c in enumerate(answer.get("tool_calls") or ())
     ]
     message: dict[str, Any] = {"role": "assistant", "content": answer.get("content")}
     if calls:
         message["tool_calls"] = calls
-    return {
+    out = {
         "id": f"cmpl-{n}",
         "object": "chat.completion",
         "model": "test",
         "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
     }
+    if "usage" in answer:
+        out["usage"] = answer["usage"]
+    return out
 
 
 class _Server(ThreadingHTTPServer):

@@ -80,6 +80,8 @@ def format_tables(results: Sequence[Evaluated], baseline: Evaluated | None = Non
             if base is not None:
                 head += f"   baseline: {baseline.label} [{base.source}]"  # type: ignore[union-attr]
             lines.append(head)
+            if summary.pass_k:
+                lines.append("  pass^k: all k of k trials succeed (tau2's metric); pass@k: at least one of k succeeds")
             values = summary.metrics()
             base_values = base.metrics() if base is not None else {}
             names = list(values) + [n for n in base_values if n not in values]
@@ -156,14 +158,17 @@ def write_plot(results: Sequence[Evaluated], target: str | Path, baseline: Evalu
         color = f"C{i % 10}"
         if summary.pass_k:
             ks = sorted(summary.pass_k)
-            ax.plot(ks, [summary.pass_k[k] for k in ks], marker="o", color=color, label=source)
+            ax.plot(ks, [summary.pass_k[k] for k in ks], marker="o", color=color, label=f"{source} pass^k")
             plotted = True
+        if len(summary.pass_at_k) > 1:
+            ks = sorted(summary.pass_at_k)
+            ax.plot(ks, [summary.pass_at_k[k] for k in ks], ls=":", marker=".", color=color, label=f"{source} pass@k")
         base = pair_sources(last, baseline).get(source)
         if base is not None and base.pass_k:
             ks = sorted(base.pass_k)
             ax.plot(ks, [base.pass_k[k] for k in ks], ls="--", marker="x", color=color, label=f"{source} (baseline)")
             plotted = True
-    ax.set_title("pass^k")
+    ax.set_title("pass^k (all k trials succeed); pass@k dotted (one of k)")
     ax.set_xlabel("k")
     ax.set_ylim(-0.02, 1.02)
     if plotted:

@@ -189,16 +189,21 @@ class TauBenchDomain:
         return env
 
     def gold_env(self, task_id: Any) -> TauBenchEnvironment:
-        """The state after the task's gold actions, terminate tools skipped, errors kept (cached and frozen)."""
+        """The state after the task's gold actions, terminate tools skipped, errors kept (cached and frozen).
+
+        Only the gold actions of write tools run: the others cannot change the data (the trajectory replay skips
+        them too), and running them was most of the cost of a task's first reward call."""
         task = self.task(task_id)
         with self._lock:
             hit = self._gold.get(task.id)
         if hit is not None:
             return hit
         env = self.make_env(task.id)
+        kinds = self.tool_kinds()
         for action in task.actions:
-            if action["name"] not in self.terminate_tools and action["name"] != RESPOND_ACTION:
-                env.step(action["name"], action["kwargs"])
+            name = action["name"]
+            if name not in self.terminate_tools and name != RESPOND_ACTION and kinds.get(name, "write") == "write":
+                env.step(name, action["kwargs"])
         env.freeze()
         with self._lock:
             return self._gold.setdefault(task.id, env)

@@ -100,6 +100,17 @@ def task_id_of(ground_truth: Any, extra_info: Mapping[str, Any]) -> str:
     )
 
 
+def gold_hash_of(ground_truth: Any) -> str | None:
+    """The task's ``gt_data_hash`` from the row's ground truth (written by ``prepare tau_bench``), if any."""
+    if isinstance(ground_truth, str) and ground_truth.lstrip().startswith("{"):
+        try:
+            ground_truth = json.loads(ground_truth)
+        except ValueError:
+            return None
+    value = ground_truth.get("gt_data_hash") if isinstance(ground_truth, Mapping) else None
+    return value if isinstance(value, str) and len(value) == 64 else None
+
+
 def score_tau_bench(
     trajectory: list[dict[str, Any]],
     data_source: str,
@@ -112,7 +123,13 @@ def score_tau_bench(
     termination = extra_info.get("termination")
     normal = extra_info.get("mode") == "normal"
     terminated = is_done(termination) if normal else None
-    result = tau_bench_reward(domain, task_id_of(ground_truth, extra_info), trajectory, terminated=terminated)
+    result = tau_bench_reward(
+        domain,
+        task_id_of(ground_truth, extra_info),
+        trajectory,
+        terminated=terminated,
+        gold_hash=gold_hash_of(ground_truth),
+    )
     details = result.details
     if not isinstance(termination, str) or not termination:
         termination = details["ended_by"] or ("crash" if details["crash"] else "max_steps")
