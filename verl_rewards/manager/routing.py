@@ -2,7 +2,9 @@
 
 Order of precedence, first match wins:
 
-1. the row's own ``reward_fn`` field (a column or an ``extra_info`` key) naming a registered reward;
+1. the row's own ``reward_fn`` field (a column or an ``extra_info`` key) naming a registered reward (``None``, NaN
+   and blank text mean no choice; a value that is not text, e.g. an array, scores the fallback with
+   ``reward_error=1``);
 2. ``reward.reward_kwargs.reward_fn_by_source[data_source]``;
 3. ``reward.reward_kwargs.reward_fn`` (the default registered reward);
 4. a custom function configured in verl (``reward.custom_reward_function.path``; legacy API: the
@@ -21,18 +23,48 @@ when the manager is built. Every reward, registered or plain, runs through the s
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from .. import builtins
 from ..rewards.registry import BaseReward, RewardFunction, RewardRegistryError, get_reward, registered_names
-from ..scoring.contract import RewardInputError, Scorer
+from ..scoring.contract import RewardInputError, Scorer, ScoringContext
 from ..scoring.families import Family, families
 from ..scoring.loading import RewardModuleError, load_modules
+from ..scoring.result import ScoreResult
 from ..scoring.runner import RewardScorer
 from ..scoring.sample import Sample
 from ..scoring.spec import RewardSpec, spec_from_callable
 from .config import ManagerConfig, ManagerConfigError, configured_family_scorers, family_scorer
+
+_NOT_A_NAME = object()
+
+
+def _reward_fn_field(value: Any) -> Any:
+    """A row's ``reward_fn`` value as a name, None (no choice: ``None``, NaN, blank text) or ``_NOT_A_NAME``."""
+    if isinstance(value, np.generic) or (isinstance(value, np.ndarray) and value.ndim == 0):
+        value = value.item()
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if isinstance(value, str):
+        return value.strip() or None
+    return _NOT_A_NAME
+
+
+class _NotAName(Scorer):
+    """The scorer of a row whose ``reward_fn`` field is not a name: the call fails, so the sample gets the
+    fallback score with ``reward_error=1`` and a logged reason, and the step goes on."""
+
+    name = "reward_fn field"
+
+    def __init__(self, value: Any):
+        self.message = f"the row's reward_fn field is not a reward name: {type(value).__name__} {value!r:.80}"
+
+    async def run(self, sample: Sample, ctx: ScoringContext) -> ScoreResult:
+        raise ValueError(self.message)
 
 
 def _registered_spec(fn: Any) -> RewardSpec | None:
@@ -120,7 +152,13 @@ class Router:
 
     # --------------------------------------------------------------------------------- routing
     def __call__(self, sample: Sample) -> Scorer:
-        row_choice = sample.row.get("reward_fn") or sample.extra_info.get("reward_fn")
+        raw = sample.row.get("reward_fn")
+        row_choice = _reward_fn_field(raw)
+        if row_choice is None:
+            raw = sample.extra_info.get("reward_fn")
+            row_choice = _reward_fn_field(raw)
+        if row_choice is _NOT_A_NAME:
+            return _NotAName(raw)
         if row_choice:
             try:
                 return self._named_scorer(str(row_choice))
