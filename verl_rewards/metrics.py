@@ -281,12 +281,14 @@ def _retire_old_modes(trainer_base: Any) -> None:
         if name in trainer_base.TRAINER_REGISTRY:
             continue
         mode = name.removesuffix("_reward_extra")
+        message = (
+            f"trainer.v1.trainer_mode={name} is retired: use trainer.v1.trainer_mode={mode}. verl-rewards now "
+            "logs reward_extra/* metrics in every built-in V1 mode without a special trainer mode."
+        )
 
-        def __init__(self: Any, *args: Any, _mode: str = mode, _name: str = name, **kwargs: Any) -> None:
-            raise ValueError(
-                f"trainer.v1.trainer_mode={_name} is retired: use trainer.v1.trainer_mode={_mode}. verl-rewards now "
-                "logs reward_extra/* metrics in every built-in V1 mode without a special trainer mode."
-            )
+        def __init__(self: Any, *args: Any, _message: str = message, **kwargs: Any) -> None:
+            raise ValueError(_message)
 
-        cls = type(f"Retired_{name}", (), {"__init__": __init__, "__module__": __name__})
+        # ``retired``: read by ``verl-rewards check``, which does not build the trainer
+        cls = type(f"Retired_{name}", (), {"__init__": __init__, "__module__": __name__, "retired": message})
         trainer_base.TRAINER_REGISTRY[name] = cls

@@ -3,6 +3,9 @@
 It stays cheap: nothing heavy is imported here. Instead it arms post-import hooks, so that
 
 * when verl's reward-loop registry is imported, the ``contribution`` manager registers itself;
+* when verl's reward-loop module is imported, ``RewardLoopManager`` (built in the task runner) first checks a
+  ``contribution`` manager's ``reward.reward_kwargs``, so a bad value stops the run at start-up rather than inside
+  every reward worker;
 * when verl's agent-loop module is imported, the ``tau2_agent`` loop (tau2 normal mode) and the
   ``tau_bench_agent`` loop (tau-bench v1 normal mode) join its registry (entries naming our classes; a class is
   imported only when a row selects it);
@@ -113,6 +116,12 @@ def _register_manager(_: ModuleType) -> None:
     importlib.import_module("verl_rewards.manager.reward_manager")
 
 
+def _startup_check(module: ModuleType) -> None:
+    from .manager.reward_manager import install_startup_check
+
+    install_startup_check(module.RewardLoopManager)
+
+
 def _register_agent_loop(module: ModuleType) -> None:
     from .tau2.normal import AGENT_LOOP_NAME, AGENT_LOOP_TARGET
     from .tau_bench.normal import AGENT_LOOP_NAME as TB_NAME
@@ -154,6 +163,7 @@ def install() -> None:
     if STATUS.get("installed") == "ok":
         return
     when_imported("verl.experimental.reward_loop.reward_manager", "manager", _register_manager)
+    when_imported("verl.experimental.reward_loop.reward_loop", "manager_startup_check", _startup_check)
     when_imported("verl.experimental.agent_loop.agent_loop", "agent_loop", _register_agent_loop)
     when_imported("verl.trainer.ppo.metric_utils", "metrics_legacy_trainer", _hook_metrics)
     when_imported("verl.trainer.ppo.v1.trainer_base", "metrics_v1_trainer", _hook_v1_trainer)

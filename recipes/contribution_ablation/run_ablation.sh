@@ -18,6 +18,7 @@
 # Every other variable of BASE applies (DOMAIN, MODEL_PATH, DATA_DIR, ...); arguments are Hydra overrides
 # passed to every run. A failing run stops the ablation. SMOKE=1 smoke-tests every variant on the CPU (the base
 # recipe's SMOKE=1: a tiny model, a few steps; verl-rewards smoke).
+# CHECK=1 checks each variant's config (verl-rewards check) instead of training it.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

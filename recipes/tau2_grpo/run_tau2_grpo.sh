@@ -31,6 +31,8 @@
 # A trajectory that never calls `done` (nor transfers to a human) ran out of turns or tokens: it is scored as
 # tau2's max_steps termination, i.e. 0 (set TAU2_DEFAULT_TERMINATION=agent_stop to score it anyway).
 # One domain per run: domains share tool names with different behaviour.
+# CHECK=1: check the config (verl-rewards check: composed, validated, reward manager, agent loops, data) instead of
+# training; seconds, no Ray, GPU or model.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

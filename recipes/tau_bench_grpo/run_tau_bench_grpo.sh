@@ -18,6 +18,8 @@
 # runs out of turns without a reply or a transfer scores 0, as in tau-bench. max_parallel_calls=1 executes only the
 # first tool call of a message, as tau-bench's tool-calling agent does. Airline has only a test split (50 tasks):
 # train on it only to reproduce published setups.
+# CHECK=1: check the config (verl-rewards check: composed, validated, reward manager, agent loops, data) instead of
+# training; seconds, no Ray, GPU or model.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

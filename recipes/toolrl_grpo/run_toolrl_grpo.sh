@@ -8,6 +8,8 @@
 # Rows whose data_source contains "rlla" are scored by ToolRL (format + correctness + length), decoding
 # prompt + response with special tokens kept. ToolRL's variant flags are passed as Hydra keys
 # (reward.reward_kwargs.toolrl.*), so they reach every reward worker, also on multi-node clusters.
+# CHECK=1: check the config (verl-rewards check: composed, validated, reward manager, agent loops, data) instead of
+# training; seconds, no Ray, GPU or model.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

@@ -155,7 +155,7 @@ def test_simulate_records_endpoint_failures_per_simulation(tmp_path):
 
     out = tmp_path / "run.json"
     with ChatServer(respond) as server:
-        assert main(args(server, out)) == 0
+        assert main(args(server, out)) == 1  # every simulation failed at an endpoint: exit 1, results still written
     (sim,) = json.loads(out.read_text())["simulations"]
     assert sim["termination_reason"] == "user_error" and sim["reward_info"]["reward"] == 0.0
     assert "HTTP 500" in sim["info"]["end_cause"]
@@ -370,7 +370,8 @@ def test_simulate_ends_on_agent_message_errors_as_tau2_does(tmp_path, capsys, ba
     agent = {"cancel reservation Z7GOZK": [bad_turn]}
     out = tmp_path / "run.json"
     with ChatServer(both_sides(agent)) as server:
-        assert main(args(server, out)) == 0
+        assert main(args(server, out)) == 1  # the only simulation ended in infrastructure_error: exit 1, file written
+    assert "first cause (infrastructure_error)" in capsys.readouterr().err
     (sim,) = json.loads(out.read_text())["simulations"]
     assert sim["termination_reason"] == "infrastructure_error" and sim["reward_info"] is None
     assert cause in sim["info"]["error"] and sim["info"]["error_type"] == "InfrastructureError"

@@ -11,7 +11,7 @@ from typing import Any
 from ..files import atomic_path, write_text_atomic
 from .passk import success_rule
 from .readers import EvalSet
-from .runs import SourceSummary, summarize
+from .runs import EvalError, SourceSummary, summarize
 
 
 @dataclass
@@ -140,9 +140,24 @@ def write_json(data: dict[str, Any], target: str | Path) -> None:
     write_text_atomic(target, json.dumps(data, indent=2, sort_keys=False) + "\n")
 
 
+def plot_format(target: str | Path) -> str:
+    """The image format of ``--plot`` from its extension (``.png``, ``.svg``, ``.pdf``, ... whatever matplotlib
+    writes); EvalError naming the choices otherwise, so a typo never yields a PNG under another name."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    formats = FigureCanvasBase.get_supported_filetypes()
+    fmt = Path(target).suffix.lower().lstrip(".")
+    if fmt not in formats:
+        got = f"extension {Path(target).suffix!r}" if fmt else "no extension"
+        raise EvalError(f"--plot {target}: {got}; use one of {', '.join('.' + f for f in sorted(formats))}")
+    return fmt
+
+
 def write_plot(results: Sequence[Evaluated], target: str | Path, baseline: Evaluated | None = None) -> None:
-    """PNG: pass^k vs k per source (baseline dashed), task reward and component bars per source (last set), and
-    pass^1 / task reward per step when there are several steps."""
+    """An image (format from the extension, :func:`plot_format`): pass^k vs k per source (baseline dashed), task
+    reward and component bars per source (last set), and pass^1 / task reward per step when there are several
+    steps."""
+    fmt = plot_format(target)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -214,5 +229,5 @@ def write_plot(results: Sequence[Evaluated], target: str | Path, baseline: Evalu
         ax.legend(fontsize=8)
     fig.tight_layout()
     with atomic_path(target) as tmp:
-        fig.savefig(tmp, format="png")
+        fig.savefig(tmp, format=fmt)
     plt.close(fig)

@@ -231,7 +231,10 @@ def number(value: Any) -> float | None:
     if isinstance(value, bool):
         return float(value)
     if isinstance(value, int | float):
-        out = float(value)
+        try:
+            out = float(value)
+        except OverflowError:  # an integer beyond any float
+            return None
         return out if math.isfinite(out) else None
     return None
 

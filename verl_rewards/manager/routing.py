@@ -31,14 +31,14 @@ import numpy as np
 
 from .. import builtins
 from ..rewards.registry import BaseReward, RewardFunction, RewardRegistryError, get_reward, registered_names
-from ..scoring.contract import ConfigError, RewardInputError, Scorer, ScoringContext
+from ..scoring.contract import RewardInputError, Scorer, ScoringContext
 from ..scoring.families import Family, families
 from ..scoring.loading import RewardModuleError, load_modules
 from ..scoring.result import ScoreResult
 from ..scoring.runner import RewardScorer
 from ..scoring.sample import Sample
 from ..scoring.spec import RewardSpec, spec_from_callable
-from .config import ManagerConfig, ManagerConfigError
+from .config import ManagerConfig, ManagerConfigError, configured_family_scorers, family_scorer
 
 _NOT_A_NAME = object()
 
@@ -102,12 +102,8 @@ class Router:
         for name in [self.reward_fn, *self.by_source.values()]:
             if name:
                 self._named_scorer(name)  # unknown names fail now, not at the first sample
-        self._families: dict[str, Scorer] = {}
+        self._families: dict[str, Scorer] = configured_family_scorers(config, tokenizer)
         self._by_source: dict[str, Scorer] = {}
-        if self.custom is None and not self.reward_fn:
-            for family in families():
-                if config.section(family.name) is not None:  # configured: validate now, not at the first sample
-                    self._families[family.name] = self._build(family)
 
     # ----------------------------------------------------------------------------------- setup
     @staticmethod
@@ -131,10 +127,7 @@ class Router:
         return scorer
 
     def _build(self, family: Family) -> Scorer:
-        try:
-            return family.make_scorer(self.config.section(family.name), self.tokenizer)
-        except ConfigError as exc:
-            raise ManagerConfigError(str(exc)) from None
+        return family_scorer(family, self.config, self.tokenizer)
 
     def declared_keys(self) -> list[str]:
         """Every extra key a sample of this run may report, known before the first sample.
@@ -171,25 +164,33 @@ class Router:
                 return self._named_scorer(str(row_choice))
             except ManagerConfigError as exc:
                 raise RewardInputError(f"sample {sample.sample_id}: reward_fn field: {exc}") from None
-        data_source = sample.data_source
+        return self._for_source(sample.data_source)[0]
+
+    def named(self, name: str) -> Scorer:
+        """The registered reward ``name`` (ManagerConfigError when there is none)."""
+        return self._named_scorer(name)
+
+    def describe(self, data_source: str) -> str:
+        """Which rule scores rows of ``data_source`` without their own ``reward_fn`` field (``verl-rewards check``)."""
+        return self._for_source(data_source)[1]
+
+    def _for_source(self, data_source: str) -> tuple[Scorer, str]:
+        """Rules 2-6 of the module doc: the scorer of ``data_source`` and the rule that chose it."""
         if data_source in self.by_source:
-            return self._named_scorer(self.by_source[data_source])
+            name = self.by_source[data_source]
+            return self._named_scorer(name), f"reward {name!r} (reward_fn_by_source)"
         if self.reward_fn:
-            return self._named_scorer(self.reward_fn)
+            return self._named_scorer(self.reward_fn), f"reward {self.reward_fn!r} (reward_fn)"
         if self.custom is not None:
-            return self.custom
-        scorer = self._by_source.get(data_source)
-        if scorer is not None:
-            return scorer
+            return self.custom, f"the custom function {self.custom.name!r} (reward.custom_reward_function)"
         for family in families():
             if family.matches(data_source):
-                scorer = self._families.get(family.name)
+                scorer = self._by_source.get(data_source) or self._families.get(family.name)
                 if scorer is None:
                     scorer = self._families[family.name] = self._build(family)
-                break
-        else:
-            if self.default is None:
-                raise LookupError(f"no scoring function for data_source {data_source!r} and no default configured")
-            scorer = self.default
-        self._by_source[data_source] = scorer
-        return scorer
+                self._by_source[data_source] = scorer
+                return scorer, f"the {family.name} family"
+        if self.default is None:
+            raise LookupError(f"no scoring function for data_source {data_source!r} and no default configured")
+        self._by_source[data_source] = self.default
+        return self.default, "verl's default_compute_score (it raises for data sources it does not know)"

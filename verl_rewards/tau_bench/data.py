@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from ..files import replace_together
-from ..tau2.errors import DataNotFoundError, TaskValidationError, UnknownDomainError
+from ..tau2.errors import DataFileError, DataNotFoundError, TaskValidationError, UnknownDomainError
 from .domain import TauBenchDomain, TauBenchTask, load_domain
 from .normal import AGENT_LOOP_NAME
 
@@ -153,7 +153,7 @@ def prepare_tau_bench(
 
     try:
         dom = load_domain(domain, data_dir)
-    except (DataNotFoundError, UnknownDomainError, TaskValidationError) as exc:
+    except (DataNotFoundError, DataFileError, UnknownDomainError, TaskValidationError) as exc:
         raise TauBenchPrepareError(str(exc)) from exc
     if mode not in MODES:
         raise TauBenchPrepareError(f"unknown mode {mode!r}; available: {list(MODES)}")

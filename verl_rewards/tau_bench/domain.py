@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..tau2.domain import resolve_data_dir
-from ..tau2.errors import DataNotFoundError, TaskValidationError, UnknownDomainError
+from ..tau2.errors import DataFileError, DataNotFoundError, TaskValidationError, UnknownDomainError
 from ..tau2.state import BaseDB, DBState
 from . import airline, retail
 from .domain_spec import TauBenchDomainSpec
@@ -64,8 +64,15 @@ def _spec(name: Any) -> TauBenchDomainSpec:
 def _read_json(path: Path) -> Any:
     if not path.is_file():
         raise DataNotFoundError(f"tau-bench data file not found: {path}")
-    with path.open(encoding="utf-8") as fh:
-        return json.load(fh)
+    try:
+        with path.open(encoding="utf-8") as fh:
+            return json.load(fh)
+    except UnicodeDecodeError:
+        raise DataFileError(f"tau-bench data file {path} is not UTF-8 text") from None
+    except RecursionError:
+        raise DataFileError(f"tau-bench data file {path} is nested too deeply to read") from None
+    except ValueError as exc:  # truncated, empty, not JSON
+        raise DataFileError(f"tau-bench data file {path} is not valid JSON ({exc})") from None
 
 
 def _parse_tasks(path: Path, split: str) -> list[TauBenchTask]:
@@ -124,6 +131,12 @@ class TauBenchDomain:
         self.spec = spec
         self.data_dir = resolve_data_dir(name, data_dir, {"db": spec.db_file}, env_var=DATA_DIR_ENV, label="tau-bench")
         data = {part: _read_json(self.data_dir / f"{part}.json") for part in spec.data_files}
+        for part, value in data.items():
+            if not isinstance(value, dict):
+                raise DataFileError(
+                    f"tau-bench data file {self.data_dir / f'{part}.json'} must hold a JSON object, "
+                    f"not {type(value).__name__}"
+                )
         self.base_db = BaseDB(data, TUPLE_CODEC)
         self.policy = (self.data_dir / POLICY_FILE).read_text(encoding="utf-8")
         self.tools_info: list[dict[str, Any]] = _read_json(self.data_dir / TOOLS_INFO_FILE)

@@ -34,8 +34,10 @@ Normal mode (``extra_info.mode == "normal"``, rows of ``prepare tau_bench --mode
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..rewards.registry import RewardSpec, reward
@@ -70,7 +72,12 @@ class TauBenchOptions:
             raise ConfigError(
                 f"unknown key(s) {unknown} in reward.reward_kwargs.tau_bench; valid: {sorted(_OPTION_KEYS)}"
             )
-        return cls(data_dir=section.get("data_dir") or None)
+        data_dir = section.get("data_dir") or None
+        if data_dir is not None:
+            if not isinstance(data_dir, str | os.PathLike) or not Path(data_dir).expanduser().is_dir():
+                raise ConfigError(f"reward.reward_kwargs.tau_bench.data_dir {data_dir!r} is not a directory")
+            data_dir = str(Path(data_dir).expanduser())
+        return cls(data_dir=data_dir)
 
 
 def matches(data_source: str) -> bool:

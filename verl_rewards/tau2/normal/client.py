@@ -179,7 +179,7 @@ class ChatClient:
                     raise PlayerError(f"{ep.url}: HTTP {status}: {_snippet(raw)}")
                 try:
                     return json.loads(raw)
-                except ValueError:
+                except (ValueError, RecursionError):  # RecursionError: JSON nested deeper than the parser goes
                     self.stats["failures"] += 1
                     raise PlayerError(f"{ep.url}: reply is not JSON: {_snippet(raw)}") from None
         self.stats["failures"] += 1
@@ -224,8 +224,11 @@ def parse_completion(data: Any) -> Reply:
         content = "\n".join(texts)
     elif content is not None and not isinstance(content, str):
         raise PlayerError(f"malformed reply: content is {type(content).__name__}")
+    raw_calls = message.get("tool_calls") or []
+    if not isinstance(raw_calls, list):
+        raise PlayerError(f"malformed reply: tool_calls is {type(raw_calls).__name__}, not a list")
     calls = []
-    for i, call in enumerate(message.get("tool_calls") or ()):
+    for i, call in enumerate(raw_calls):
         fn = call.get("function") if isinstance(call, dict) else None
         if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not fn["name"]:
             raise PlayerError(f"malformed reply: tool_calls[{i}] has no function name")

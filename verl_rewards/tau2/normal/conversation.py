@@ -329,6 +329,9 @@ class Conversation:
             except PlayerError as exc:
                 self.end(USER_ERROR, f"user: {exc}")
                 return Turn([], True)
+            except Exception as exc:  # noqa: BLE001 - whatever breaks in the user player is the user's failure
+                self.end(USER_ERROR, f"user: {type(exc).__name__}: {exc}")
+                return Turn([], True)
             if not isinstance(reply, Reply):
                 self.end(USER_ERROR, f"user: the player returned {type(reply).__name__}, not a Reply")
                 return Turn([], True)

@@ -38,7 +38,7 @@ from ..rewards.env_assertions import check_env_assertions
 from ..rewards.nl_assertions import judge_view
 from ..trajectory import parse_messages
 from .client import Endpoint, shared_client
-from .conversation import INFRASTRUCTURE_ERROR, Conversation, Reply, trial_seeds
+from .conversation import INFRASTRUCTURE_ERROR, USER_ERROR, Conversation, Reply, trial_seeds
 from .judge import OpenAIJudge
 from .prompts import (
     agent_system_prompt,
@@ -52,6 +52,8 @@ from .users import OpenAIUser
 
 SAVE_EVERY_S = 2.0
 REACHABLE_TIMEOUT_S = 5.0
+#: the one-token chat completion sent to every endpoint and model at start (a wrong model name fails there)
+PROBE_TEXT = "ping"
 
 
 class SimulateError(ValueError):
@@ -136,14 +138,55 @@ def _load(config: SimulateConfig) -> tuple[Domain, list[str]]:
 
 
 async def check_reachable(endpoint: Endpoint, role: str) -> None:
-    """Any HTTP answer from ``<base_url>/models`` will do; no answer at all is a configuration error."""
+    """One cheap request (a one-token chat completion of :data:`PROBE_TEXT`) to ``endpoint`` for its model: no
+    answer, or an HTTP error (a model name the endpoint does not serve: vLLM and OpenAI answer 404), is a
+    configuration error quoting the endpoint's own message."""
+    body = {"model": endpoint.model, "messages": [{"role": "user", "content": PROBE_TEXT}], "max_tokens": 1}
+    timeout = max(REACHABLE_TIMEOUT_S, endpoint.timeout_s)
     try:
-        async with httpx.AsyncClient(timeout=REACHABLE_TIMEOUT_S) as client:
-            await client.get(endpoint.base_url.rstrip("/") + "/models", headers=endpoint.headers())
+        async with httpx.AsyncClient(timeout=timeout) as client:
+            resp = await client.post(endpoint.url, json=body, headers=endpoint.headers())
+    except httpx.TimeoutException:
+        raise SimulateError(
+            f"the {role} endpoint {endpoint.base_url} did not answer a one-token request for model "
+            f"{endpoint.model!r} within {timeout:g} s"
+        ) from None
     except httpx.HTTPError as exc:
         raise SimulateError(
             f"the {role} endpoint {endpoint.base_url} is unreachable: {type(exc).__name__}: {exc}"
         ) from None
+    if resp.status_code >= 400:
+        raise SimulateError(
+            f"the {role} endpoint {endpoint.base_url} refused model {endpoint.model!r}: "
+            f"HTTP {resp.status_code}: {_error_message(resp.content)}"
+        )
+
+
+def _error_message(raw: bytes, limit: int = 300) -> str:
+    """The ``message`` of an OpenAI-style error body (``{"error": {"message"}}`` or vLLM's ``{"message"}``), else
+    the start of the body."""
+    try:
+        data = json.loads(raw[:65536])
+    except (ValueError, RecursionError):
+        data = None
+    if isinstance(data, dict):
+        inner = data.get("error")
+        message = inner.get("message") if isinstance(inner, dict) else data.get("message")
+        if isinstance(message, str) and message:
+            return " ".join(message.split())[:limit]
+    return " ".join(raw[:limit].decode("utf-8", errors="replace").split())
+
+
+def all_failed(outcomes: Sequence[tuple[Any, Any]]) -> str | None:
+    """When every simulation of a run ended at an endpoint (``(termination, cause)`` pairs, each
+    ``infrastructure_error`` or ``user_error``), a one-line message with the first cause; else None."""
+    if not outcomes or any(t not in (INFRASTRUCTURE_ERROR, USER_ERROR) for t, _ in outcomes):
+        return None
+    termination, cause = outcomes[0]
+    return (
+        f"every simulation ({len(outcomes)}) ended in user_error / infrastructure_error; "
+        f"first cause ({termination}): {' '.join(str(cause or 'unknown').split())[:500]}"
+    )
 
 
 def _info(config: SimulateConfig, domain: Domain) -> dict[str, Any]:
@@ -190,7 +233,38 @@ def _resume(config: SimulateConfig, info: dict[str, Any], out: Path) -> list[dic
             f"--out {out} holds a run with other settings (domain, models, trials, seed or limits); "
             "use another --out to start a new run"
         )
-    return [s for s in old["simulations"] if isinstance(s, dict)]
+    return _kept_simulations(old["simulations"], out)
+
+
+def _kept_simulations(sims: Any, out: Path) -> list[dict[str, Any]]:
+    """The earlier run's simulations, each checked for what resuming and the summary read (a malformed one is a
+    SimulateError before anything runs, so the file is never half-read and rewritten)."""
+    if not isinstance(sims, list):
+        raise SimulateError(f"--out {out}: 'simulations' is not a list; move the file away")
+    for i, sim in enumerate(sims):
+        problem = _malformed(sim)
+        if problem:
+            raise SimulateError(f"--out {out}: simulations[{i}] {problem}; fix or move the file away")
+    return list(sims)
+
+
+def _malformed(sim: Any) -> str | None:
+    if not isinstance(sim, dict):
+        return f"is {type(sim).__name__}, not an object"
+    if not isinstance(sim.get("task_id"), str | int) or isinstance(sim.get("task_id"), bool):
+        return f"has task_id {str(sim.get('task_id'))[:50]!r}, not a task id"
+    trial = sim.get("trial")
+    if not isinstance(trial, int) or isinstance(trial, bool) or trial < 0:
+        return f"has trial {str(trial)[:50]!r}, not an integer >= 0"
+    if not isinstance(sim.get("termination_reason"), str):
+        return "has no termination_reason"
+    info = sim.get("reward_info")
+    if info is not None and not isinstance(info, dict):
+        return "has a reward_info that is not an object"
+    reward = (info or {}).get("reward", 0.0)
+    if isinstance(reward, bool) or not isinstance(reward, int | float) or not -1e9 < reward < 1e9:
+        return f"has reward {str(reward)[:50]!r}, not a number"
+    return None
 
 
 # -------------------------------------------------------------------------------------------- one simulation
