@@ -54,7 +54,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
 
-    from verl_rewards.rewards.process import ProcessRunner
+    from verl_rewards.scoring.executors.process import ProcessRunner
 
     results = {}
     with ProcessRunner(max_workers=args.workers, modules=[REWARDS]) as runner:

@@ -22,8 +22,15 @@ task's gold trajectory and a wrong one (its last user action dropped) alternatin
   the assertions and ACTION; no cache. It must agree with ours on every sample it scores.
 
 Prints samples/s for both and their ratio. Domains whose module or data are missing are skipped with a message.
+
+**First and repeat calls** (``--reference-python``, a throwaway venv with tau2-bench installed): each call of the
+full reward (the task's basis; NL assertions graded as met by a stand-in judge, no LLM) is timed alone; per task
+the first call (cold gold cache) goes to *first*, the others of its group to *repeat* (medians, ms). The reference
+is tau2-bench's own ``evaluate_simulation(..., EvaluationType.ALL)`` run by :mod:`reference_rewards` in that venv
+on the first ``--reference-tasks`` tasks' samples (as tau2 Results messages), timed the same way; tau2 finds its
+data through ``TAU2_DATA_DIR`` (``--reference-data-dir``, holding ``tau2/domains/<domain>``).
 Usage: ``python benchmarks/bench_tau2_reward.py [--domains airline,retail] [--full-domains telecom]
-[--data-dir DIR]``.
+[--data-dir DIR] [--reference-python /tmp/tau2ref/bin/python --reference-data-dir DIR]``.
 """
 
 from __future__ import annotations
@@ -33,6 +40,8 @@ import copy
 import hashlib
 import json
 import os
+import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -288,6 +297,85 @@ def bench_full_domain(name: str, data_dir: str | None, group: int, baseline_samp
     )
 
 
+def first_and_repeat(samples: list[Any], seconds: list[float]) -> tuple[float, float]:
+    """Median ms of each task's first call, and of the later calls on that same trajectory (a group alternates
+    correct and wrong trajectories, whose costs differ: repeats are compared like for like)."""
+    first_of: dict[str, int] = {}
+    first, repeat = [], []
+    for (task_id, messages, *_), s in zip(samples, seconds, strict=True):
+        if task_id not in first_of:
+            first_of[task_id] = id(messages)
+            first.append(s)
+        elif first_of[task_id] == id(messages):
+            repeat.append(s)
+    return statistics.median(first) * 1e3, statistics.median(repeat) * 1e3
+
+
+def _all_met(messages: Any, assertions: Any) -> list[bool]:
+    return [True] * len(assertions)
+
+
+def bench_first_call(name: str, data_dir: str | None, group: int, python: str, ref_data: str, ref_tasks: int) -> None:
+    """Per task: the first call of the full reward and its repeats, ours against tau2-bench's own evaluator."""
+    from verl_rewards.tau2.normal.simulate import tau2_messages
+
+    try:
+        folder = resolve_data_dir(name, data_dir, {"db": "db.json" if name != "telecom" else "db.toml"})
+        builder = Domain(name, folder)
+    except (Tau2Error, FileNotFoundError) as exc:
+        print(f"{name:8s} SKIPPED: {exc}")
+        return
+    ids = [t for t in builder.tasks if not builder.task(t).history]
+    if name == "telecom":
+        ids = builder.split("base")
+    samples = []
+    for task_id in ids:
+        calls = gold_calls(builder, task_id)
+        correct = scripted_trajectory(builder, task_id, calls)
+        wrong = scripted_trajectory(builder, task_id, _drop_last_user_call(calls) if name == "telecom" else calls[:-1])
+        samples += [(task_id, correct if i % 2 == 0 else wrong) for i in range(group)]
+    fresh = Domain(name, folder)
+
+    def ours(tid: str, msgs: list[dict[str, Any]]) -> float:
+        return evaluate_trajectory(fresh, tid, msgs, "user_stop", judge=_all_met, assertion_errors="zero").reward
+
+    ours(*samples[0])  # imports and first-use costs
+    measured = [s for s in samples if s[0] != samples[0][0]]
+    seconds = []
+    for tid, msgs in measured:
+        t0 = time.perf_counter()
+        ours(tid, msgs)
+        seconds.append(time.perf_counter() - t0)
+    ours_first, ours_repeat = first_and_repeat(measured, seconds)
+    subset = measured[: ref_tasks * group]
+    request = {
+        "kind": "tau2",
+        "domain": name,
+        "samples": [{"task_id": tid, "messages": tau2_messages(msgs)} for tid, msgs in subset],
+    }
+    script = Path(__file__).resolve().parent / "reference_rewards.py"
+    done = subprocess.run(
+        [python, str(script)],
+        input=json.dumps(request),
+        capture_output=True,
+        text=True,
+        cwd="/",
+        env={**os.environ, "TAU2_DATA_DIR": ref_data, "PYTHONPATH": ""},
+    )
+    if done.returncode != 0:
+        print(f"{name:8s} reference FAILED: {done.stderr.strip().splitlines()[-1:]}")
+        return
+    ref = json.loads(done.stdout)
+    ref_first, ref_repeat = first_and_repeat(subset, ref["seconds"])
+    agree = sum(ours(t, m) == r for (t, m), r in zip(subset, ref["rewards"], strict=True))
+    print(
+        f"{name:8s} first call {ours_first:7.3f} ms, repeat {ours_repeat:7.3f} ms (first/repeat "
+        f"{ours_first / ours_repeat:4.2f})  | tau2's evaluate_simulation: first {ref_first:7.2f} ms, repeat "
+        f"{ref_repeat:7.2f} ms on {len(subset)}  | speed-up first {ref_first / ours_first:5.0f}x, repeat "
+        f"{ref_repeat / ours_repeat:5.0f}x  | agree {agree}/{len(subset)}"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--domains", default="airline,retail")
@@ -299,6 +387,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--group", type=int, default=8, help="trajectories per task (GRPO group size)")
     parser.add_argument("--baseline-samples", type=int, default=16, help="samples scored by the slow baseline")
     parser.add_argument("--max-tasks", type=int, default=None, help="limit the tasks per domain")
+    parser.add_argument("--reference-python", default=None, help="python of a venv with tau2-bench installed")
+    parser.add_argument(
+        "--reference-data-dir", default=None, help="TAU2_DATA_DIR for tau2-bench (holds tau2/domains/<domain>)"
+    )
+    parser.add_argument("--reference-tasks", type=int, default=8, help="tasks whose samples the reference scores")
+    parser.add_argument(
+        "--first-call-domains", default="airline,retail,telecom", help="mock: tau2 raises on its wrong trajectories"
+    )
     args = parser.parse_args(argv)
     if not args.data_dir:
         parser.error("no tau2 data: pass --data-dir or set TAU2_DATA_DIR (tau2-bench's data/tau2/domains)")
@@ -307,6 +403,16 @@ def main(argv: list[str] | None = None) -> int:
         bench_domain(name, args.data_dir, args.group, args.baseline_samples, args.max_tasks)
     for name in [d.strip() for d in args.full_domains.split(",") if d.strip()]:
         bench_full_domain(name, args.data_dir, args.group, args.baseline_samples, args.split)
+    if args.reference_python and args.reference_data_dir:
+        print("first call for a task vs repeat calls (full reward), against tau2-bench's own evaluator")
+        for name in [d.strip() for d in args.first_call_domains.split(",") if d.strip()]:
+            bench_first_call(
+                name, args.data_dir, args.group, args.reference_python, args.reference_data_dir, args.reference_tasks
+            )
+    else:
+        print(
+            "(first/repeat figures against tau2-bench's own evaluator: pass --reference-python, --reference-data-dir)"
+        )
     return 0
 
 

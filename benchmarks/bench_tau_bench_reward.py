@@ -13,7 +13,18 @@ successful write dropped; for tasks whose gold leaves the data unchanged, a succ
   slow) and must agree with ours.
 
 Prints samples/s for both and their ratio, measured in the same run.
-Usage: ``python benchmarks/bench_tau_bench_reward.py [--domains retail,airline] [--data-dir DIR] [--group 8]``.
+
+**First and repeat calls** (``--reference-python``): a reward worker meets each task first with a cold gold cache
+and then again for the rest of its group. Each call is timed alone; per task, the first call goes to *first*, the
+others to *repeat* (medians, ms). Ours gets the row's ``gt_data_hash`` as the ``contribution`` manager passes it
+(``prepare tau_bench`` writes it; computed here outside the timing, as prepare does). The reference is tau-bench's
+own ``Env.calculate_reward``, run by :mod:`reference_rewards` in a throwaway venv (``--reference-python``, with
+tau-bench's source at ``--tau-bench-src``) on the first ``--reference-tasks`` tasks' samples, timed the same way.
+Each line gives ours first / repeat, their ratio (a first call should cost at most 2 repeats), the reference's
+figures and the speed-up of each.
+
+Usage: ``python benchmarks/bench_tau_bench_reward.py [--domains retail,airline] [--data-dir DIR] [--group 8]
+[--reference-python /tmp/venv/bin/python --tau-bench-src /tmp/tau-bench]``.
 """
 
 from __future__ import annotations
@@ -21,6 +32,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -158,6 +171,63 @@ def bench_domain(name: str, data_dir: str, group: int, baseline_samples: int, ma
     )
 
 
+def first_and_repeat(samples: list[Any], seconds: list[float]) -> tuple[float, float]:
+    """Median ms of each task's first call, and of the later calls on that same trajectory (a group alternates
+    correct and wrong trajectories, whose costs differ: repeats are compared like for like)."""
+    first_of: dict[str, int] = {}
+    first, repeat = [], []
+    for (task_id, messages, *_), s in zip(samples, seconds, strict=True):
+        if task_id not in first_of:
+            first_of[task_id] = id(messages)
+            first.append(s)
+        elif first_of[task_id] == id(messages):
+            repeat.append(s)
+    return statistics.median(first) * 1e3, statistics.median(repeat) * 1e3
+
+
+def run_reference(python: str, kind: str, domain: str, samples: list, sys_path: list[str]) -> dict[str, Any]:
+    """The reference's own reward on ``samples``, timed in its venv by ``reference_rewards.py``."""
+    request = {
+        "kind": kind,
+        "domain": domain,
+        "sys_path": sys_path,
+        "samples": [{"task_id": tid, "messages": msgs} for tid, msgs, *_ in samples],
+    }
+    script = Path(__file__).resolve().parent / "reference_rewards.py"
+    done = subprocess.run(
+        [python, str(script)], input=json.dumps(request), capture_output=True, text=True, check=True, cwd="/"
+    )
+    return json.loads(done.stdout)
+
+
+def bench_first_call(name: str, data_dir: str, group: int, python: str, src: str, ref_tasks: int) -> None:
+    """Per task: the first call (cold gold cache) and the repeats, ours against tau-bench's own reward."""
+    builder = TauBenchDomain(name, data_dir)
+    samples = build_samples(builder, group, None)
+    hashes = {tid: builder.gold_hash(tid) for tid in builder.tasks}  # what prepare writes into the rows
+    fresh = TauBenchDomain(name, builder.data_dir)
+    warm_id = samples[0][0]
+    tau_bench_reward(fresh, warm_id, samples[0][1], gold_hash=hashes[warm_id])  # imports and first-use costs
+    measured = [s for s in samples if s[0] != warm_id]
+    seconds = []
+    for tid, msgs, _ in measured:
+        t0 = time.perf_counter()
+        tau_bench_reward(fresh, tid, msgs, gold_hash=hashes[tid])
+        seconds.append(time.perf_counter() - t0)
+    ours_first, ours_repeat = first_and_repeat(measured, seconds)
+    subset = measured[: ref_tasks * group]
+    ref = run_reference(python, "tau_bench", name, subset, [src])
+    ref_first, ref_repeat = first_and_repeat(subset, ref["seconds"])
+    ours_of = {id(m): tau_bench_reward(fresh, t, m, gold_hash=hashes[t]).reward for t, m, _ in subset}
+    agree = sum(ours_of[id(m)] == r for (_, m, _), r in zip(subset, ref["rewards"], strict=True))
+    print(
+        f"{name:8s} first call {ours_first:7.3f} ms, repeat {ours_repeat:7.3f} ms (first/repeat "
+        f"{ours_first / ours_repeat:4.2f})  | tau-bench's calculate_reward: first {ref_first:8.2f} ms, repeat "
+        f"{ref_repeat:8.2f} ms on {len(subset)}  | speed-up first {ref_first / ours_first:6.0f}x, repeat "
+        f"{ref_repeat / ours_repeat:6.0f}x  | agree {agree}/{len(subset)}"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--domains", default="retail,airline")
@@ -169,12 +239,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--group", type=int, default=8, help="trajectories per task (GRPO group size)")
     parser.add_argument("--baseline-samples", type=int, default=64, help="samples scored the slow way")
     parser.add_argument("--max-tasks", type=int, default=None, help="limit the tasks per domain")
+    parser.add_argument("--reference-python", default=None, help="python of a venv with litellm and pydantic")
+    parser.add_argument("--tau-bench-src", default=None, help="tau-bench's source checkout (holds tau_bench/)")
+    parser.add_argument("--reference-tasks", type=int, default=8, help="tasks whose samples the reference scores")
     args = parser.parse_args(argv)
     if not args.data_dir:
         parser.error(f"no tau-bench data: pass --data-dir or set {DATA_DIR_ENV}")
     print(f"tau-bench v1 reward throughput (group={args.group}, data={args.data_dir})")
     for name in [d.strip() for d in args.domains.split(",") if d.strip()]:
         bench_domain(name, args.data_dir, args.group, args.baseline_samples, args.max_tasks)
+    if args.reference_python and args.tau_bench_src:
+        print("first call for a task vs repeat calls, against tau-bench's own reward")
+        for name in [d.strip() for d in args.domains.split(",") if d.strip()]:
+            bench_first_call(
+                name, args.data_dir, args.group, args.reference_python, args.tau_bench_src, args.reference_tasks
+            )
+    else:
+        print("(first/repeat figures against tau-bench's own reward: pass --reference-python and --tau-bench-src)")
     return 0
 
 

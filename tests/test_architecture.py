@@ -24,7 +24,7 @@ ALLOWED = {
     "builtins": {"scoring", "rewards", "toolrl", "tau2", "tau_bench"},
     "manager": {"scoring", "rewards", "builtins", "coerce", "contribution", "files"},
 }
-DRIVERS = {"cli", "offline", "demo", "evaluation", "gold", "metrics", "plugin"}
+DRIVERS = {"cli", "check", "offline", "demo", "evaluation", "gold", "metrics", "plugin"}
 
 
 def _modules() -> dict[str, Path]:
@@ -123,3 +123,24 @@ def test_the_scoring_contract_imports_no_verl():
             names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
             names += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and not n.level]
             assert not [n for n in names if n == "verl" or n.startswith("verl.")], name
+
+
+def test_verl_privates_are_reached_only_through_verl_compat():
+    """Every verl private verl-rewards touches is in verl_compat.PRIVATES and imported there only: no other module
+    does ``from verl... import _name`` or names a module-level private of that list."""
+    from verl_rewards.verl_compat import PRIVATES
+
+    module_level = {attr for _, attr, _, _ in PRIVATES if attr.startswith("_") and "." not in attr}
+    wrong = []
+    for name, path in _modules().items():
+        if name == "verl_rewards.verl_compat":
+            continue
+        source = path.read_text(encoding="utf-8")
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "verl":
+                wrong += [f"{name}: from {node.module} import {a.name}" for a in node.names if a.name.startswith("_")]
+            if isinstance(node, ast.Attribute) and node.attr in module_level:
+                wrong.append(f"{name}: .{node.attr}")
+            if isinstance(node, ast.Name) and node.id in module_level:
+                wrong.append(f"{name}: {node.id}")
+    assert wrong == []

@@ -33,6 +33,20 @@ def test_doctor_fails_when_plugins_are_disabled():
     assert proc.returncode == 1
     assert "[FAIL] VERL_USE_EXTERNAL_PLUGINS: none" in proc.stdout
     assert "[FAIL] plugin loaded by `import verl`" in proc.stdout
+    # the fix is printed, not "see logs" (there is nothing in the logs: verl never tried)
+    assert "(see logs)" not in proc.stdout
+    assert "unset VERL_USE_EXTERNAL_PLUGINS" in proc.stdout
+    # what doctor itself registered is not what a run would have: nothing may be listed as [ok] that
+    # needs the plugin loaded by verl
+    for needs_plugin in ("reward manager 'contribution'", "agent loop 'tau2_agent'", "metrics hook, V1 trainer"):
+        assert f"[FAIL] {needs_plugin}" in proc.stdout, proc.stdout
+    assert "[ok] reward manager" not in proc.stdout
+
+
+@pytest.mark.slow
+def test_doctor_reads_the_plugin_list_as_verl_does():
+    proc = _doctor({"VERL_USE_EXTERNAL_PLUGINS": " Verl_Rewards , other"})  # verl strips and lower-cases
+    assert "[ok] VERL_USE_EXTERNAL_PLUGINS" in proc.stdout, proc.stdout
 
 
 @pytest.mark.slow

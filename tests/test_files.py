@@ -72,3 +72,45 @@ def test_check_output_path_accepts_new_folders_and_existing_files(tmp_path):
     (tmp_path / "x.jsonl").write_text("")
     assert check_output_path(tmp_path / "x.jsonl") == tmp_path / "x.jsonl"
     assert not (tmp_path / "new").exists()  # checking creates nothing
+
+
+_SIGTERM_CHILD = """
+import sys, time
+from pathlib import Path
+from verl_rewards.files import atomic_path, replace_together
+target = Path(sys.argv[1])
+def stall(tmp):
+    tmp.write_text("half")
+    print("writing", flush=True)
+    time.sleep(600)
+if sys.argv[2] == "atomic_path":
+    with atomic_path(target) as tmp:
+        stall(tmp)
+else:
+    replace_together({target: lambda tmp: tmp.write_text("new"), target.with_name("b.txt"): stall})
+"""
+
+
+@pytest.mark.parametrize("writer", ["atomic_path", "replace_together"])
+def test_sigterm_during_a_write_leaves_no_temporary_file_and_the_target_intact(tmp_path, writer):
+    """SIGTERM (a scheduler's or a user's kill) mid-write: the target keeps its old content, no hidden
+    ``.<name>.*.tmp`` is left behind, and the process still dies of SIGTERM."""
+    import signal
+    import subprocess
+    import sys
+
+    target = tmp_path / "out.txt"
+    write_text_atomic(target, "old")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    child = subprocess.Popen(
+        [sys.executable, "-c", _SIGTERM_CHILD, str(target), writer], stdout=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        assert child.stdout is not None and child.stdout.readline() == "writing\n"  # the temp file exists now
+        assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]
+        child.send_signal(signal.SIGTERM)
+        assert child.wait(timeout=60) == -signal.SIGTERM
+    finally:
+        child.kill()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt"]
+    assert target.read_text() == "old"

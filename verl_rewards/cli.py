@@ -8,7 +8,7 @@ import argparse
 import importlib.metadata
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -45,17 +45,31 @@ def doctor() -> int:
         print(f"  {dist:<14} {_version(dist)}")
     eps = [ep for ep in importlib.metadata.entry_points(group="verl.plugins") if ep.value.startswith("verl_rewards")]
     checks.append(("entry point verl.plugins", bool(eps), eps[0].value if eps else "missing: reinstall the package"))
-    policy = os.getenv("VERL_USE_EXTERNAL_PLUGINS", "auto")
-    allowed = policy == "auto" or (eps and eps[0].name in policy.split(","))
-    checks.append(("VERL_USE_EXTERNAL_PLUGINS", bool(allowed), policy))
+    raw_policy = os.getenv("VERL_USE_EXTERNAL_PLUGINS", "auto")
+    policy = raw_policy.strip().lower()  # as verl/__init__.py reads it
+    ep_name = eps[0].name if eps else "verl_rewards"
+    allowed = policy == "auto" or (policy != "none" and ep_name in {p.strip() for p in policy.split(",")})
+    fix = (
+        f"unset VERL_USE_EXTERNAL_PLUGINS (or set it to auto, or add {ep_name} to its list) in every process of the run"
+    )
+    checks.append(("VERL_USE_EXTERNAL_PLUGINS", allowed, raw_policy if allowed else f"{raw_policy} (fix: {fix})"))
 
     import verl  # noqa: F401 - runs the entry points
 
     loaded = "verl_rewards.plugin" in sys.modules
-    checks.append(("plugin loaded by `import verl`", loaded, "yes" if loaded else "no (see logs)"))
+    if loaded:
+        detail = "yes"
+    elif not allowed:
+        detail = "no: VERL_USE_EXTERNAL_PLUGINS keeps verl from loading it"
+    elif not eps:
+        detail = "no: the entry point is missing (reinstall the package)"
+    else:
+        detail = "no: loading it failed; verl logs why at debug level (VERL_LOGGING_LEVEL=DEBUG)"
+    checks.append(("plugin loaded by `import verl`", loaded, detail))
     from . import plugin
 
-    plugin.install()
+    plugin.install()  # what follows checks our code; without verl loading the plugin, a run would have none of it
+    first_plugin_check = len(checks)
     try:
         from verl.experimental.reward_loop.reward_manager import get_reward_manager_cls
 
@@ -64,10 +78,10 @@ def doctor() -> int:
     except Exception as exc:  # noqa: BLE001 - report, don't crash
         checks.append(("reward manager 'contribution'", False, f"{type(exc).__name__}: {exc}"))
     try:
-        from verl.experimental.agent_loop.agent_loop import _agent_loop_registry
+        from .verl_compat import agent_loop_registry
 
         for loop_name in ("tau2_agent", "tau_bench_agent"):
-            entry = _agent_loop_registry.get(loop_name)
+            entry = agent_loop_registry().get(loop_name)
             checks.append(
                 (f"agent loop '{loop_name}'", entry is not None, (entry or {}).get("_target_", "not registered"))
             )
@@ -95,6 +109,11 @@ def doctor() -> int:
     for name, status in sorted(plugin.STATUS.items()):
         if status.startswith("error"):
             checks.append((f"plugin hook {name}", False, status))
+    if not loaded:  # doctor installed these itself; `main_ppo` would not have them
+        checks[first_plugin_check:] = [
+            (name, False, f"{detail}; only in this process (doctor loaded the plugin itself), not in a verl run")
+            for name, _, detail in checks[first_plugin_check:]
+        ]
     ok = all(passed for _, passed, _ in checks)
     for name, passed, detail in checks:
         print(f"  [{'ok' if passed else 'FAIL'}] {name}: {detail}")
@@ -192,7 +211,7 @@ def simulate_command(args: argparse.Namespace) -> int:
     import asyncio
 
     from .tau2.normal.client import Endpoint
-    from .tau2.normal.simulate import SimulateConfig, SimulateError, simulate, summary
+    from .tau2.normal.simulate import SimulateConfig, SimulateError, all_failed, simulate, summary
     from .tau_bench.simulate import is_tau_bench_domain
 
     tau_bench = is_tau_bench_domain(args.domain)
@@ -253,6 +272,7 @@ def simulate_command(args: argparse.Namespace) -> int:
             enforce_communication_protocol=args.enforce_communication_protocol,
             concurrency=args.concurrency,
             judge=judge,
+            agent_message_errors=args.agent_message_errors,
             domain_options={"retrieval": args.retrieval} if args.retrieval else None,
         )
         results = asyncio.run(simulate(config))
@@ -263,7 +283,24 @@ def simulate_command(args: argparse.Namespace) -> int:
         return 130
     print(summary(results))
     print(f"results: {args.out}")
-    return 0
+    sims = results.get("simulations") or []
+    return _all_failed_exit(
+        [
+            (s.get("termination_reason"), (s.get("info") or {}).get("end_cause") or (s.get("info") or {}).get("error"))
+            for s in sims
+        ],
+        all_failed,
+    )
+
+
+def _all_failed_exit(outcomes: list, all_failed: Callable[[list], str | None]) -> int:
+    """1 with the first cause on stderr when every simulation ended at an endpoint (a typo'd model name, a
+    dead server), else 0."""
+    message = all_failed(outcomes)
+    if message is None:
+        return 0
+    print(f"verl-rewards simulate: error: {message}", file=sys.stderr)
+    return 1
 
 
 def _simulate_tau_bench(args: argparse.Namespace, agent: Endpoint, user: Endpoint) -> int:
@@ -271,6 +308,7 @@ def _simulate_tau_bench(args: argparse.Namespace, agent: Endpoint, user: Endpoin
     :mod:`verl_rewards.tau_bench.simulate`)."""
     import asyncio
 
+    from .tau2.normal.simulate import all_failed
     from .tau_bench.normal import MAX_NUM_STEPS
     from .tau_bench.simulate import TauBenchSimulateConfig, simulate_tau_bench, summary
 
@@ -290,7 +328,8 @@ def _simulate_tau_bench(args: argparse.Namespace, agent: Endpoint, user: Endpoin
     results = asyncio.run(simulate_tau_bench(config))
     print(summary(results))
     print(f"results: {args.out}")
-    return 0
+    infos = [s.get("info") or {} for s in results]
+    return _all_failed_exit([(i.get("termination"), i.get("end_cause")) for i in infos], all_failed)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -363,12 +402,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         "message and a text reply ends (tool_agent loop, no user model)",
     )
     tau_bench.add_argument("--out", required=True, help="output directory (<out>/<split>.parquet, tool_config.yaml)")
+    from . import check as check_cmd
     from .evaluation import command as eval_cmd
 
     eval_cmd.add_parser(sub)
+    from .cpu import command as smoke_cmd
+
+    smoke_cmd.add_parser(sub)
     from .gold import command as export_sft_cmd
 
     export_sft_cmd.add_parser(sub)
+    check_cmd.add_parser(sub)
     sim = sub.add_parser(
         "simulate",
         help="score a served model in normal mode (simulated user) on tau2 (tau2-bench's "
@@ -412,6 +456,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="a message with text and tool calls ends the run (agent_error / user_error)",
     )
     sim.add_argument(
+        "--agent-message-errors",
+        choices=("infrastructure_error", "agent_error"),
+        default="infrastructure_error",
+        help="tau2: malformed tool-call JSON or an empty agent message ends the simulation as "
+        "infrastructure_error (tau2's runner; left out of pass^k, the default) or agent_error (training's rule: "
+        "scored 0)",
+    )
+    sim.add_argument(
         "--agent-base-url", required=True, help="OpenAI-compatible endpoint of the agent, e.g. http://127.0.0.1:8000/v1"
     )
     sim.add_argument("--agent-model", required=True)
@@ -433,8 +485,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "eval":
         return eval_cmd.run(args)
+    if args.command == "smoke":
+        return smoke_cmd.run(args)
     if args.command == "export-sft":
         return export_sft_cmd.run(args)
+    if args.command == "check":
+        return check_cmd.run(args)
     if args.command == "prepare":
         return prepare_command(args)
     if args.command == "simulate":

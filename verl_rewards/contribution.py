@@ -43,7 +43,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .coerce import finite_float, parse_bool
+from .coerce import MAX_MAGNITUDE, finite_float, parse_bool, read_float
 
 DEFAULT_BB_HASH = "{}"
 DEFAULT_VALUE_EST = 0.0
@@ -54,6 +54,8 @@ CONTRIB_TYPES = ("C0", "C1", "C2", "none")
 SECTION = "reward.reward_kwargs.contribution"
 _NAME_RE = re.compile(r"[a-z0-9_]{1,32}")
 _MAX_STEP_DICT_CHARS = 1_000_000
+#: the largest training step (exact in a float); a larger one is read as this one
+MAX_STEP = 2**53
 
 
 class ContributionConfigError(ValueError):
@@ -72,13 +74,8 @@ def _as_text(value: Any) -> str:
 
 
 def _as_float(value: Any) -> float:
-    if value is None or isinstance(value, bool):
-        return float(value or 0.0)
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        return DEFAULT_VALUE_EST
-    return out if math.isfinite(out) else DEFAULT_VALUE_EST
+    out = read_float(value, text=True)
+    return DEFAULT_VALUE_EST if out is None else out
 
 
 def contrib_binary(prev_bb: Any, cur_bb: Any) -> int:
@@ -93,7 +90,7 @@ def contrib_binary(prev_bb: Any, cur_bb: Any) -> int:
 def contrib_value_delta(prev_v: Any, cur_v: Any) -> float:
     """C-1: the positive part of the change of the critic's value estimate, ``max(cur - prev, 0)``.
 
-    Values that are missing, non-numeric or not finite count as 0.0.
+    Values that are missing, non-numeric, not finite or out of range count as 0.0.
     """
     return max(_as_float(cur_v) - _as_float(prev_v), 0.0)
 
@@ -146,23 +143,16 @@ def _pairs(prev: Any, cur: Any) -> list[tuple[Mapping[str, Any], Mapping[str, An
 
 
 def _read_value(step: Mapping[str, Any], key: str) -> tuple[float, bool]:
-    """``step[key]`` as C-1 reads it, and whether it was missing (absent, ``None``, non-numeric or not finite)."""
-    value = step.get(key)
-    if value is None:
-        return DEFAULT_VALUE_EST, True
-    if isinstance(value, bool):
-        return float(value), False
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        return DEFAULT_VALUE_EST, True
-    return (out, False) if math.isfinite(out) else (DEFAULT_VALUE_EST, True)
+    """``step[key]`` as C-1 / C-2 read it, and whether it was missing (absent, ``None``, non-numeric, not finite
+    or beyond :data:`~verl_rewards.coerce.MAX_MAGNITUDE`, a 400-digit integer included)."""
+    out = read_float(step.get(key), text=True)
+    return (DEFAULT_VALUE_EST, True) if out is None else (out, False)
 
 
 def contrib_potential(prev_phi: Any, cur_phi: Any, gamma: float = DEFAULT_GAMMA) -> float:
     """C-2: the potential-based shaping term ``gamma * phi(cur) - phi(prev)`` (Ng, Harada & Russell, 1999).
 
-    Potentials that are missing, non-numeric or not finite count as 0.0, as in C-1.
+    Potentials that are missing, non-numeric, not finite or out of range count as 0.0, as in C-1.
     """
     return gamma * _as_float(cur_phi) - _as_float(prev_phi)
 
@@ -225,17 +215,19 @@ class BetaSchedule:
     end_step: int | None = None
     half_life: float | None = None
 
-    def at(self, step: int) -> float:
-        """β in use at training ``step``."""
-        if self.kind == "constant" or step <= self.start_step:
+    def at(self, step: Any) -> float:
+        """β in use at training ``step``: any number, read by the finite-number rule (beyond :data:`MAX_STEP`,
+        an infinity included, it is :data:`MAX_STEP`; NaN or a non-number is a step before the schedule)."""
+        t = read_float(step, maximum=MAX_STEP, bools=False, clamp=True)
+        if self.kind == "constant" or t is None or t <= self.start_step:
             return self.beta
         if self.kind == "exp":
-            decay = 0.5 ** ((step - self.start_step) / float(self.half_life or 1.0))
+            decay = 0.5 ** ((t - self.start_step) / float(self.half_life or 1.0))
             return self.beta_end + (self.beta - self.beta_end) * decay
         end = self.end_step if self.end_step is not None else self.start_step
-        if step >= end:
+        if t >= end:
             return self.beta_end
-        progress = (step - self.start_step) / (end - self.start_step)
+        progress = (t - self.start_step) / (end - self.start_step)
         if self.kind == "cosine":
             progress = (1.0 - math.cos(math.pi * progress)) / 2.0
         return self.beta + (self.beta_end - self.beta) * progress
@@ -277,14 +269,14 @@ def _number(value: Any, source: str, *, positive: bool = False, maximum: float |
 
 
 def _non_negative(value: Any, source: str) -> float:
-    out = _number(value, source)
+    out = _number(value, source, maximum=MAX_MAGNITUDE)
     if out < 0:
         raise ContributionConfigError(f"{source}: must be >= 0, got {value!r} (a negative weight rewards the opposite)")
     return out
 
 
 def _step_number(value: Any, source: str) -> int:
-    out = _number(value, source)
+    out = _number(value, source, maximum=MAX_STEP)
     if out < 0 or not out.is_integer():
         raise ContributionConfigError(f"{source}: expected a training step (an integer >= 0), got {value!r}")
     return int(out)

@@ -5,13 +5,19 @@ rename) and the temporary file is renamed into place only after the writer retur
 interrupted write leaves the previous file untouched and removes its temporary file. :func:`replace_together`
 does the same for a set of files that belong together (parquet splits plus a tool config): all of them are
 written first, then renamed one after another, so a failure while writing changes none of them.
+
+SIGTERM's default action ends the process without running ``finally`` blocks; while a temporary file exists (and
+SIGTERM has its default action, in the main thread) a handler removes the pending temporary files, then lets the
+process die of SIGTERM as before.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import tempfile
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
@@ -28,8 +34,7 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
         _fsync(tmp)
         os.replace(tmp, target)
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
+        _discard(tmp)
 
 
 def write_text_atomic(target: str | os.PathLike[str], text: str) -> None:
@@ -56,8 +61,7 @@ def replace_together(writers: Mapping[Path, Writer] | Mapping[str, Writer]) -> l
         return [target for _, target in staged]
     finally:
         for tmp, _ in staged:
-            with contextlib.suppress(FileNotFoundError):
-                tmp.unlink()
+            _discard(tmp)
 
 
 class OutputPathError(ValueError):
@@ -93,7 +97,49 @@ def _temp_beside(target: Path) -> Path:
     umask = os.umask(0)
     os.umask(umask)
     os.chmod(name, 0o666 & ~umask)  # mkstemp's 0600 would otherwise become the output file's mode
-    return Path(name)
+    path = Path(name)
+    _track(path)
+    return path
+
+
+#: temporary files not yet renamed or removed; SIGTERM removes them (see the module doc)
+_PENDING: set[Path] = set()
+_PENDING_LOCK = threading.Lock()
+_HANDLER_INSTALLED = False
+
+
+def _track(path: Path) -> None:
+    global _HANDLER_INSTALLED
+    with _PENDING_LOCK:
+        _PENDING.add(path)
+        if _HANDLER_INSTALLED or threading.current_thread() is not threading.main_thread():
+            return
+        if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+            return  # someone else handles SIGTERM: theirs decides, we do not override it
+        signal.signal(signal.SIGTERM, _on_sigterm)
+        _HANDLER_INSTALLED = True
+
+
+def _discard(path: Path) -> None:
+    """Remove ``path`` if it is still there and stop tracking it; the SIGTERM handler goes when none are left."""
+    global _HANDLER_INSTALLED
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    with _PENDING_LOCK:
+        _PENDING.discard(path)
+        if _HANDLER_INSTALLED and not _PENDING and threading.current_thread() is threading.main_thread():
+            if signal.getsignal(signal.SIGTERM) is _on_sigterm:
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            _HANDLER_INSTALLED = False
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    """Remove the pending temporary files, then die of SIGTERM with its default action."""
+    for path in list(_PENDING):
+        with contextlib.suppress(OSError):
+            path.unlink()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _fsync(path: Path) -> None:

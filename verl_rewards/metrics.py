@@ -17,19 +17,21 @@ them out (:mod:`verl_rewards.scoring.extras`: absent values skipped, undeclared 
   ``None``) and one list per undeclared component (:func:`install_validation_hook`).
 
 Values are aggregated over every non-padding row that reported them. ``bool`` values count as 0/1; strings,
-``None`` and other non-numbers are skipped per value, never an error; a key with no numeric value is not logged.
+``None``, other non-numbers and numbers the finite-number rule rejects (NaN, infinities, beyond ``2**108``, a
+400-digit integer) are skipped per value, never an error; a key with no numeric value is not logged, and a key
+that fails is logged as a warning without costing the batch its other keys.
 """
 
 from __future__ import annotations
 
 import logging
-import math
 import threading
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from .coerce import read_float
 from .scoring.extras import ABSENT_KEY, UNDECLARED_KEY, present_columns, rows_to_columns
 
 logger = logging.getLogger("verl_rewards")
@@ -40,26 +42,23 @@ RETIRED_V1_MODES = ("sync_reward_extra", "colocate_async_reward_extra", "separat
 
 
 def _numeric(value: Any) -> float | None:
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, bool):
-        return float(value)
-    if isinstance(value, int | float):
-        out = float(value)
-        return out if math.isfinite(out) else None
-    return None
+    """A metric or GDPO value by the one finite-number rule (never raises)."""
+    return read_float(value)
 
 
 def reward_extra_metrics(columns: Mapping[str, Any]) -> dict[str, float]:
     """``reward_extra/<key>/{mean,max,min}`` of the numeric values each column's samples reported."""
     out: dict[str, float] = {}
     for key, values in present_columns(columns).items():
-        nums = [v for v in (_numeric(x) for x in values) if v is not None]
-        if not nums:
+        try:
+            nums = [v for v in (_numeric(x) for x in values) if v is not None]
+            if not nums:
+                continue
+            stats = {"mean": float(np.mean(nums)), "max": float(np.max(nums)), "min": float(np.min(nums))}
+        except Exception:  # noqa: BLE001 - one bad key never costs the batch its other metrics
+            logger.warning("verl-rewards: reward_extra metric %r failed", key, exc_info=True)
             continue
-        out[f"{PREFIX}/{key}/mean"] = float(np.mean(nums))
-        out[f"{PREFIX}/{key}/max"] = float(np.max(nums))
-        out[f"{PREFIX}/{key}/min"] = float(np.min(nums))
+        out.update({f"{PREFIX}/{key}/{name}": value for name, value in stats.items()})
     return out
 
 
@@ -282,12 +281,14 @@ def _retire_old_modes(trainer_base: Any) -> None:
         if name in trainer_base.TRAINER_REGISTRY:
             continue
         mode = name.removesuffix("_reward_extra")
+        message = (
+            f"trainer.v1.trainer_mode={name} is retired: use trainer.v1.trainer_mode={mode}. verl-rewards now "
+            "logs reward_extra/* metrics in every built-in V1 mode without a special trainer mode."
+        )
 
-        def __init__(self: Any, *args: Any, _mode: str = mode, _name: str = name, **kwargs: Any) -> None:
-            raise ValueError(
-                f"trainer.v1.trainer_mode={_name} is retired: use trainer.v1.trainer_mode={_mode}. verl-rewards now "
-                "logs reward_extra/* metrics in every built-in V1 mode without a special trainer mode."
-            )
+        def __init__(self: Any, *args: Any, _message: str = message, **kwargs: Any) -> None:
+            raise ValueError(_message)
 
-        cls = type(f"Retired_{name}", (), {"__init__": __init__, "__module__": __name__})
+        # ``retired``: read by ``verl-rewards check``, which does not build the trainer
+        cls = type(f"Retired_{name}", (), {"__init__": __init__, "__module__": __name__, "retired": message})
         trainer_base.TRAINER_REGISTRY[name] = cls

@@ -3,6 +3,9 @@
 It stays cheap: nothing heavy is imported here. Instead it arms post-import hooks, so that
 
 * when verl's reward-loop registry is imported, the ``contribution`` manager registers itself;
+* when verl's reward-loop module is imported, ``RewardLoopManager`` (built in the task runner) first checks a
+  ``contribution`` manager's ``reward.reward_kwargs``, so a bad value stops the run at start-up rather than inside
+  every reward worker;
 * when verl's agent-loop module is imported, the ``tau2_agent`` loop (tau2 normal mode) and the
   ``tau_bench_agent`` loop (tau-bench v1 normal mode) join its registry (entries naming our classes; a class is
   imported only when a row selects it);
@@ -11,7 +14,9 @@ It stays cheap: nothing heavy is imported here. Instead it arms post-import hook
 * when ``verl.trainer.ppo.v1.trainer_base`` is imported, the V1 trainer's ``_compute_metrics`` and GDPO input
   are patched (every built-in ``trainer_mode`` keeps its verl class; see :mod:`verl_rewards.metrics`);
 * when either trainer module is imported, its ``_val_metrics_update`` also logs pass^k and tau2's per-source
-  statistics (:mod:`verl_rewards.evaluation.validation`).
+  statistics (:mod:`verl_rewards.evaluation.validation`);
+* with ``VERL_PLATFORM=cpu`` only: the CPU backend registers its platform, rollout, trainer mode and engine as
+  the verl modules holding those registries are imported (:mod:`verl_rewards.cpu`).
 
 verl swallows plugin import errors at debug level, so every failure here is logged as an error with its
 traceback and kept in :data:`STATUS` for ``verl-rewards doctor``.
@@ -111,13 +116,21 @@ def _register_manager(_: ModuleType) -> None:
     importlib.import_module("verl_rewards.manager.reward_manager")
 
 
+def _startup_check(module: ModuleType) -> None:
+    from .manager.reward_manager import install_startup_check
+
+    install_startup_check(module.RewardLoopManager)
+
+
 def _register_agent_loop(module: ModuleType) -> None:
     from .tau2.normal import AGENT_LOOP_NAME, AGENT_LOOP_TARGET
     from .tau_bench.normal import AGENT_LOOP_NAME as TB_NAME
     from .tau_bench.normal import AGENT_LOOP_TARGET as TB_TARGET
+    from .verl_compat import agent_loop_registry
 
-    module._agent_loop_registry.setdefault(AGENT_LOOP_NAME, {"_target_": AGENT_LOOP_TARGET})
-    module._agent_loop_registry.setdefault(TB_NAME, {"_target_": TB_TARGET})
+    registry = agent_loop_registry(module)
+    registry.setdefault(AGENT_LOOP_NAME, {"_target_": AGENT_LOOP_TARGET})
+    registry.setdefault(TB_NAME, {"_target_": TB_TARGET})
 
 
 def _hook_metrics(module: ModuleType) -> None:
@@ -150,11 +163,17 @@ def install() -> None:
     if STATUS.get("installed") == "ok":
         return
     when_imported("verl.experimental.reward_loop.reward_manager", "manager", _register_manager)
+    when_imported("verl.experimental.reward_loop.reward_loop", "manager_startup_check", _startup_check)
     when_imported("verl.experimental.agent_loop.agent_loop", "agent_loop", _register_agent_loop)
     when_imported("verl.trainer.ppo.metric_utils", "metrics_legacy_trainer", _hook_metrics)
     when_imported("verl.trainer.ppo.v1.trainer_base", "metrics_v1_trainer", _hook_v1_trainer)
     when_imported("verl.trainer.ppo.ray_trainer", "validation_legacy_trainer", _hook_validation_legacy)
     when_imported("verl.trainer.ppo.v1.trainer_base", "validation_v1_trainer", _hook_validation_v1)
+    from . import cpu
+
+    if cpu.selected():  # VERL_PLATFORM=cpu: the CPU backend (verl_rewards.cpu)
+        for module_name, name, fn in cpu.HOOKS:
+            when_imported(module_name, name, fn)
     STATUS["installed"] = "ok"
 
 

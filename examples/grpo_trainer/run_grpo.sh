@@ -7,6 +7,8 @@
 # C1 = positive critic value delta, C2 = potential-based shaping of value_est; BETA its weight);
 # CONTRIBUTION=0 turns it off. Every argument is passed
 # to main_ppo after ours, so any Hydra override (or `--cfg job` to print the composed config) works.
+# CHECK=1 runs `verl-rewards check` on the same overrides instead of training: the config composed, validated and
+# our reward manager, agent loops and data routing built, in seconds, without Ray, a GPU or the model.
 # Data: verl parquet files (see README "Data"); model: any HF chat model path.
 set -euo pipefail
 
@@ -30,7 +32,9 @@ case "${CONTRIBUTION,,}" in
   *) echo "CONTRIBUTION=$CONTRIBUTION is not a switch: use 1/0, true/false, yes/no or on/off" >&2; exit 2 ;;
 esac
 
-python3 -m verl.trainer.main_ppo \
+if [ "${CHECK:-0}" = 1 ]; then LAUNCH=(python3 -m verl_rewards.cli check --); else LAUNCH=(python3 -m verl.trainer.main_ppo); fi
+
+"${LAUNCH[@]}" \
   "hydra.searchpath=[file://$CONFIGS]" \
   +verl_rewards=contribution \
   reward.reward_kwargs.contribution.type="$contrib_type" \

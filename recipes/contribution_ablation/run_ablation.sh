@@ -16,7 +16,9 @@
 # record the per-turn step dicts (bb_hash, value_est) the terms read; examples/grpo_trainer/run_grpo.sh works too
 # (its data must carry step dicts, or every term is 0 and contrib_missing counts the reads).
 # Every other variable of BASE applies (DOMAIN, MODEL_PATH, DATA_DIR, ...); arguments are Hydra overrides
-# passed to every run. A failing run stops the ablation.
+# passed to every run. A failing run stops the ablation. SMOKE=1 smoke-tests every variant on the CPU (the base
+# recipe's SMOKE=1: a tiny model, a few steps; verl-rewards smoke).
+# CHECK=1 checks each variant's config (verl-rewards check) instead of training it.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

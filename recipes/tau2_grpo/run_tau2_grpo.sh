@@ -31,6 +31,8 @@
 # A trajectory that never calls `done` (nor transfers to a human) ran out of turns or tokens: it is scored as
 # tau2's max_steps termination, i.e. 0 (set TAU2_DEFAULT_TERMINATION=agent_stop to score it anyway).
 # One domain per run: domains share tool names with different behaviour.
+# CHECK=1: check the config (verl-rewards check: composed, validated, reward manager, agent loops, data) instead of
+# training; seconds, no Ray, GPU or model.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -40,6 +42,14 @@ DOMAIN=${DOMAIN:-airline}   # airline | retail | telecom | banking_knowledge | m
 PROMPT_LENGTH=6144
 case "$DOMAIN" in mock) DEFAULT_MODE=solo ;; *) DEFAULT_MODE=normal ;; esac
 MODE=${MODE:-$DEFAULT_MODE}
+# SMOKE=1: the same run on this machine's CPU with a tiny model, a few steps (verl-rewards smoke, the scripted user
+# unless USER_BACKEND=policy; SMOKE_ARGS adds its flags); the arguments are passed to it as Hydra overrides
+if [ "${SMOKE:-0}" = 1 ]; then
+  case "${USER_BACKEND:-scripted}" in policy) smoke_user=policy ;; *) smoke_user=scripted ;; esac
+  # shellcheck disable=SC2086
+  exec python3 -m verl_rewards.cli smoke tau2 --domain "$DOMAIN" --mode "$MODE" --user "$smoke_user" \
+    ${SMOKE_ARGS:-} -- "$@"
+fi
 case "$DOMAIN" in
   airline | retail) TRAIN_SPLIT=train; VAL_SPLIT=test ;;
   telecom)

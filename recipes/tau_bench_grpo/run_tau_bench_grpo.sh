@@ -18,6 +18,8 @@
 # runs out of turns without a reply or a transfer scores 0, as in tau-bench. max_parallel_calls=1 executes only the
 # first tool call of a message, as tau-bench's tool-calling agent does. Airline has only a test split (50 tasks):
 # train on it only to reproduce published setups.
+# CHECK=1: check the config (verl-rewards check: composed, validated, reward manager, agent loops, data) instead of
+# training; seconds, no Ray, GPU or model.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -30,6 +32,14 @@ case "$DOMAIN" in
 esac
 export TAU_BENCH_DATA_DIR=${TAU_BENCH_DATA_DIR:-$HOME/tau_bench_data}
 MODE=${MODE:-normal}
+# SMOKE=1: the same run on this machine's CPU with a tiny model, a few steps (verl-rewards smoke, the scripted user
+# unless USER_BACKEND=policy; SMOKE_ARGS adds its flags); the arguments are passed to it as Hydra overrides
+if [ "${SMOKE:-0}" = 1 ]; then
+  case "${USER_BACKEND:-scripted}" in policy) smoke_user=policy ;; *) smoke_user=scripted ;; esac
+  # shellcheck disable=SC2086
+  exec python3 -m verl_rewards.cli smoke tau_bench --domain "$DOMAIN" --mode "$MODE" --user "$smoke_user" \
+    ${SMOKE_ARGS:-} -- "$@"
+fi
 DATA_DIR=${DATA_DIR:-$HOME/data/tau_bench_${DOMAIN}_$MODE}
 MAX_TURNS=${MAX_TURNS:-30}   # tau-bench's max_num_steps
 MODE_ARGS=()

@@ -8,10 +8,19 @@
 # Rows whose data_source contains "rlla" are scored by ToolRL (format + correctness + length), decoding
 # prompt + response with special tokens kept. ToolRL's variant flags are passed as Hydra keys
 # (reward.reward_kwargs.toolrl.*), so they reach every reward worker, also on multi-node clusters.
+# CHECK=1: check the config (verl-rewards check: composed, validated, reward manager, agent loops, data) instead of
+# training; seconds, no Ray, GPU or model.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
+
+# SMOKE=1: the same run on this machine's CPU with a tiny model, a few steps (verl-rewards smoke; SMOKE_ARGS adds
+# its flags, e.g. SMOKE_ARGS="--steps 3 --out /tmp/smoke"); the arguments are passed to it as Hydra overrides
+if [ "${SMOKE:-0}" = 1 ]; then
+  # shellcheck disable=SC2086
+  exec python3 -m verl_rewards.cli smoke toolrl ${SMOKE_ARGS:-} -- "$@"
+fi
 
 DATA_DIR=${DATA_DIR:-$HOME/data/rlla}
 export TRAIN_FILES=${TRAIN_FILES:-$DATA_DIR/train.parquet}

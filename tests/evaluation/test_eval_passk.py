@@ -5,7 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from verl_rewards.evaluation import EvalError, Run, pass_hat_k, pass_hat_ks, success_rule, summarize
+from verl_rewards.evaluation import (
+    EvalError,
+    Run,
+    pass_at_k,
+    pass_at_ks,
+    pass_hat_k,
+    pass_hat_ks,
+    success_rule,
+    summarize,
+)
 
 # C(c, k) / C(4, k) written out by hand for n = 4: rows c = 0..4, columns k = 1..4
 HAND_N4 = {
@@ -21,6 +30,37 @@ HAND_N4 = {
 @pytest.mark.parametrize("k", range(1, 5))
 def test_pass_hat_k_n4_matches_hand_table(c, k):
     assert pass_hat_k(4, c, k) == pytest.approx(HAND_N4[c][k - 1], abs=1e-12)
+
+
+# 1 - C(4 - c, k) / C(4, k) by hand: the chance that at least one of k trials drawn from 4 succeeds
+HAND_AT_N4 = {
+    0: (0.0, 0.0, 0.0, 0.0),
+    1: (1 / 4, 1 - 3 / 6, 1 - 1 / 4, 1.0),
+    2: (2 / 4, 1 - 1 / 6, 1.0, 1.0),
+    3: (3 / 4, 1.0, 1.0, 1.0),
+    4: (1.0, 1.0, 1.0, 1.0),
+}
+
+
+@pytest.mark.parametrize("c", range(5))
+@pytest.mark.parametrize("k", range(1, 5))
+def test_pass_at_k_n4_matches_hand_table(c, k):
+    assert pass_at_k(4, c, k) == pytest.approx(HAND_AT_N4[c][k - 1], abs=1e-12)
+    if k == 1:
+        assert pass_at_k(4, c, 1) == pass_hat_k(4, c, 1)  # the two agree only at k = 1
+
+
+def test_pass_at_ks_beside_pass_hat_ks_in_the_summary():
+    runs = _runs("a", [1, 0, 0, 1]) + _runs("b", [0, 0, 0, 0]) + _runs("c", [1, 1, 1, 1])
+    s = summarize("tau2/mock", runs, success_rule("tau2/mock"), expected_trials=4)
+    assert s.pass_at_k == pytest.approx({1: (2 / 4 + 0 + 1) / 3, 2: (5 / 6 + 0 + 1) / 3, 3: 2 / 3, 4: 2 / 3})
+    assert s.pass_k == pytest.approx({1: (2 / 4 + 0 + 1) / 3, 2: (1 / 6 + 0 + 1) / 3, 3: 1 / 3, 4: 1 / 3})
+    metrics = s.metrics()
+    assert metrics["pass@2"] == pytest.approx((5 / 6 + 1) / 3) and metrics["pass^2"] == pytest.approx((1 / 6 + 1) / 3)
+    assert s.to_dict()["pass_at_k"]["4"] == pytest.approx(2 / 3)
+    with pytest.raises(ValueError, match="pass@5 needs"):
+        pass_at_ks({"a": [True] * 4}, 5)
+    assert pass_at_ks({}, 3) == {}
 
 
 def test_pass_hat_ks_averages_over_tasks_with_unequal_trials():

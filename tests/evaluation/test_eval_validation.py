@@ -51,6 +51,11 @@ def test_legacy_trainer_logs_pass_k_on_task_reward_per_source(val_config):
     for k, value in expected.items():
         assert m[f"val-aux/{TAU}/pass^{k}"] == pytest.approx(value)
     assert f"val-aux/{TAU}/pass^5" not in m
+    # pass@k beside it: at least one of k succeeds (t1: 1 - C(1, k) / C(4, k), t2: 1, t3: 0)
+    at = {1: (3 / 4 + 1 + 0) / 3, 2: (1 + 1 + 0) / 3, 3: 2 / 3, 4: 2 / 3}
+    for k, value in at.items():
+        assert m[f"val-aux/{TAU}/pass@{k}"] == pytest.approx(value)
+    assert f"val-aux/{TAU}/pass@5" not in m
     assert m[f"val-aux/{TAU}/num_tasks"] == 3 and m[f"val-aux/{TAU}/num_trials"] == 12
     assert m[f"val-aux/{TAU}/task_reward"] == pytest.approx(7 / 12)
     assert m[f"val-aux/{TAU}/termination/agent_stop"] == pytest.approx(9 / 12)

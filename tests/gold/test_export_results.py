@@ -102,8 +102,9 @@ def _export(*args: str) -> int:
 
 
 def _error(capsys) -> str:
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and err.startswith("verl-rewards export-sft: error: ")
+    """The error line (the last line of stderr, after any progress bar)."""
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("verl-rewards export-sft: error: ")
     return err
 
 
@@ -157,3 +158,24 @@ def test_files_of_two_benchmarks_and_verl_dumps_are_refused(tmp_path, tau2_resul
     assert _export(str(dump), "--out", str(tmp_path / "z")) == 2
     assert "verl dump" in _error(capsys)
     assert not any((tmp_path / d).exists() for d in ("x", "y", "z"))
+
+
+def test_gold_export_with_a_user_model_endpoint(tmp_path, capsys):
+    """Normal mode with an OpenAI-compatible user: conversations it plays along score gold; a user that hangs up at
+    once derails every one, so nothing scores gold and nothing is written."""
+    from verl_rewards.tau_bench.normal import default_script
+
+    domain = tau_bench_support.require_domain("airline")
+    root = str(domain.data_dir.parent)
+    user = {t.instruction: [turn.content for turn in default_script(t)] for t in map(domain.task, domain.split("test"))}
+    args = ["export-sft", "gold", "tau_bench", "--domain", "airline", "--split", "test", "--data-dir", root,
+            "--user-model", "user-model"]  # fmt: skip
+    with ChatServer(_gold_server({}, user, skip_assistant=0)) as server:
+        assert main([*args, "--user-base-url", server.base_url, "--out", str(tmp_path / "a")]) == 0
+    assert "wrote 50 conversation(s)" in capsys.readouterr().out
+    with ChatServer(lambda body, n: {"content": "Bye. ###STOP###"}) as server:
+        assert main([*args, "--user-base-url", server.base_url, "--out", str(tmp_path / "b")]) == 2
+    error = _error(capsys)
+    assert "no tau_bench/airline task of split 'test' gave a conversation that scores the gold reward" in error
+    assert "(50 dropped, e.g. test/" in error
+    assert not (tmp_path / "b").exists()

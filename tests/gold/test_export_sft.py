@@ -97,7 +97,17 @@ def test_exported_tools_are_the_training_tools_and_prompts_are_prepares(tmp_path
     config = yaml.safe_load((tmp_path / "rl" / "tool_config.yaml").read_text())
     sft = pd.read_parquet(tmp_path / "sft" / "train.parquet")
     rl = pd.read_parquet(tmp_path / "rl" / "train.parquet")
-    assert json.loads(sft["tools_json"][0]) == [t["tool_schema"] for t in config["tools"]]
+    # what verl's ToolAgentLoop gives the model from prepare's tool_config.yaml, and the schemas written there
+    import contextlib
+    import io
+
+    from verl.tools.tool_registry import initialize_tools_from_config
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        tools = initialize_tools_from_config(str(tmp_path / "rl" / "tool_config.yaml"))
+    loop_schemas = [t.tool_schema.model_dump(exclude_unset=True, exclude_none=True) for t in tools]
+    assert json.loads(sft["tools_json"][0]) == loop_schemas
+    assert loop_schemas == [t["config"].get("openai_schema") or t["tool_schema"] for t in config["tools"]]
     first = json.loads(sft["messages_json"][0])
     assert first[:2] == [{"role": m["role"], "content": m["content"]} for m in rl["prompt"][0]]
     assert sft["task_id"].tolist() == rl["extra_info"].map(lambda e: e["task_id"]).tolist()
@@ -145,3 +155,13 @@ def test_an_existing_export_needs_force(tmp_path, capsys):
     assert (tmp_path / "base.parquet").read_bytes() == before
     assert _export(*args, "--out", str(tmp_path), "--force") == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["base.parquet"]  # no temporary file left behind
+
+
+@pytest.mark.parametrize("name", ["mock", "airline", "retail", "telecom"])
+def test_training_tool_schemas_are_the_ones_simulate_sends(name):
+    from verl_rewards.gold.sft import training_tool_schemas
+    from verl_rewards.tau2.data import tool_config_text
+    from verl_rewards.tau2.normal.prompts import agent_tool_schemas
+
+    domain = tau2_support.require_domain(name)
+    assert training_tool_schemas(tool_config_text(domain, mode="normal")) == agent_tool_schemas(domain)

@@ -205,3 +205,27 @@ def test_every_sample_gets_the_same_extra_keys_across_calls(small_tokenizer_dir,
         )
     )
     assert list(second["reward_extra_info"]) == keys
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"tau2.reward": "bogus"}, "tau2.reward must be tau2 or tau_bench, got 'bogus'"),
+        ({"tau2.judge": "nomodule:fn"}, "tau2.judge 'nomodule:fn'"),
+        ({"toolrl.with_length": "maybe"}, "toolrl: ToolRL option 'with_length' must be a boolean"),
+        ({"tau_bench.data_dir": "/nonexistent"}, "tau_bench.data_dir '/nonexistent' is not a directory"),
+    ],
+)
+@pytest.mark.parametrize("selection", ["custom_function", "reward_fn", "families"])
+def test_every_family_section_is_validated_at_build_whatever_scores_the_rows(
+    small_tokenizer_dir, small_tokenizer, kwargs, message, selection
+):
+    """A family's section is checked when the manager is built, also when a custom function or ``reward_fn``
+    scores every row (a typo there would otherwise surface only when a row reaches the family, or never)."""
+    from verl_rewards.manager import ManagerConfigError
+
+    fn_name = "exact_match" if selection == "custom_function" else None
+    kwargs = {**kwargs, **({"reward_fn": "qa_em"} if selection == "reward_fn" else {})}
+    with pytest.raises(ManagerConfigError) as info:
+        build_manager(small_tokenizer_dir, small_tokenizer, fn_name, kwargs)
+    assert message in str(info.value)

@@ -70,6 +70,27 @@ def test_forking_reward_scores_its_own_value_and_shifts_no_other_sample(small_to
         _close(mgr)
 
 
+def test_forked_copy_of_a_thread_executor_reward_exits_instead_of_serving(tmp_path):
+    pool = ThreadExecutor(max_workers=1)
+    child_file = tmp_path / "child"
+
+    def forks() -> float:
+        if os.fork() == 0:  # the child returns into the pool thread instead of calling os._exit
+            child_file.write_text(str(os.getpid()))
+            return 1000.0
+        return 0.0
+
+    async def main() -> list:
+        return [await pool.run(forks, 30.0), await pool.run(lambda: 1.0, 30.0)]
+
+    assert asyncio.run(main()) == [0.0, 1.0]
+    while not child_file.exists() or not child_file.read_text():
+        threading.Event().wait(0.01)
+    child = int(child_file.read_text())
+    pid, status = os.waitpid(child, 0)  # the forked copy exits (a copy that kept serving would never end)
+    assert pid == child and os.waitstatus_to_exitcode(status) == 0
+
+
 def test_a_reply_for_another_request_is_dropped_and_flags_its_call(small_tokenizer_dir, small_tokenizer, hostile):
     mgr = _manager(small_tokenizer_dir, small_tokenizer, reward_fn="h_forge", executor="process", timeout_s=30)
     try:
@@ -93,8 +114,12 @@ def test_slow_conversion_of_the_returned_value_is_bounded_by_the_timeout(
     mgr = _manager(small_tokenizer_dir, small_tokenizer, reward_fn=reward_fn, executor=executor, timeout_s=2)
     try:
         scores, extra = _score(mgr, small_tokenizer, ["a", "slow", "bb"])
-        assert extra["reward_timeout"] == [0, 1, 0]  # the conversion ran inside the call, under timeout_s
-        assert scores == [1.0, -1.0, 2.0]
+        if reward_fn == "h_slow_float":  # the finite-number rule reads a float subclass by its stored value:
+            assert extra["reward_timeout"] == [0, 0, 0]  # its slow __float__ never runs
+            assert scores == [1.0, 1.0, 2.0]
+        else:
+            assert extra["reward_timeout"] == [0, 1, 0]  # the conversion ran inside the call, under timeout_s
+            assert scores == [1.0, -1.0, 2.0]
     finally:
         _close(mgr)
 

@@ -31,7 +31,13 @@ def test_row_has_every_declared_key_and_names_the_absent_ones():
     full = keys.row({"base_score": 1.0, "em": 1.0, "f1": 0.5})
     bare = keys.row({"base_score": 0.0})
     assert list(full) == list(bare) == list(keys.names)
-    assert set(full[ABSENT_KEY].split(",")) == {"contrib", "reward_error", "reward_timeout", "step_dict_error"}
+    assert set(full[ABSENT_KEY].split(",")) == {
+        "contrib",
+        "reward_error",
+        "reward_timeout",
+        "step_dict_error",
+        "step_error",
+    }
     assert bare["em"] == 0.0 and "em" in bare[ABSENT_KEY].split(",") and "f1" in bare[ABSENT_KEY].split(",")
     assert full[UNDECLARED_KEY] == bare[UNDECLARED_KEY] == ""
 

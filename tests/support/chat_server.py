@@ -1,11 +1,15 @@
 """A small OpenAI-compatible chat-completions server on 127.0.0.1 for tests and benchmarks (stdlib HTTP server in
 a thread; real sockets, real HTTP). ``responder(body, n)`` decides each answer:
 
-* a dict ``{"content", "tool_calls": [{"name", "arguments"}]}`` -> a 200 chat completion;
+* a dict ``{"content", "tool_calls": [{"name", "arguments"}]}`` -> a 200 chat completion (``arguments`` given as
+  text are sent as they are, e.g. malformed JSON; an ``usage`` entry is sent as the completion's ``usage``);
 * ``("status", code)`` -> that HTTP status; ``("sleep", seconds, answer)`` -> the answer after a pause;
-* ``"drop"`` -> the connection is closed without an answer.
+* ``"drop"`` -> the connection is closed without an answer;
+* ``("raw", bytes)`` -> a 200 answer with exactly that body (malformed replies).
 
-Every request body is kept in ``requests`` (in arrival order).
+Every request body is kept in ``requests`` (in arrival order), except the start-up probes of ``simulate``
+(:data:`~verl_rewards.tau2.normal.simulate.PROBE_TEXT`), which go to ``probes`` and are answered by the server itself.
+With ``models`` given, a request for any other model gets vLLM's 404 answer (``The model `X` does not exist.``).
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from verl_rewards.tau2.normal.simulate import PROBE_TEXT
+
 Responder = Callable[[dict[str, Any], int], Any]
 
 
@@ -25,19 +31,27 @@ def completion(answer: dict[str, Any], n: int) -> dict[str, Any]:
         {
             "id": f"srv_{n}_{i}",
             "type": "function",
-            "function": {"name": c["name"], "arguments": json.dumps(c.get("arguments") or {})},
+            "function": {
+                "name": c["name"],
+                "arguments": c["arguments"]
+                if isinstance(c.get("arguments"), str)
+                else json.dumps(c.get("arguments") or {}),
+            },
         }
         for i, c in enumerate(answer.get("tool_calls") or ())
     ]
     message: dict[str, Any] = {"role": "assistant", "content": answer.get("content")}
     if calls:
         message["tool_calls"] = calls
-    return {
+    out = {
         "id": f"cmpl-{n}",
         "object": "chat.completion",
         "model": "test",
         "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
     }
+    if "usage" in answer:
+        out["usage"] = answer["usage"]
+    return out
 
 
 class _Server(ThreadingHTTPServer):
@@ -47,9 +61,11 @@ class _Server(ThreadingHTTPServer):
 class ChatServer:
     """Start with ``with ChatServer(responder) as server: server.base_url ...``."""
 
-    def __init__(self, responder: Responder):
+    def __init__(self, responder: Responder, models: set[str] | None = None):
         self.responder = responder
+        self.models = models
         self.requests: list[dict[str, Any]] = []
+        self.probes: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         outer = self
 
@@ -66,10 +82,22 @@ class ChatServer:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
+                if outer.models is not None and body.get("model") not in outer.models:
+                    message = f"The model `{body.get('model')}` does not exist."
+                    self._send(404, {"object": "error", "message": message, "type": "NotFoundError", "code": 404})
+                    return
+                if body.get("messages") == [{"role": "user", "content": PROBE_TEXT}]:
+                    with outer._lock:
+                        outer.probes.append(body)
+                    self._send(200, completion({"content": "p"}, 0))
+                    return
                 with outer._lock:
                     n = len(outer.requests)
                     outer.requests.append(body)
                 action = outer.responder(body, n)
+                if isinstance(action, tuple) and action[0] == "raw":
+                    self._send_raw(200, action[1])
+                    return
                 if isinstance(action, tuple) and action[0] == "sleep":
                     time.sleep(action[1])
                     action = action[2]
@@ -83,7 +111,9 @@ class ChatServer:
                 self._send(200, completion(action, n))
 
             def _send(self, status: int, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode()
+                self._send_raw(status, json.dumps(payload).encode())
+
+            def _send_raw(self, status: int, data: bytes) -> None:
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")

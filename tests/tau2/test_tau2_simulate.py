@@ -112,7 +112,8 @@ def test_simulate_writes_tau2_results_that_eval_reads(tmp_path, capsys):
     assert len(runs) == 2 and all(r.reward == 1.0 and r.termination == "user_stop" for r in runs)
     assert main(["eval", str(out), "--json"]) == 0
     source = json.loads(capsys.readouterr().out)["inputs"][0]["sources"]["tau2/airline"]
-    assert source["pass_k"] == {"1": 1.0, "2": 1.0} and source["num_tasks"] == 1 and source["num_trials"] == 2
+    assert source["pass_k"] == {"1": 1.0, "2": 1.0} and source["pass_at_k"] == {"1": 1.0, "2": 1.0}
+    assert source["num_tasks"] == 1 and source["num_trials"] == 2
 
 
 def test_simulate_resumes_an_interrupted_run(tmp_path):
@@ -154,7 +155,7 @@ def test_simulate_records_endpoint_failures_per_simulation(tmp_path):
 
     out = tmp_path / "run.json"
     with ChatServer(respond) as server:
-        assert main(args(server, out)) == 0
+        assert main(args(server, out)) == 1  # every simulation failed at an endpoint: exit 1, results still written
     (sim,) = json.loads(out.read_text())["simulations"]
     assert sim["termination_reason"] == "user_error" and sim["reward_info"]["reward"] == 0.0
     assert "HTTP 500" in sim["info"]["end_cause"]
@@ -236,3 +237,194 @@ def test_tau2_reward_with_the_openai_judge(tmp_path):
         assert bad["reward"] == 0.0 and bad["tau2_nl_assertion"] == 0.0 and bad["tau2_db"] == 1.0
         with pytest.raises(JudgeError):  # the reward layer turns this into reward_error=1 and the fallback
             score_tau2(trajectory, "tau2/retail", RETAIL_TASK, extra, options)
+
+
+# ------------------------------------------------------------------------------ what tau2 records (issue 22)
+def test_simulate_records_results_as_tau2_writes_them(tmp_path):
+    """Costs 0.0 (never null), per-message usage from the endpoint's ``usage``, per-message timestamps, ``[]`` for
+    an empty assertion list, component notes in ``info``, action dumps with ``requestor`` / ``compare_args``, the
+    model as configured (provider prefix kept; the endpoint is sent the bare name), ``git_commit`` "unknown",
+    ``simulation_index`` null. tau2's own ``compute_metrics`` was run on such a file by hand (README, Benchmarks)."""
+    usage = {"prompt_tokens": 321, "completion_tokens": 12, "total_tokens": 333}
+    agent = {k: [dict(turn, usage=usage) for turn in v] for k, v in AGENT.items()}
+    out = tmp_path / "run.json"
+    with ChatServer(both_sides(agent)) as server:
+        argv = args(server, out)
+        argv[argv.index("agent-model")] = "openai/agent-model"
+        assert main(argv) == 0
+        assert {r["model"] for r in server.requests} == {"agent-model", "user-model"}
+    results = json.loads(out.read_text())
+    assert results["info"]["git_commit"] == "unknown" and results["simulation_index"] is None
+    assert results["info"]["agent_info"]["llm"] == "openai/agent-model"
+    (sim,) = results["simulations"]
+    assert sim["agent_cost"] == 0.0 and sim["user_cost"] == 0.0
+    messages = sim["messages"]
+    agent_msgs = [m for m in messages if m["role"] == "assistant"]
+    assert [m["usage"] for m in agent_msgs] == [None] + [{"prompt_tokens": 321, "completion_tokens": 12}] * 4
+    assert all(m["cost"] == 0.0 for m in messages if m["role"] != "tool")
+    assert all(m["usage"] is None for m in messages if m["role"] == "user")  # the user endpoint sent no usage
+    stamps = [m["timestamp"] for m in messages]
+    assert all(isinstance(t, str) and t for t in stamps) and stamps == sorted(stamps)
+    assert sim["info"]["usage"]["agent"] == {
+        "prompt_tokens": 4 * 321,
+        "completion_tokens": 4 * 12,
+        "messages_with_usage": 4,
+    }
+    info = sim["reward_info"]
+    assert info["env_assertions"] == [] and info["nl_assertions"] is None and info["communicate_checks"] is None
+    assert info["action_checks"] == [
+        {
+            "action": {
+                "action_id": "19_0",
+                "requestor": "assistant",
+                "name": "cancel_reservation",
+                "arguments": {"reservation_id": "Z7GOZK"},
+                "info": None,
+                "compare_args": None,
+            },
+            "action_match": True,
+            "action_reward": 1.0,
+            "tool_type": "write",
+        }
+    ]
+    assert info["reward_breakdown"] == {"DB": 1.0, "COMMUNICATE": 1.0}
+    assert info["info"] == {
+        "env": None,
+        "nl": None,
+        "communicate": {"note": "No communicate_info to evaluate"},
+        "action": None,
+    }
+
+
+def test_reward_info_keeps_justifications_and_notes():
+    """Communicate checks say where the string was found, in tau2's words; NL checks keep the judge's reasoning;
+    a premature stop and a task without actions get tau2's notes."""
+    from verl_rewards.tau2 import evaluate_trajectory
+    from verl_rewards.tau2.normal.simulate import reward_info
+    from verl_rewards.tau2.scripted import gold_trajectory
+
+    retail = require_domain("retail")
+    task = retail.task(RETAIL_TASK)
+    assertions = list(task.evaluation_criteria.nl_assertions)
+    trajectory = gold_trajectory(retail, RETAIL_TASK)
+    result = evaluate_trajectory(retail, RETAIL_TASK, trajectory, "user_stop", judge=lambda m, a: [True] * len(a))
+    reasons = [f"because {i}" for i in range(len(assertions))]
+    info = reward_info(task, result, trajectory, reasons)
+    assert info["nl_assertions"] == [
+        {"nl_assertion": a, "met": True, "justification": r} for a, r in zip(assertions, reasons, strict=True)
+    ]
+    assert info["reward_breakdown"] == {"DB": 1.0, "NL_ASSERTION": 1.0} and info["reward"] == 1.0
+    early = evaluate_trajectory(retail, RETAIL_TASK, trajectory, "max_steps")
+    assert reward_info(task, early, trajectory) == {
+        "reward": 0.0,
+        "db_check": None,
+        "env_assertions": None,
+        "action_checks": None,
+        "nl_assertions": None,
+        "communicate_checks": None,
+        "reward_basis": None,
+        "reward_breakdown": None,
+        "info": {"note": "Simulation terminated prematurely. Termination reason: max_steps"},
+    }
+    said = [
+        {"role": "assistant", "content": "Hi! How can I help you today?"},
+        {"role": "user", "content": "What are the two t-shirts made of?"},
+        {"role": "assistant", "content": "One is Polyester, the other cotton."},
+    ]
+    shirts = retail.task("24")  # no gold actions; communicate_info ["polyester", "cotton"]
+    checks = reward_info(shirts, evaluate_trajectory(retail, "24", said, "user_stop", nl_policy="skip"), said)
+    assert checks["communicate_checks"] == [
+        {
+            "info": word,
+            "met": True,
+            "justification": f"Information '{word}' communicated in the message:\n '{said[2]['content']}'",
+        }
+        for word in ("polyester", "cotton")
+    ]
+    assert checks["action_checks"] is None and checks["info"]["action"] == {"note": "No actions to evaluate"}
+    assert checks["info"]["nl"] == {"note": "Not graded: no NL-assertion judge (simulate --judge-model)"}
+    missing = reward_info(shirts, evaluate_trajectory(retail, "24", said[:2], "user_stop", nl_policy="skip"), said[:2])
+    assert [c["justification"] for c in missing["communicate_checks"]] == [
+        "Information 'polyester' not communicated.",
+        "Information 'cotton' not communicated.",
+    ]
+
+
+@pytest.mark.parametrize(
+    "bad_turn, cause",
+    [
+        (
+            {"content": None, "tool_calls": [{"name": "get_reservation_details", "arguments": '{"reservation_id": '}]},
+            "not a JSON object",
+        ),
+        (
+            {"content": None, "tool_calls": [{"name": "get_reservation_details", "arguments": "[1, 2]"}]},
+            "not a JSON object",
+        ),
+        ({"content": ""}, "empty message"),
+    ],
+)
+def test_simulate_ends_on_agent_message_errors_as_tau2_does(tmp_path, capsys, bad_turn, cause):
+    """Malformed tool-call JSON or an empty agent message: ``infrastructure_error`` (tau2's runner), no
+    reward_info, left out of pass^k; the training rule (``agent_error``) scores it 0 instead."""
+    agent = {"cancel reservation Z7GOZK": [bad_turn]}
+    out = tmp_path / "run.json"
+    with ChatServer(both_sides(agent)) as server:
+        assert main(args(server, out)) == 1  # the only simulation ended in infrastructure_error: exit 1, file written
+    assert "first cause (infrastructure_error)" in capsys.readouterr().err
+    (sim,) = json.loads(out.read_text())["simulations"]
+    assert sim["termination_reason"] == "infrastructure_error" and sim["reward_info"] is None
+    assert cause in sim["info"]["error"] and sim["info"]["error_type"] == "InfrastructureError"
+    assert [m["role"] for m in sim["messages"]] == ["assistant", "user"]  # the bad message was never played
+    capsys.readouterr()
+    assert main(["eval", str(out), "--json"]) == 0
+    source = json.loads(capsys.readouterr().out)["inputs"][0]["sources"]["tau2/airline"]
+    assert source["num_trials"] == 0 and source["infra_errors"] == 1
+
+
+def test_agent_message_error_rules_side_by_side():
+    """The same malformed message under the two named rules of the conversation engine."""
+    import asyncio
+
+    from verl_rewards.tau2.normal.conversation import Conversation, Reply
+    from verl_rewards.tau2.normal.users import ScriptedUser
+
+    domain = require_domain("airline")
+    bad = Reply(content=None, tool_calls=[{"name": "get_reservation_details", "arguments": "{oops"}])
+
+    def play(rule: str) -> Conversation:
+        conv = Conversation(
+            domain.make_env("19"),
+            ScriptedUser([Reply(content="Cancel Z7GOZK please.")]),
+            user_system_prompt="u",
+            agent_message_errors=rule,
+        )
+
+        async def go() -> None:
+            await conv.start()
+            await conv.agent_turn(bad)
+
+        asyncio.run(go())
+        return conv
+
+    tau2 = play("infrastructure_error")
+    assert tau2.termination == "infrastructure_error" and len(tau2.trajectory) == 2 and "{oops" in tau2.cause
+    training = play("agent_error")
+    assert (
+        training.termination == "agent_error"
+        and training.trajectory[-1]["tool_calls"][0]["function"]["arguments"] == "{oops"
+    )
+    assert len(training.message_info) == len(training.trajectory) == 3
+    with pytest.raises(ValueError, match="agent_message_errors"):
+        Conversation(domain.make_env("19"), ScriptedUser([]), user_system_prompt="u", agent_message_errors="zero")
+
+
+def test_training_names_its_agent_message_rule():
+    from verl_rewards.tau2.normal.agent_loop import NormalSettings
+
+    user = {"backend": "scripted"}
+    assert NormalSettings.from_mapping({"user": user}).agent_message_errors == "agent_error"
+    tau2 = NormalSettings.from_mapping({"user": user, "agent_message_errors": "infrastructure_error"})
+    assert tau2.agent_message_errors == "infrastructure_error"
+    with pytest.raises(ValueError, match="agent_message_errors must be one of"):
+        NormalSettings.from_mapping({"user": user, "agent_message_errors": "skip"})

@@ -344,3 +344,42 @@ def test_user_simulator_prompt_is_tau_benchs():
     assert pending[-1] == {"role": "user", "content": "How can I help?"}
     with pytest.raises(ValueError):
         user_history("INSTR", ["a", "b"], ["r"])
+
+
+def test_rows_carry_the_gold_hash_and_the_reward_reads_it_back():
+    """``prepare`` writes every task's ``gt_data_hash`` (equal to tau-bench's own, all 685 tasks); the scorer reads
+    it back, so a first call for a task hashes no DB (the domain's hash cache stays empty)."""
+    from verl_rewards.tau_bench.data import task_row
+    from verl_rewards.tau_bench.domain import TauBenchDomain
+    from verl_rewards.tau_bench.verl_scorer import TauBenchOptions, gold_hash_of, score_tau_bench
+
+    checked = 0
+    for name in ("retail", "airline"):
+        built = TauBenchDomain(name, require_domain(name).data_dir)
+        want = gold_hashes(built)
+        for split, ids in built.splits.items():
+            rows = [task_row(built, built.task(t), i, str(built.data_dir), "instruction") for i, t in enumerate(ids)]
+            assert [gold_hash_of(r["reward_model"]["ground_truth"]) for r in rows] == want[f"gold_{split}"]
+            checked += len(rows)
+    assert checked == 685
+    retail = require_domain("retail")
+    scorer_domain = load_domain("retail", retail.data_dir)
+    task_id = next(t for t in retail.split("test") if not retail.task(t).outputs)
+    row = task_row(retail, retail.task(task_id), 0, str(retail.data_dir), "instruction")
+    before = dict(scorer_domain._gold_hashes)
+    messages = gold_trajectory(retail, task_id)
+    options = TauBenchOptions(data_dir=str(retail.data_dir))
+    scored = score_tau_bench(
+        messages, "tau_bench/retail", row["reward_model"]["ground_truth"], row["extra_info"], options
+    )
+    assert scored["reward"] == 1.0 and scored["tb_r_actions"] == 1.0
+    fresh = TauBenchDomain("retail", retail.data_dir)
+    result = tau_bench_reward(fresh, task_id, messages, gold_hash=gold_hash_of(row["reward_model"]["ground_truth"]))
+    assert result.info == {"r_actions": 1.0, "gt_data_hash": want_hash(retail, task_id)}
+    assert fresh._gold_hashes == {} and scorer_domain._gold_hashes == before  # no full hash on the scoring path
+    assert gold_hash_of({"task_id": task_id}) is None and gold_hash_of('{"gt_data_hash": "short"}') is None
+
+
+def want_hash(domain, task_id):
+    task = domain.task(task_id)
+    return gold_hashes(domain)[f"gold_{task.split}"][task.index]

@@ -283,7 +283,7 @@ def test_tau_bench_recipe_composes_against_verl_config():
     assert mt["tool_config_path"] == "/data/tba/tool_config.yaml" and mt["max_parallel_calls"] == 1
     assert cfg["data"]["train_files"] == "/data/tba/test.parquet"  # airline has only a test split
     kwargs = cfg["reward"]["reward_kwargs"]
-    assert TauBenchOptions.from_config(kwargs["tau_bench"]).data_dir == "/data/tb"
+    assert kwargs["tau_bench"]["data_dir"] == "/data/tb"  # validated (must exist) when the manager is built
     assert ManagerConfig.from_reward_kwargs(kwargs, environ={}).contribution.type == "C1"
     bad = subprocess.run(
         ["bash", str(script), "--cfg", "job"],

@@ -7,7 +7,7 @@
 * :mod:`.report` — the table, JSON, baseline differences and the plot of ``verl-rewards eval``.
 """
 
-from .passk import SuccessRule, is_tau_source, pass_hat_k, pass_hat_ks, success_rule
+from .passk import SuccessRule, is_tau_source, pass_at_k, pass_at_ks, pass_hat_k, pass_hat_ks, success_rule
 from .runs import EvalError, Run, SourceSummary, summarize
 
 __all__ = [
@@ -16,6 +16,8 @@ __all__ = [
     "SourceSummary",
     "SuccessRule",
     "is_tau_source",
+    "pass_at_k",
+    "pass_at_ks",
     "pass_hat_k",
     "pass_hat_ks",
     "success_rule",

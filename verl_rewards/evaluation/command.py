@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from .readers import read_inputs
-from .report import evaluate, format_tables, to_json, write_json, write_plot
+from .report import evaluate, format_tables, plot_format, to_json, write_json, write_plot
 from .runs import EvalError
 
 HELP = "pass^k, components and termination stats of verl validation/rollout dumps and tau2 results"
@@ -32,7 +32,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         metavar="FILE",
         help="print JSON instead of tables, or write it to FILE",
     )
-    p.add_argument("--plot", metavar="OUT.png", help="PNG: pass^k vs k, reward/component bars, per-step curves")
+    p.add_argument(
+        "--plot",
+        metavar="OUT.png",
+        help="image (format from the extension: .png, .svg, .pdf, ...): pass^k vs k, reward/component bars, "
+        "per-step curves",
+    )
     p.add_argument("--baseline", metavar="PATH", help="another run (same kinds of input): print the differences")
     p.add_argument(
         "--success-threshold",
@@ -62,6 +67,8 @@ def run(args: argparse.Namespace) -> int:
             raise EvalError(f"--success-threshold must be a finite number, got {args.success_threshold}")
         if args.k is not None and args.k < 1:
             raise EvalError(f"--k must be at least 1, got {args.k}")
+        if args.plot:
+            plot_format(args.plot)  # before any input is read: a typo costs nothing
         results = evaluate(read_inputs(args.paths, args.data_source), args.success_threshold, args.k)
         baseline = None
         if args.baseline:

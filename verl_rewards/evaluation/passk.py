@@ -3,6 +3,11 @@
 pass^k (tau-bench, arXiv 2406.12045; tau2-bench ``src/tau2/metrics/agent_metrics.py``) is the chance that *all*
 ``k`` trials of a task, drawn without replacement from its ``n`` recorded trials, succeed:
 ``C(c, k) / C(n, k)`` for ``c`` successes, averaged over tasks. pass^1 is the success rate.
+
+pass@k (Chen et al. 2021, arXiv 2107.03374, the unbiased estimator) is the chance that *at least one* of ``k``
+such trials succeeds: ``1 - C(n - c, k) / C(n, k)``, averaged over tasks. The two agree at k = 1 and part ways
+after: pass^k falls with k (reliability: the agent must succeed every time), pass@k rises (capability: one
+success in k tries is enough). tau2 and tau-bench report pass^k; a pass@k number is not comparable with it.
 """
 
 from __future__ import annotations
@@ -36,6 +41,27 @@ def pass_hat_ks(successes_by_task: Mapping[str, Sequence[bool]], max_k: int) -> 
     out: dict[int, float] = {}
     for k in range(1, max_k + 1):
         values = [pass_hat_k(len(s), sum(bool(x) for x in s), k) for s in successes_by_task.values()]
+        out[k] = math.fsum(values) / len(values)
+    return out
+
+
+def pass_at_k(num_trials: int, successes: int, k: int) -> float:
+    """``1 - C(num_trials - successes, k) / C(num_trials, k)`` for one task (same argument checks as
+    :func:`pass_hat_k`)."""
+    if not 0 <= successes <= num_trials:
+        raise ValueError(f"successes must be within 0..{num_trials}, got {successes}")
+    if not 1 <= k <= num_trials:
+        raise ValueError(f"pass@{k} needs 1 <= k <= number of trials ({num_trials})")
+    return 1.0 - math.comb(num_trials - successes, k) / math.comb(num_trials, k)
+
+
+def pass_at_ks(successes_by_task: Mapping[str, Sequence[bool]], max_k: int) -> dict[int, float]:
+    """``{k: mean over tasks of pass@k}`` for ``k = 1..max_k``; every task needs at least ``max_k`` trials."""
+    if not successes_by_task or max_k < 1:
+        return {}
+    out: dict[int, float] = {}
+    for k in range(1, max_k + 1):
+        values = [pass_at_k(len(s), sum(bool(x) for x in s), k) for s in successes_by_task.values()]
         out[k] = math.fsum(values) / len(values)
     return out
 

@@ -100,13 +100,17 @@ def _step_sort_key(path: Path) -> tuple[int, int | str]:
 # ------------------------------------------------------------------------------------------ verl dumps
 def _json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     try:
-        handle = path.open("r", encoding="utf-8")
+        handle = path.open("rb")  # decoded per line: a bad byte names its line instead of escaping the loop
     except OSError as exc:
         raise EvalError(f"{path}: cannot read ({exc.strerror or exc})") from None
     with handle:
-        for line_no, line in enumerate(handle, 1):
-            if len(line) > _MAX_LINE:
+        for line_no, raw in enumerate(handle, 1):
+            if len(raw) > _MAX_LINE:
                 raise EvalError(f"{path}:{line_no}: line longer than {_MAX_LINE} bytes")
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise EvalError(f"{path}:{line_no}: not UTF-8 text") from None
             if not line.strip():
                 continue
             try:
@@ -116,8 +120,8 @@ def _json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                     f"{path}:{line_no}: not valid JSON ({exc.msg} at column {exc.colno}); "
                     "the file may be truncated (an interrupted dump)"
                 ) from None
-            except UnicodeDecodeError:
-                raise EvalError(f"{path}:{line_no}: not UTF-8 text") from None
+            except RecursionError:
+                raise EvalError(f"{path}:{line_no}: JSON nested too deeply to read") from None
             if not isinstance(row, dict):
                 raise EvalError(f"{path}:{line_no}: expected a JSON object per line, got {type(row).__name__}")
             yield line_no, row
@@ -211,6 +215,8 @@ def _load_json(path: Path) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise EvalError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}); truncated?") from None
+    except RecursionError:
+        raise EvalError(f"{path}: JSON nested too deeply to read") from None
 
 
 def read_tau2_results(path: Path, data_source: str | None = None, doc: Any = None) -> EvalSet:
@@ -239,6 +245,12 @@ def read_tau2_results(path: Path, data_source: str | None = None, doc: Any = Non
         task_id = sim.get("task_id")
         if not isinstance(task_id, str | int) or isinstance(task_id, bool) or str(task_id) == "":
             raise EvalError(f"{path}: simulations[{i}] has no task_id (the grouping key)")
+        reward_info = sim.get("reward_info")
+        raw = reward_info.get("reward") if isinstance(reward_info, dict) else None
+        if raw is not None and number(raw) is None:  # absent is tau2's "not scored"; present must be a number
+            raise EvalError(
+                f"{path}: simulations[{i}] (task {task_id}) has reward {str(raw)[:40]!r}, not a finite number"
+            )
         runs.append(run_from_simulation(source, str(task_id), sim))
     return eval_set
 

@@ -11,7 +11,7 @@ from typing import Any
 from ..files import atomic_path, write_text_atomic
 from .passk import success_rule
 from .readers import EvalSet
-from .runs import SourceSummary, summarize
+from .runs import EvalError, SourceSummary, summarize
 
 
 @dataclass
@@ -80,6 +80,8 @@ def format_tables(results: Sequence[Evaluated], baseline: Evaluated | None = Non
             if base is not None:
                 head += f"   baseline: {baseline.label} [{base.source}]"  # type: ignore[union-attr]
             lines.append(head)
+            if summary.pass_k:
+                lines.append("  pass^k: all k of k trials succeed (tau2's metric); pass@k: at least one of k succeeds")
             values = summary.metrics()
             base_values = base.metrics() if base is not None else {}
             names = list(values) + [n for n in base_values if n not in values]
@@ -138,9 +140,24 @@ def write_json(data: dict[str, Any], target: str | Path) -> None:
     write_text_atomic(target, json.dumps(data, indent=2, sort_keys=False) + "\n")
 
 
+def plot_format(target: str | Path) -> str:
+    """The image format of ``--plot`` from its extension (``.png``, ``.svg``, ``.pdf``, ... whatever matplotlib
+    writes); EvalError naming the choices otherwise, so a typo never yields a PNG under another name."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    formats = FigureCanvasBase.get_supported_filetypes()
+    fmt = Path(target).suffix.lower().lstrip(".")
+    if fmt not in formats:
+        got = f"extension {Path(target).suffix!r}" if fmt else "no extension"
+        raise EvalError(f"--plot {target}: {got}; use one of {', '.join('.' + f for f in sorted(formats))}")
+    return fmt
+
+
 def write_plot(results: Sequence[Evaluated], target: str | Path, baseline: Evaluated | None = None) -> None:
-    """PNG: pass^k vs k per source (baseline dashed), task reward and component bars per source (last set), and
-    pass^1 / task reward per step when there are several steps."""
+    """An image (format from the extension, :func:`plot_format`): pass^k vs k per source (baseline dashed), task
+    reward and component bars per source (last set), and pass^1 / task reward per step when there are several
+    steps."""
+    fmt = plot_format(target)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -156,14 +173,17 @@ def write_plot(results: Sequence[Evaluated], target: str | Path, baseline: Evalu
         color = f"C{i % 10}"
         if summary.pass_k:
             ks = sorted(summary.pass_k)
-            ax.plot(ks, [summary.pass_k[k] for k in ks], marker="o", color=color, label=source)
+            ax.plot(ks, [summary.pass_k[k] for k in ks], marker="o", color=color, label=f"{source} pass^k")
             plotted = True
+        if len(summary.pass_at_k) > 1:
+            ks = sorted(summary.pass_at_k)
+            ax.plot(ks, [summary.pass_at_k[k] for k in ks], ls=":", marker=".", color=color, label=f"{source} pass@k")
         base = pair_sources(last, baseline).get(source)
         if base is not None and base.pass_k:
             ks = sorted(base.pass_k)
             ax.plot(ks, [base.pass_k[k] for k in ks], ls="--", marker="x", color=color, label=f"{source} (baseline)")
             plotted = True
-    ax.set_title("pass^k")
+    ax.set_title("pass^k (all k trials succeed); pass@k dotted (one of k)")
     ax.set_xlabel("k")
     ax.set_ylim(-0.02, 1.02)
     if plotted:
@@ -209,5 +229,5 @@ def write_plot(results: Sequence[Evaluated], target: str | Path, baseline: Evalu
         ax.legend(fontsize=8)
     fig.tight_layout()
     with atomic_path(target) as tmp:
-        fig.savefig(tmp, format="png")
+        fig.savefig(tmp, format=fmt)
     plt.close(fig)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..scoring.extras import present_columns
-from .passk import SuccessRule, pass_hat_ks
+from .passk import SuccessRule, pass_at_ks, pass_hat_ks
 
 INFRA_ERROR = "infrastructure_error"
 SCORED_TERMINATIONS = ("agent_stop", "user_stop")
@@ -87,14 +87,17 @@ class SourceSummary:
     action_accuracy: dict[str, float]
     components: dict[str, float]
     warnings: list[str] = field(default_factory=list)
+    pass_at_k: dict[int, float] = field(default_factory=dict)
 
     def metrics(self) -> dict[str, float]:
-        """Flat ``{name: value}``: ``pass^k``, ``task_reward``, ``termination/<reason>``, ``db_match_rate``,
+        """Flat ``{name: value}``: ``pass^k`` (all k trials succeed), ``pass@k`` (at least one does),
+        ``task_reward``, ``termination/<reason>``, ``db_match_rate``,
         ``action_<kind>_accuracy``, ``component/<name>``, ``num_tasks``, ``num_trials``."""
         out: dict[str, float] = {"num_tasks": float(self.num_tasks), "num_trials": float(self.num_trials)}
         if self.task_reward is not None:
             out["task_reward"] = self.task_reward
         out.update({f"pass^{k}": v for k, v in self.pass_k.items()})
+        out.update({f"pass@{k}": v for k, v in self.pass_at_k.items()})
         if self.infra_errors:
             out["infra_errors"] = float(self.infra_errors)
         if self.reward_errors:
@@ -120,6 +123,7 @@ class SourceSummary:
             "expected_trials": self.expected_trials,
             "task_reward": self.task_reward,
             "pass_k": {str(k): v for k, v in self.pass_k.items()},
+            "pass_at_k": {str(k): v for k, v in self.pass_at_k.items()},
             "termination": dict(self.termination),
             "db_match_rate": self.db_match_rate,
             "action_accuracy": dict(self.action_accuracy),
@@ -154,6 +158,7 @@ def summarize(
     expected = int(expected_trials) if expected_trials else max_trials
 
     pass_k: dict[int, float] = {}
+    pass_at: dict[int, float] = {}
     if rule is not None and by_task:
         if k is not None:
             if k < 1:
@@ -175,7 +180,9 @@ def summarize(
                     f"task {task!r} has only {min_trials} trial(s), fewer than {than}: "
                     f"pass^k is reported up to k={max_k}"
                 )
-        pass_k = pass_hat_ks({t: [rule(r.reward) for r in v] for t, v in by_task.items()}, max_k)
+        successes = {t: [rule(r.reward) for r in v] for t, v in by_task.items()}
+        pass_k = pass_hat_ks(successes, max_k)
+        pass_at = pass_at_ks(successes, max_k)
 
     rewards = [r.reward for r in evaluated if r.reward is not None and math.isfinite(r.reward)]
     terminated = [r.termination for r in evaluated if r.termination]
@@ -209,6 +216,7 @@ def summarize(
         action_accuracy=action_accuracy,
         components={n: math.fsum(v) / len(v) for n, v in sorted(components.items())},
         warnings=warnings,
+        pass_at_k=pass_at,
     )
 
 
@@ -223,7 +231,10 @@ def number(value: Any) -> float | None:
     if isinstance(value, bool):
         return float(value)
     if isinstance(value, int | float):
-        out = float(value)
+        try:
+            out = float(value)
+        except OverflowError:  # an integer beyond any float
+            return None
         return out if math.isfinite(out) else None
     return None
 

@@ -4,14 +4,15 @@ Both verl 0.9.1 trainers end ``_validate`` with ``self._val_metrics_update(data_
 reward_extra_infos_dict, sample_turns, ...)`` (legacy ``RayPPOTrainer`` in ``trainer/ppo/ray_trainer.py``, V1
 ``PPOTrainer`` in ``trainer/ppo/v1/trainer_base.py``). The plugin wraps that method when either module is
 imported; the wrapper keeps verl's metrics and adds, per data source, ``val-aux/<data_source>/<name>`` for every
-name of :meth:`~verl_rewards.evaluation.runs.SourceSummary.metrics` (``pass^1``..``pass^N``, ``task_reward``,
+name of :meth:`~verl_rewards.evaluation.runs.SourceSummary.metrics` (``pass^1``..``pass^N``, ``pass@1``..``pass@N``
+(the unbiased pass@k: at least one of k trials succeeds, beside tau2's pass^k: all k succeed), ``task_reward``,
 ``termination/<reason>``, ``db_match_rate``, ``action_read_accuracy``, ``action_write_accuracy``,
 ``component/<name>``, ``num_tasks``, ``num_trials``).
 
 Trials are grouped by verl's ``uid``: both trainers give every prompt row a fresh uid before repeating it
 ``val_kwargs.n`` times (legacy: ``repeat(interleave=True)``; V1: one agent-loop session per trial, sessions of
 one prompt share its uid), so a prompt that appears twice in the validation set counts as two tasks, as in
-verl's own ``mean@N``. pass^k is reported for tau2 / tau-bench sources (success = task reward within 1e-6 of
+verl's own ``mean@N``. pass^k and pass@k are reported for tau2 / tau-bench sources (success = task reward within 1e-6 of
 1.0); other sources get ``task_reward`` and the counts.
 """
 

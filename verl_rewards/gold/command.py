@@ -28,6 +28,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     gold.add_argument("--data-dir", default=None, help="data folder (else TAU2_DATA_DIR / TAU_BENCH_DATA_DIR)")
     gold.add_argument("--user-base-url", default=None, help="normal mode: an OpenAI-compatible user model endpoint")
     gold.add_argument("--user-model", default=None, help="normal mode: the user model's name (with --user-base-url)")
+    gold.add_argument("--concurrency", type=int, default=8, help="conversations played at once (with a user model)")
     gold.add_argument("--out", required=True, help="output folder: <out>/<split>.parquet")
     gold.add_argument("--force", action="store_true", help="replace an existing export")
     res = kinds.add_parser("results", help="successful trajectories of tau2 Results / tau-bench results files")
@@ -74,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
                 mode=args.mode,
                 data_dir=args.data_dir,
                 user_factory=_user_factory(args),
+                concurrency=args.concurrency,
                 force=args.force,
             )
         else:

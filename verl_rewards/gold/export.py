@@ -13,6 +13,7 @@ Both write ``<out>/<name>.parquet`` (:mod:`verl_rewards.gold.sft`) atomically, a
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -139,33 +140,53 @@ def export_gold(
     mode: str | None = None,
     data_dir: str | None = None,
     user_factory: Callable[[], Any] | None = None,
+    concurrency: int = 8,
     force: bool = False,
     progress: bool = True,
 ) -> ExportReport:
     """Write ``<out_dir>/<split>.parquet`` with the gold conversation of every task of ``split`` that scores the gold
-    reward under our reward (see the module doc). ``user_factory``: a new user player per task (normal mode; default
-    the scripted user)."""
+    reward under our reward (see the module doc). ``user_factory``: a new user player per task, called on the
+    episodes' event loop (normal mode; default the scripted user); ``concurrency``: episodes played at once."""
     from tqdm import tqdm
 
-    from .episodes import play_gold, reward_kwargs_for, score_episodes
+    from .episodes import play_gold_async, reward_kwargs_for, score_episodes
 
     if benchmark not in BENCHMARKS:
         raise ExportError(f"unknown benchmark {benchmark!r}; export-sft gold takes {list(BENCHMARKS)}")
     target = output_file(out_dir, split, force)
     plan = (_tau2_plan if benchmark == TAU2 else _tau_bench_plan)(domain, split, mode, data_dir)
     report = ExportReport(out=str(target), tasks=len(plan.rows) + len(plan.skipped))
-    episodes = []
-    for row in tqdm(plan.rows, desc=f"gold {plan.data_source} {split}", unit="task", disable=not progress):
-        try:
-            episodes.append(play_gold(row, user_factory() if user_factory else None, data_dir=plan.root))
-        except GoldError as exc:
-            plan.skipped.append((str(row["extra_info"]["task_id"]), str(exc)))
+    bar = tqdm(total=len(plan.rows), desc=f"gold {plan.data_source} {split}", unit="task", disable=not progress)
+
+    async def play_all() -> list[Any]:
+        gate = asyncio.Semaphore(max(1, concurrency))
+
+        async def play(row: dict[str, Any]) -> Any:
+            async with gate:  # the user is made on this loop: an endpoint client belongs to its event loop
+                try:
+                    return await play_gold_async(row, user_factory() if user_factory else None, data_dir=plan.root)
+                except GoldError as exc:
+                    return (str(row["extra_info"]["task_id"]), str(exc))
+                finally:
+                    bar.update()
+
+        return await asyncio.gather(*(play(row) for row in plan.rows))
+
+    try:
+        played = asyncio.run(play_all())
+    finally:
+        bar.close()
+    episodes = [e for e in played if not isinstance(e, tuple)]
+    plan.skipped += [e for e in played if isinstance(e, tuple)]
     scores = score_episodes(episodes, reward_kwargs_for(plan.root, benchmark)) if episodes else []
     records = []
     for episode, score in zip(episodes, scores, strict=True):
         reward = float(score["reward"])
         if not math.isfinite(reward) or abs(reward - 1.0) > GOLD_TOLERANCE:
             report.dropped_tasks.append(f"{episode.info.task_id} (reward {reward:g}, {episode.termination})")
+            continue
+        if not any(m.get("role") == "assistant" for m in episode.messages):
+            report.dropped_tasks.append(f"{episode.info.task_id} (no assistant turn: the episode ended first)")
             continue
         records.append(
             sft_record(
@@ -182,7 +203,11 @@ def export_gold(
     report.dropped_tasks += [f"{task_id} ({why})" for task_id, why in plan.skipped]
     report.dropped = len(report.dropped_tasks)
     if not records:
-        raise ExportError(f"no {plan.data_source} task of split {split!r} scored the gold reward; nothing written")
+        raise ExportError(
+            f"no {plan.data_source} task of split {split!r} gave a conversation that scores the gold reward "
+            f"({report.dropped} dropped, e.g. {report.dropped_tasks[0] if report.dropped_tasks else 'none'}); "
+            "nothing written"
+        )
     write_sft_parquet(records, target)
     report.written = len(records)
     return report
@@ -388,7 +413,7 @@ def export_results(
         )
     seen: set[str] = set()
     per: dict[str, int] = {}
-    duplicates = over = 0
+    duplicates = over = empty = 0
     records = []
     for t in tqdm(kept, desc=f"results {source}", unit="traj", disable=not progress):
         held_split, tools, system, _ = tasks[t.task_id]
@@ -405,6 +430,9 @@ def export_results(
             source=t.origin,
             reward=t.reward,
         )
+        if not record["messages"]:
+            empty += 1
+            continue
         key = conversation_key(record)
         if key in seen:
             duplicates += 1
@@ -416,9 +444,11 @@ def export_results(
         per[t.task_id] = per.get(t.task_id, 0) + 1
         records.append(record)
     report.dropped = len(trajectories) - len(records)
+    if not records:
+        raise ExportError("every selected trajectory was a duplicate or had no assistant turn; nothing written")
     report.notes.append(
         f"{len(trajectories) - len(kept)} below --min-reward {min_reward:g}, {duplicates} duplicate conversation(s), "
-        f"{over} over --per-task"
+        f"{over} over --per-task, {empty} without an assistant turn"
     )
     write_sft_parquet(records, target)
     report.written = len(records)

@@ -15,10 +15,12 @@ from typing import Any
 from .. import builtins
 from ..coerce import finite_float, parse_bool
 from ..contribution import ContributionConfig, ContributionConfigError
-from ..scoring.contract import ConfigError, DecodeConfig
-from ..scoring.families import families
-from ..scoring.threads import EXECUTORS
+from ..scoring.contract import ConfigError, DecodeConfig, Scorer
+from ..scoring.executors.base import EXECUTORS
+from ..scoring.families import Family, families
 
+#: the name the manager registers under in verl's reward-manager registry
+MANAGER_NAME = "contribution"
 ON_ERROR_CHOICES = ("fallback", "raise")
 DEFAULT_TIMEOUT_S = 60.0
 #: upper bound of ``timeout_s`` (one week): larger waits overflow the OS timers the executors use
@@ -200,3 +202,29 @@ def _check_sections(kw: Mapping[str, Any], family_keys: frozenset[str]) -> None:
     executor = kw.get("executor")
     if executor is not None and executor not in EXECUTORS:
         raise ManagerConfigError(f"reward.reward_kwargs.executor must be one of {EXECUTORS}, got {executor!r}")
+
+
+def family_scorer(family: Family, settings: ManagerConfig, tokenizer: Any = None) -> Scorer:
+    """``family``'s scorer built from its section (ManagerConfigError when the section is invalid)."""
+    try:
+        return family.make_scorer(settings.section(family.name), tokenizer)
+    except ConfigError as exc:
+        raise ManagerConfigError(str(exc)) from None
+
+
+def configured_family_scorers(settings: ManagerConfig, tokenizer: Any = None) -> dict[str, Scorer]:
+    """The scorer of every family whose section is configured: each section is validated whatever scores the rows
+    (a custom function, ``reward_fn``), so a typo there stops the run at start-up."""
+    builtins.load()
+    return {f.name: family_scorer(f, settings, tokenizer) for f in families() if settings.section(f.name) is not None}
+
+
+def check_trainer_config(config: Any) -> None:
+    """Where the trainer starts (verl's task runner, before any reward worker exists): reject what every reward
+    worker's build of this manager would reject, ``reward.reward_kwargs`` and its family sections, so a bad value
+    stops the run at start-up instead of failing inside the reward workers. Other managers are left alone."""
+    reward = (config.get("reward") if hasattr(config, "get") else None) or {}
+    manager = reward.get("reward_manager") or {}
+    if manager.get("source", "register") != "register" or manager.get("name") != MANAGER_NAME:
+        return
+    configured_family_scorers(ManagerConfig.from_reward_kwargs(reward.get("reward_kwargs")))

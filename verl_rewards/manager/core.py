@@ -18,14 +18,15 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..rewards.process import shared_runner
+from ..coerce import read_float
 from ..scoring.contract import RewardInputError, Scorer, ScoringContext
 from ..scoring.decoding import DecodeBatcher
+from ..scoring.executors.process import shared_runner
+from ..scoring.executors.threads import thread_executor
 from ..scoring.extras import ExtraKeys
-from ..scoring.result import FLOAT32_MAX, ScoreResult, ScoreResultError
+from ..scoring.result import ScoreResult, ScoreResultError
 from ..scoring.sample import Sample
 from ..scoring.spec import get_reward, registered_names
-from ..scoring.threads import thread_executor
 from .config import ManagerConfig, ManagerConfigError
 
 logger = logging.getLogger("verl_rewards")
@@ -65,6 +66,11 @@ class ScoringCore:
             timeout_s=config.timeout_s,
             process_runner=self._process_runner,
         )
+        if read_float(config.fallback_reward) is None:
+            raise ManagerConfigError(
+                f"fallback_reward: expected a number within +-2**108 (a reward verl can sum), "
+                f"got {config.fallback_reward}"
+            )
         try:
             self.keys = ExtraKeys([*config.extra_keys, *config.contribution.extra_keys, *declared_keys])
         except ValueError as exc:
@@ -97,6 +103,8 @@ class ScoringCore:
         """Score one sample; failures become the fallback score with flags unless ``on_error=raise``."""
         scorer = self.route(sample)
         error = timeout = 0
+        # before the call: the reward gets copies of the step dicts, and its term must not depend on it anyway
+        contrib = self.config.contribution.evaluate(sample.prev_step_dict, sample.cur_step_dict, sample.step)
         async with self._semaphore():
             try:
                 result = await scorer.run(sample, self.context)  # bounded by timeout_s inside (see the module doc)
@@ -119,21 +127,24 @@ class ScoringCore:
                 self.failures.report(f"{what} in {scorer.name}", sample.sample_id, exc)
                 result = ScoreResult(self.config.fallback_reward)
 
-        contrib = self.config.contribution.evaluate(sample.prev_step_dict, sample.cur_step_dict, sample.step)
-        total = result.score + contrib.bonus
-        if not abs(total) <= FLOAT32_MAX:  # a huge score plus the contribution bonus: not storable, flagged
+        bonus = contrib.bonus
+        total = read_float(result.score + bonus)
+        if total is None:  # a huge score plus the contribution bonus: beyond the finite-number rule, flagged
             if self.config.on_error == "raise":
-                raise ScoreResultError(f"total reward {total:g} of sample {sample.sample_id} does not fit float32")
+                raise ScoreResultError(f"total reward of sample {sample.sample_id} is beyond +-2**108")
             error = 1
-            self.failures.report("total reward beyond float32", sample.sample_id, None)
+            self.failures.report("total reward beyond +-2**108", sample.sample_id, None)
             result = ScoreResult(self.config.fallback_reward)
-            total = result.score
+            total = read_float(result.score + bonus)
+            if total is None:  # the bonus alone is out of range: the fallback without it
+                bonus, total = 0.0, result.score
         extra = {
             "base_score": result.score,
-            "contrib": contrib.bonus,
+            "contrib": bonus,
             "reward_error": error,
             "reward_timeout": timeout,
             "step_dict_error": int(sample.step_dict_error),
+            "step_error": int(sample.step_error),
             **contrib.extras,
         }
         for key, value in result.components.items():

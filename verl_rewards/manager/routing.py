@@ -2,7 +2,9 @@
 
 Order of precedence, first match wins:
 
-1. the row's own ``reward_fn`` field (a column or an ``extra_info`` key) naming a registered reward;
+1. the row's own ``reward_fn`` field (a column or an ``extra_info`` key) naming a registered reward (``None``, NaN
+   and blank text mean no choice; a value that is not text, e.g. an array, scores the fallback with
+   ``reward_error=1``);
 2. ``reward.reward_kwargs.reward_fn_by_source[data_source]``;
 3. ``reward.reward_kwargs.reward_fn`` (the default registered reward);
 4. a custom function configured in verl (``reward.custom_reward_function.path``; legacy API: the
@@ -21,18 +23,48 @@ when the manager is built. Every reward, registered or plain, runs through the s
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from .. import builtins
 from ..rewards.registry import BaseReward, RewardFunction, RewardRegistryError, get_reward, registered_names
-from ..scoring.contract import ConfigError, RewardInputError, Scorer
+from ..scoring.contract import RewardInputError, Scorer, ScoringContext
 from ..scoring.families import Family, families
 from ..scoring.loading import RewardModuleError, load_modules
+from ..scoring.result import ScoreResult
 from ..scoring.runner import RewardScorer
 from ..scoring.sample import Sample
 from ..scoring.spec import RewardSpec, spec_from_callable
-from .config import ManagerConfig, ManagerConfigError
+from .config import ManagerConfig, ManagerConfigError, configured_family_scorers, family_scorer
+
+_NOT_A_NAME = object()
+
+
+def _reward_fn_field(value: Any) -> Any:
+    """A row's ``reward_fn`` value as a name, None (no choice: ``None``, NaN, blank text) or ``_NOT_A_NAME``."""
+    if isinstance(value, np.generic) or (isinstance(value, np.ndarray) and value.ndim == 0):
+        value = value.item()
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if isinstance(value, str):
+        return value.strip() or None
+    return _NOT_A_NAME
+
+
+class _NotAName(Scorer):
+    """The scorer of a row whose ``reward_fn`` field is not a name: the call fails, so the sample gets the
+    fallback score with ``reward_error=1`` and a logged reason, and the step goes on."""
+
+    name = "reward_fn field"
+
+    def __init__(self, value: Any):
+        self.message = f"the row's reward_fn field is not a reward name: {type(value).__name__} {value!r:.80}"
+
+    async def run(self, sample: Sample, ctx: ScoringContext) -> ScoreResult:
+        raise ValueError(self.message)
 
 
 def _registered_spec(fn: Any) -> RewardSpec | None:
@@ -70,12 +102,8 @@ class Router:
         for name in [self.reward_fn, *self.by_source.values()]:
             if name:
                 self._named_scorer(name)  # unknown names fail now, not at the first sample
-        self._families: dict[str, Scorer] = {}
+        self._families: dict[str, Scorer] = configured_family_scorers(config, tokenizer)
         self._by_source: dict[str, Scorer] = {}
-        if self.custom is None and not self.reward_fn:
-            for family in families():
-                if config.section(family.name) is not None:  # configured: validate now, not at the first sample
-                    self._families[family.name] = self._build(family)
 
     # ----------------------------------------------------------------------------------- setup
     @staticmethod
@@ -99,10 +127,7 @@ class Router:
         return scorer
 
     def _build(self, family: Family) -> Scorer:
-        try:
-            return family.make_scorer(self.config.section(family.name), self.tokenizer)
-        except ConfigError as exc:
-            raise ManagerConfigError(str(exc)) from None
+        return family_scorer(family, self.config, self.tokenizer)
 
     def declared_keys(self) -> list[str]:
         """Every extra key a sample of this run may report, known before the first sample.
@@ -127,31 +152,45 @@ class Router:
 
     # --------------------------------------------------------------------------------- routing
     def __call__(self, sample: Sample) -> Scorer:
-        row_choice = sample.row.get("reward_fn") or sample.extra_info.get("reward_fn")
+        raw = sample.row.get("reward_fn")
+        row_choice = _reward_fn_field(raw)
+        if row_choice is None:
+            raw = sample.extra_info.get("reward_fn")
+            row_choice = _reward_fn_field(raw)
+        if row_choice is _NOT_A_NAME:
+            return _NotAName(raw)
         if row_choice:
             try:
                 return self._named_scorer(str(row_choice))
             except ManagerConfigError as exc:
                 raise RewardInputError(f"sample {sample.sample_id}: reward_fn field: {exc}") from None
-        data_source = sample.data_source
+        return self._for_source(sample.data_source)[0]
+
+    def named(self, name: str) -> Scorer:
+        """The registered reward ``name`` (ManagerConfigError when there is none)."""
+        return self._named_scorer(name)
+
+    def describe(self, data_source: str) -> str:
+        """Which rule scores rows of ``data_source`` without their own ``reward_fn`` field (``verl-rewards check``)."""
+        return self._for_source(data_source)[1]
+
+    def _for_source(self, data_source: str) -> tuple[Scorer, str]:
+        """Rules 2-6 of the module doc: the scorer of ``data_source`` and the rule that chose it."""
         if data_source in self.by_source:
-            return self._named_scorer(self.by_source[data_source])
+            name = self.by_source[data_source]
+            return self._named_scorer(name), f"reward {name!r} (reward_fn_by_source)"
         if self.reward_fn:
-            return self._named_scorer(self.reward_fn)
+            return self._named_scorer(self.reward_fn), f"reward {self.reward_fn!r} (reward_fn)"
         if self.custom is not None:
-            return self.custom
-        scorer = self._by_source.get(data_source)
-        if scorer is not None:
-            return scorer
+            return self.custom, f"the custom function {self.custom.name!r} (reward.custom_reward_function)"
         for family in families():
             if family.matches(data_source):
-                scorer = self._families.get(family.name)
+                scorer = self._by_source.get(data_source) or self._families.get(family.name)
                 if scorer is None:
                     scorer = self._families[family.name] = self._build(family)
-                break
-        else:
-            if self.default is None:
-                raise LookupError(f"no scoring function for data_source {data_source!r} and no default configured")
-            scorer = self.default
-        self._by_source[data_source] = scorer
-        return scorer
+                self._by_source[data_source] = scorer
+                return scorer, f"the {family.name} family"
+        if self.default is None:
+            raise LookupError(f"no scoring function for data_source {data_source!r} and no default configured")
+        self._by_source[data_source] = self.default
+        return self.default, "verl's default_compute_score (it raises for data sources it does not know)"

@@ -10,6 +10,10 @@ The text is exactly ``tokenizer.decode(ids, skip_special_tokens=...)``: a fast t
 backend's ``decode`` followed by ``clean_up_tokenization`` when ``clean_up_tokenization_spaces`` is set, which
 the batcher applies the same way. Tokenizers without a Rust backend (slow tokenizers, test doubles) are decoded
 one by one with their own ``decode``.
+
+One undecodable sequence (a negative token id, or one beyond the backend's 32-bit range) makes the backend reject
+the whole batch; the batch is then decoded one sequence at a time, so only the samples whose own ids are bad fail
+(their reward call raises: fallback score, ``reward_error=1``).
 """
 
 from __future__ import annotations
@@ -73,16 +77,26 @@ class DecodeBatcher:
         task = loop.run_in_executor(None, self._decode_batch, batch)
         task.add_done_callback(lambda done: _deliver(batch, done))
 
-    def _decode_batch(self, batch: list[tuple[list[int], bool, asyncio.Future]]) -> list[str]:
+    def _decode_batch(self, batch: list[tuple[list[int], bool, asyncio.Future]]) -> list[str | Exception]:
+        """Each request's text, or the exception decoding its own ids raised (see the module doc)."""
         backend = self._backend
         assert backend is not None  # only batched when there is a backend
-        out: list[str] = [""] * len(batch)
+        out: list[str | Exception] = [""] * len(batch)
         for skip in (True, False):  # one backend call per setting present
             idx = [i for i, (_, s, _) in enumerate(batch) if s is skip]
-            if idx:
+            if not idx:
+                continue
+            try:
                 texts = backend.decode_batch([batch[i][0] for i in idx], skip_special_tokens=skip)
-                for i, text in zip(idx, texts, strict=True):
-                    out[i] = self._finish(text)
+            except Exception:  # noqa: BLE001 - one bad sequence: decode one by one, fail only the bad ones
+                for i in idx:
+                    try:
+                        out[i] = self._finish(backend.decode(batch[i][0], skip_special_tokens=skip))
+                    except Exception as exc:  # noqa: BLE001 - delivered to that sample's caller
+                        out[i] = exc
+                continue
+            for i, text in zip(idx, texts, strict=True):
+                out[i] = self._finish(text)
         return out
 
     def _finish(self, text: str) -> str:
@@ -95,7 +109,8 @@ def _deliver(batch: list[tuple[list[int], bool, asyncio.Future]], done: asyncio.
     for i, (_, _, fut) in enumerate(batch):
         if fut.done():  # its caller gave up (timeout)
             continue
-        if exc is not None:
-            fut.set_exception(exc)
+        outcome = exc if exc is not None else texts[i]  # type: ignore[index]
+        if isinstance(outcome, BaseException):
+            fut.set_exception(outcome)
         else:
-            fut.set_result(texts[i])  # type: ignore[index]
+            fut.set_result(outcome)

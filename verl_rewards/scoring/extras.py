@@ -13,7 +13,12 @@ built: the base keys, the configured ``extra_keys`` and the keys every selectabl
   (:func:`present_columns`).
 * Components a reward returns without declaring them travel as JSON text in ``reward_extra_undeclared`` and
   are still logged by the metric hooks; at most :data:`MAX_UNDECLARED_NAMES` distinct names are kept per
-  process (a name per sample, e.g. an id inside a key, is capped with an error message).
+  process (a name per sample, e.g. an id inside a key, is capped with an error message), each at most
+  :data:`MAX_NAME_CHARS` characters long.
+* Every value leaves as text or as a finite number within :data:`~verl_rewards.coerce.MAX_MAGNITUDE` (read by
+  :func:`~verl_rewards.coerce.read_float`): anything else (NaN, an infinity, a 400-digit integer, an object) is
+  dropped, so a declared key holds ``0.0`` and is listed absent, and counted in ``extra_dropped`` together with
+  undeclared names over the length limit. ``None`` is a value the sample did not report (absent, not counted).
 """
 
 from __future__ import annotations
@@ -26,15 +31,41 @@ from typing import Any
 
 import numpy as np
 
+from ..coerce import read_float
+
 logger = logging.getLogger("verl_rewards")
 
-BASE_EXTRA_KEYS = ("base_score", "contrib", "reward_error", "reward_timeout", "step_dict_error")
+#: number of values dropped from the sample's extras (not finite, out of range, not storable; over-long names)
+DROPPED_KEY = "extra_dropped"
+BASE_EXTRA_KEYS = (
+    "base_score",
+    "contrib",
+    "reward_error",
+    "reward_timeout",
+    "step_dict_error",
+    "step_error",
+    DROPPED_KEY,
+)
 #: text column: comma-separated declared keys the sample did not report (their 0.0 is a placeholder)
 ABSENT_KEY = "reward_extra_absent"
 #: text column: JSON object of components the reward returned without declaring them
 UNDECLARED_KEY = "reward_extra_undeclared"
 #: distinct undeclared component names kept per process
 MAX_UNDECLARED_NAMES = 64
+#: longest undeclared component name kept (a longer one is dropped and counted in ``extra_dropped``)
+MAX_NAME_CHARS = 128
+_DROP = object()
+
+
+def storable(value: Any) -> Any:
+    """``value`` as it may leave the manager (text, ``None``, or a number within the finite-number rule, Python
+    ``bool``/``int``/``float`` kept as they are), else a marker meaning "drop it"."""
+    if value is None or isinstance(value, str):
+        return value
+    number = read_float(value)
+    if number is None:
+        return _DROP
+    return value if type(value) in (bool, int, float) else number
 
 
 class ExtraKeys:
@@ -51,21 +82,50 @@ class ExtraKeys:
         self._undeclared: set[str] = set()
         self._lock = threading.Lock()
         self._capped = False
+        self._long_name_logged = False
 
     def row(self, extra: Mapping[str, Any], source: str = "reward") -> dict[str, Any]:
-        """One sample's extras with exactly :attr:`names` as keys."""
+        """One sample's extras with exactly :attr:`names` as keys (values checked, see the module doc)."""
         out: dict[str, Any] = {}
         absent = []
+        dropped = 0
         for key in self.declared:
-            if key in extra:
-                out[key] = extra[key]
-            else:
+            value = storable(extra[key]) if key in extra and key != DROPPED_KEY else None
+            dropped += value is _DROP
+            if value is None or value is _DROP:
                 out[key] = 0.0
-                absent.append(key)
+                if key != DROPPED_KEY:
+                    absent.append(key)
+            else:
+                out[key] = value
         out[ABSENT_KEY] = ",".join(absent)
-        rest = {k: v for k, v in extra.items() if k not in out}
+        rest = {}
+        for key, value in extra.items():
+            if key in out:
+                continue
+            kept = storable(value)
+            if kept is _DROP or len(key) > MAX_NAME_CHARS:
+                dropped += 1
+                if len(key) > MAX_NAME_CHARS:
+                    self._log_long_name(key, source)
+            else:
+                rest[key] = kept
         out[UNDECLARED_KEY] = self._pack(rest, source) if rest else ""
+        out[DROPPED_KEY] = dropped
         return out
+
+    def _log_long_name(self, key: str, source: str) -> None:
+        if self._long_name_logged:
+            return
+        self._long_name_logged = True
+        logger.error(
+            "verl-rewards: %s returned an extra key of %d characters (starting %r); names longer than %d characters "
+            "are dropped (counted in extra_dropped). Return short, stable component names.",
+            source,
+            len(key),
+            key[:40],
+            MAX_NAME_CHARS,
+        )
 
     def _pack(self, rest: Mapping[str, Any], source: str) -> str:
         kept = {}

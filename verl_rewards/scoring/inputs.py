@@ -20,10 +20,17 @@ parameter ``max_length``); ``reward.reward_kwargs.score_kwargs`` constants win o
 that takes ``**kwargs`` also gets every verl-style field (:data:`VERL_FIELDS`, as verl's own managers pass
 them) and the constants. A required parameter with no source is a :class:`RewardInputError` on the first
 sample, naming the parameter and the fields that exist.
+
+Every value a reward receives is its own copy (:func:`private_copies`): verl's GRPO repeat shares one
+``reward_model`` / ``extra_info`` object between a prompt's rollouts, and the engine reads the step dicts for the
+contribution term, so a reward that edits its inputs must change nothing but its copies.
 """
 
 from __future__ import annotations
 
+import copy
+import logging
+import pickle
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +59,34 @@ PREDEFINED = (
 #: what verl's managers pass a ``compute_score``; a reward taking ``**kwargs`` gets all of them
 VERL_FIELDS = ("data_source", "solution_str", "ground_truth", "extra_info", "step", "prev_step_dict", "cur_step_dict")
 _HIDDEN_COLUMNS = frozenset({"tool_extra_fields", "__num_turns__", "prompt_len", "response_len", "raw_prompt"})
+_IMMUTABLE = (str, bytes, int, float, bool, complex, type(None))
+logger = logging.getLogger("verl_rewards")
+_uncopyable_logged: set[str] = set()
+
+
+def private_copies(kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """``kwargs`` with every mutable value deep-copied, in one pass so values that shared an object still share
+    their copy. A value that cannot be copied (neither pickled nor deep-copied) is passed as it is, logged once."""
+    mutable = {k: v for k, v in kwargs.items() if not isinstance(v, _IMMUTABLE)}
+    if not mutable:
+        return dict(kwargs)
+    try:
+        copies = pickle.loads(pickle.dumps(mutable, protocol=pickle.HIGHEST_PROTOCOL))
+    except Exception:  # noqa: BLE001 - an unpicklable value: copy value by value
+        copies = {}
+        for key, value in mutable.items():
+            try:
+                copies[key] = copy.deepcopy(value)
+            except Exception:  # noqa: BLE001 - passed as it is
+                copies[key] = value
+                if key not in _uncopyable_logged:
+                    _uncopyable_logged.add(key)
+                    logger.warning(
+                        "verl-rewards: input %r (%s) cannot be copied; the reward gets the original",
+                        key,
+                        type(value).__name__,
+                    )
+    return {**kwargs, **copies}
 
 
 def _as_messages(value: Any) -> list[dict[str, Any]] | None:
@@ -64,8 +99,8 @@ def _as_messages(value: Any) -> list[dict[str, Any]] | None:
 
 def trajectory_id(sample: Sample) -> str:
     """A stable id of the rollout: the agent loop's trajectory id, else uid + session (or index)."""
-    tool_extra = sample.row.get("tool_extra_fields")
-    if isinstance(tool_extra, Mapping) and tool_extra.get("trajectory_id") is not None:
+    tool_extra = sample.tool_extra
+    if tool_extra.get("trajectory_id") is not None:
         return str(tool_extra["trajectory_id"])
     uid = sample.row.get("uid")
     session = sample.row.get("session_id", sample.row.get("index", sample.extra_info.get("index")))
@@ -95,8 +130,7 @@ def available_names(sample: Sample | None = None) -> list[str]:
 def resolve_inputs(spec: RewardSpec, sample: Sample, text: str, ctx: ScoringContext) -> dict[str, Any]:
     """Keyword arguments for ``spec`` on ``sample`` (``env`` is added by the caller); see the module doc."""
     constants = ctx.score_kwargs
-    tool_extra = sample.row.get("tool_extra_fields")
-    tool_extra = tool_extra if isinstance(tool_extra, Mapping) else {}
+    tool_extra = sample.tool_extra
     row: dict[str, Any] | None = None
     kwargs: dict[str, Any] = {}
     if spec.accepts_any:
@@ -135,4 +169,4 @@ def resolve_inputs(spec: RewardSpec, sample: Sample, text: str, ctx: ScoringCont
             f"reward {spec.name!r} requires parameter(s) {missing} that no field provides; "
             f"available fields: {available_names(sample)} (constants: reward.reward_kwargs.score_kwargs)"
         )
-    return kwargs
+    return private_copies(kwargs)

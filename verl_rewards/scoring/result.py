@@ -6,20 +6,24 @@ A reward may return
 * a dict with ``score`` (or ``reward``): the score, every other key a component;
 * a tuple ``(score, format, correctness, length)`` as ToolRL's ``compute_score`` returns.
 
-Anything else, a non-finite score, or one beyond float32 (the reward tensor's type) raises
-:class:`ScoreResultError`; the engine turns it into the fallback score with ``reward_error=1``.
+Anything else, a non-finite score, or one beyond :data:`~verl_rewards.coerce.MAX_MAGNITUDE` (``2**108``: verl
+stores rewards as float32 and sums a group of them in float32) raises :class:`ScoreResultError`; the engine turns
+it into the fallback score with ``reward_error=1``. Components are only normalised here (numpy scalars to Python
+numbers, long text cut); :class:`~verl_rewards.scoring.extras.ExtraKeys` drops and flags the ones that are not
+finite numbers in range when they leave the manager.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..coerce import FLOAT32_MAX, MAX_MAGNITUDE, read_float
+
+__all__ = ["FLOAT32_MAX", "MAX_MAGNITUDE", "ScoreResult", "ScoreResultError", "normalise_result", "sanitize_extra"]
+
 TUPLE_KEYS = ("format", "correctness", "length")
-#: the largest magnitude the float32 reward tensor holds; a score beyond it would silently become inf
-FLOAT32_MAX = 3.4028234663852886e38
 #: the component a plain-number result is also reported under (as verl's naive manager does)
 NUMBER_KEY = "acc"
 _MAX_TEXT_EXTRA = 512
@@ -40,22 +44,18 @@ class ScoreResult:
 
 
 def _finite(value: Any) -> float:
-    if isinstance(value, bool):
-        return float(value)
-    if hasattr(value, "item") and callable(value.item):
-        value = value.item()
-    if not isinstance(value, int | float):
-        raise ScoreResultError(f"score must be a number, got {type(value).__name__}: {value!r:.80}")
-    out = float(value)
-    if not math.isfinite(out):
-        raise ScoreResultError(f"score is not finite: {out}")
-    if abs(out) > FLOAT32_MAX:
-        raise ScoreResultError(f"score {out:g} does not fit the float32 reward tensor (it would become inf)")
+    out = read_float(value)
+    if out is None:
+        raise ScoreResultError(
+            f"score must be a finite number within +-2**108 (verl sums a group's rewards in float32), "
+            f"got {type(value).__name__}: {value!r:.80}"
+        )
     return out
 
 
 def sanitize_extra(value: Any) -> Any:
-    """Make a component storable in a numpy array row: scalars stay, everything else becomes short text."""
+    """Make a component storable in a numpy array row: scalars stay (numpy ones become Python numbers), everything
+    else becomes short text. Whether a number is finite and in range is checked when it leaves the manager."""
     if value is None or isinstance(value, bool | int | float | str):
         if isinstance(value, str) and len(value) > _MAX_TEXT_EXTRA:
             return value[:_MAX_TEXT_EXTRA]

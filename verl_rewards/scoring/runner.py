@@ -3,12 +3,13 @@
 For one sample it decodes the text the reward asks for (batched with the other samples of the event loop),
 resolves the inputs by parameter name, lends a pooled environment when the reward declares one, and calls the
 reward in its executor: async rewards on a thread's own event loop, sync rewards in the thread executor or, for
-registered rewards with ``executor=process``, in a worker process. While the thread executor is overloaded with
-hung calls (:meth:`~verl_rewards.scoring.threads.ThreadExecutor.overloaded`), sync rewards that a worker process
-can run (registered, no pooled env) go to the process executor instead.
+registered rewards with ``executor=process``, in a worker process, through the executors' one interface
+(``run_reward``, :mod:`verl_rewards.scoring.executors`). While the thread executor is overloaded with hung calls
+(:meth:`~verl_rewards.scoring.executors.threads.ThreadExecutor.overloaded`), sync rewards that a worker process can
+run (registered, no pooled env) go to the process executor instead.
 
 The call is bounded by the run's ``timeout_s``, counted from when a thread or worker process starts it, and
-includes turning the return value into a :class:`ScoreResult` (:func:`normalise_result`): a return value whose
+includes turning the return value into a :class:`ScoreResult` (``normalise_result``): a return value whose
 conversion is slow (a ``__str__`` or ``__float__`` that blocks) costs that call its time, never the event loop's.
 """
 
@@ -18,12 +19,12 @@ import asyncio
 from typing import Any
 
 from .contract import Scorer, ScoringContext
+from .executors.threads import thread_executor
 from .inputs import resolve_inputs, trajectory_id
 from .pools import EnvPool
-from .result import ScoreResult, normalise_result
+from .result import ScoreResult
 from .sample import Sample
 from .spec import RewardSpec, is_registered
-from .threads import thread_executor
 
 
 class RewardScorer(Scorer):
@@ -54,22 +55,11 @@ class RewardScorer(Scorer):
             key = key or trajectory_id(sample)
             kwargs["env"] = await asyncio.wait_for(self.pool.acquire(key), ctx.timeout_s)
         finished = False
-        number_key = spec.number_key
         try:
-            if spec.is_async:
-
-                async def call() -> ScoreResult:
-                    return normalise_result(await spec.invoke(**kwargs), number_key=number_key)
-
-                result = await thread_executor().run_async(call, ctx.timeout_s)
-            elif ctx.process_runner is not None and self._in_process():
-                result = await ctx.process_runner().run(
-                    spec.name, kwargs, ctx.timeout_s, count_queue_wait=False, normalise=True, number_key=number_key
-                )
-            else:
-                result = await thread_executor().run(
-                    lambda: normalise_result(spec.invoke(**kwargs), number_key=number_key), ctx.timeout_s
-                )
+            executor: Any = thread_executor()
+            if not spec.is_async and ctx.process_runner is not None and self._in_process():
+                executor = ctx.process_runner()
+            result: ScoreResult = await executor.run_reward(spec, kwargs, ctx.timeout_s, number_key=spec.number_key)
             finished = True
         finally:
             if self.pool is not None:

@@ -15,13 +15,15 @@ response is the whole trajectory text after the prompt (tool outputs included), 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..contribution import read_step_dict
+from ..coerce import read_float
+from ..contribution import MAX_STEP, read_step_dict
 
 STEP_DICT_KEYS = ("prev_step_dict", "cur_step_dict")
 
@@ -45,6 +47,10 @@ class Sample:
     prompt_text: str | None = None
     #: a step dict was present but unusable (bad JSON, too deep, wrong type): the defaults were used
     step_dict_error: bool = False
+    #: a step field was present but not a training step (inf, NaN text, a 400-digit integer, negative): skipped
+    step_error: bool = False
+    #: what the agent loop recorded (``tool_extra_fields``, parsed when it is JSON text)
+    tool_extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def response_length(self) -> int:
@@ -56,13 +62,14 @@ class Sample:
         row = dict(row)
         extra_info = _as_dict(row.get("extra_info"))
         prev, cur, malformed = step_dicts(row, {}, extra_info)
+        step, step_error = read_step(row, {}, extra_info)
         return cls(
             prompt_ids=[],
             response_ids=[],
             data_source=str(row.get("data_source") or ""),
             ground_truth=_ground_truth(row),
             extra_info=extra_info,
-            step=resolve_step(row, {}, extra_info),
+            step=step,
             prev_step_dict=prev,
             cur_step_dict=cur,
             sample_id=row.get("uid", row.get("index", extra_info.get("index"))),
@@ -70,6 +77,8 @@ class Sample:
             response_text=response,
             prompt_text=prompt,
             step_dict_error=malformed,
+            step_error=step_error,
+            tool_extra=_as_dict(row.get("tool_extra_fields")),
         )
 
 
@@ -119,17 +128,17 @@ def step_dicts(
 
 
 def _int_or_none(value: Any) -> int | None:
-    value = _scalar(value)
-    if isinstance(value, bool) or value is None:
-        return None
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
+    """A whole number in ``[-MAX_STEP, MAX_STEP]`` (truncated), else None; never raises."""
+    out = read_float(_scalar(value), maximum=MAX_STEP, bools=False, text=True)
+    return None if out is None else int(out)
 
 
-def resolve_step(row: Mapping[str, Any], meta_info: Mapping[str, Any], extra_info: Mapping[str, Any]) -> int:
-    """The global training step: ``global_steps`` column (V1), batch meta_info, else extra_info, else 0."""
+def read_step(row: Mapping[str, Any], meta_info: Mapping[str, Any], extra_info: Mapping[str, Any]) -> tuple[int, bool]:
+    """The global training step: ``global_steps`` column (V1), batch meta_info, else extra_info, else 0; and
+    whether a field before the one used held something that is not a step (an infinity, a 400-digit integer,
+    a negative number, text): such a field is skipped and flagged (``step_error``), never an exception.
+    ``None`` and NaN (a missing value in a table column) are simply absent."""
+    bad = False
     for value in (
         row.get("global_steps"),
         row.get("step"),
@@ -138,10 +147,19 @@ def resolve_step(row: Mapping[str, Any], meta_info: Mapping[str, Any], extra_inf
         extra_info.get("global_step"),
         extra_info.get("step"),
     ):
+        value = _scalar(value)
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            continue
         step = _int_or_none(value)
         if step is not None and step >= 0:
-            return step
-    return 0
+            return step, bad
+        bad = True
+    return 0, bad
+
+
+def resolve_step(row: Mapping[str, Any], meta_info: Mapping[str, Any], extra_info: Mapping[str, Any]) -> int:
+    """:func:`read_step` without the flag."""
+    return read_step(row, meta_info, extra_info)[0]
 
 
 def _ground_truth(row: Mapping[str, Any]) -> Any:
@@ -184,18 +202,21 @@ def sample_from_row(
     data_source = row.get("data_source")
     sample_id = row.get("uid", row.get("index", extra_info.get("index")))
     prev, cur, malformed = step_dicts(row, tool_extra, extra_info)
+    step, step_error = read_step(row, meta_info, extra_info)
     return Sample(
         prompt_ids=prompt_ids,
         response_ids=response_ids,
         data_source="" if data_source is None else str(data_source),
         ground_truth=_ground_truth(row),
         extra_info=extra_info,
-        step=resolve_step(row, meta_info, extra_info),
+        step=step,
         prev_step_dict=prev,
         cur_step_dict=cur,
         sample_id=sample_id,
         row=row,
         step_dict_error=malformed,
+        step_error=step_error,
+        tool_extra=tool_extra,
     )
 
 

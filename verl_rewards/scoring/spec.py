@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .contract import RESPONSE_DECODE, DecodeConfig
+from .executors.base import EXECUTORS
 from .result import TUPLE_KEYS
-from .threads import EXECUTORS
 
 
 class RewardRegistryError(ValueError):

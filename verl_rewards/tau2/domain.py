@@ -415,7 +415,7 @@ class Domain:
         Every gold action is applied in order to a fresh env with the task's initial state; tool errors are
         recorded and ignored (tau2). Unlike tau2, the domain's sync hook runs after each action, as in a live
         episode (see :mod:`verl_rewards.tau2.rewards.db`). ``skip_terminate`` leaves out terminate tools
-        (tau-bench's replay).
+        (tau-bench's replay). Gold actions of read-only tools are not run (:meth:`replay_gold`).
         The returned environment is shared and frozen (:meth:`Environment.freeze`): never step it.
         """
         task = self.task(task_id)
@@ -424,6 +424,25 @@ class Domain:
             hit = self._gold.get(key)
         if hit is not None:
             return hit
+        env, errors = self.replay_gold(task.id, skip_terminate=skip_terminate)
+        env.freeze()
+        hit = (env, errors)
+        with self._lock:
+            self._gold.setdefault(key, hit)
+            return self._gold[key]
+
+    def replay_gold(
+        self, task_id: Any, *, skip_terminate: bool = False, run_reads: bool = False
+    ) -> tuple[Environment, list[dict[str, Any]]]:
+        """A fresh env with the task's gold actions replayed (not cached, not frozen) and the errors swallowed.
+
+        Unless ``run_reads``, an action of a read-only tool is not run: it cannot change the state (the trajectory
+        replay skips such calls too), and running reads was most of the cost of a task's first reward call. The
+        domain's sync hook runs in its place, as after a read that succeeds. Its failure, if it would fail, is then
+        not listed (calls of unknown tools still are). The tests check on every task of every domain that both
+        ways reach the same state.
+        """
+        task = self.task(task_id)
         env = self.make_env(task.id)
         errors: list[dict[str, Any]] = []
         criteria = task.evaluation_criteria
@@ -431,6 +450,11 @@ class Domain:
             if skip_terminate and action.name in self.terminate_tools:
                 continue
             mutating = env.has_tool(action.name) and env.is_mutating_tool(action.name)
+            kit = env.tools if action.requestor == "assistant" else env.user_tools
+            if not run_reads and kit is not None and kit.has_tool(action.name):
+                if not kit.tool_specs()[action.name].mutates_state:
+                    env.sync()
+                    continue
             observation, error = env.execute(action.name, action.arguments, action.requestor)
             if error:
                 log = logger.warning if mutating else logger.debug
@@ -450,11 +474,7 @@ class Domain:
                         "error": observation,
                     }
                 )
-        env.freeze()
-        hit = (env, errors)
-        with self._lock:
-            self._gold.setdefault(key, hit)
-            return self._gold[key]
+        return env, errors
 
 
 def load_domain(name: str, data_dir: str | os.PathLike[str] | None = None, **options: Any) -> Domain:

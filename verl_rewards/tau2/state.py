@@ -122,6 +122,21 @@ class BaseDB:
         return self._hash
 
 
+_ATOMS = (str, int, float, bool, type(None))
+
+
+def _clone(value: Any) -> Any:
+    """Deep copy of a record: dicts and lists rebuilt, immutable scalars shared, anything else ``copy.deepcopy``
+    (several times faster than ``copy.deepcopy`` on JSON-like records, the first-write cost of every call)."""
+    if type(value) is dict:
+        return {k: v if type(v) in _ATOMS else _clone(v) for k, v in value.items()}
+    if type(value) is list:
+        return [v if type(v) in _ATOMS else _clone(v) for v in value]
+    if type(value) in _ATOMS:
+        return value
+    return copy.deepcopy(value)
+
+
 class DBState:
     """One environment's view of a :class:`BaseDB`: the base plus an overlay of touched records."""
 
@@ -196,7 +211,7 @@ class DBState:
         rec = self.get(collection, key, _MISSING)
         if rec is _MISSING:
             raise KeyError(key)
-        rec = copy.deepcopy(rec)
+        rec = _clone(rec)
         over[key] = rec
         return rec
 

@@ -17,14 +17,15 @@ One row per task of the split (``<out>/<split>.parquet``), in tau-bench's task o
                   message, generated at rollout time, follows the system prompt)
     ability       "tool_use"
     reward_model  {"style": "rule", "ground_truth": {"task_id": "<split>/<index>", "actions": JSON text,
-                   "outputs": [str]}}
+                   "outputs": [str], "gt_data_hash": tau-bench's hash of the gold end state}}
     extra_info    {"index", "split", "task_id", "domain", "mode", "user_id", "instruction", "outputs",
                    "tools_kwargs": {<tool>: {"create_kwargs": {"domain", "task_id", "data_dir"}}}}
 
 ``instruction`` and ``user_id`` are what a simulated user (tau-bench's ``llm`` user, whose prompt is
 :func:`~verl_rewards.tau_bench.user.user_system_prompt`) needs to play the task in a conversation. The gold actions
 are JSON text because their argument dicts differ from task to task; the reward reads them from the data, not from
-the row.
+the row. ``gt_data_hash`` is computed here, once per task, so the reward never hashes the whole DB on its
+scoring path (it reads the hash back; a row without one makes the reward compute it).
 
 The tool config (``<out>/tool_config.yaml``) lists one :class:`~verl_rewards.tau_bench.verl_tools.TauBenchTool`
 per tool, with tau-bench's own schema from ``tools_info.json`` (kept whole in ``config.openai_schema``: verl's
@@ -42,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from ..files import replace_together
-from ..tau2.errors import DataNotFoundError, TaskValidationError, UnknownDomainError
+from ..tau2.errors import DataFileError, DataNotFoundError, TaskValidationError, UnknownDomainError
 from .domain import TauBenchDomain, TauBenchTask, load_domain
 from .normal import AGENT_LOOP_NAME
 
@@ -102,6 +103,7 @@ def task_row(domain: TauBenchDomain, task: TauBenchTask, index: int, data_dir: s
                 "task_id": task.id,
                 "actions": json.dumps(list(task.actions), ensure_ascii=False),
                 "outputs": list(task.outputs),
+                "gt_data_hash": domain.gold_hash(task.id),
             },
         },
         "extra_info": {
@@ -151,7 +153,7 @@ def prepare_tau_bench(
 
     try:
         dom = load_domain(domain, data_dir)
-    except (DataNotFoundError, UnknownDomainError, TaskValidationError) as exc:
+    except (DataNotFoundError, DataFileError, UnknownDomainError, TaskValidationError) as exc:
         raise TauBenchPrepareError(str(exc)) from exc
     if mode not in MODES:
         raise TauBenchPrepareError(f"unknown mode {mode!r}; available: {list(MODES)}")

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..tau2.domain import resolve_data_dir
-from ..tau2.errors import DataNotFoundError, TaskValidationError, UnknownDomainError
+from ..tau2.errors import DataFileError, DataNotFoundError, TaskValidationError, UnknownDomainError
 from ..tau2.state import BaseDB, DBState
 from . import airline, retail
 from .domain_spec import TauBenchDomainSpec
@@ -64,8 +64,15 @@ def _spec(name: Any) -> TauBenchDomainSpec:
 def _read_json(path: Path) -> Any:
     if not path.is_file():
         raise DataNotFoundError(f"tau-bench data file not found: {path}")
-    with path.open(encoding="utf-8") as fh:
-        return json.load(fh)
+    try:
+        with path.open(encoding="utf-8") as fh:
+            return json.load(fh)
+    except UnicodeDecodeError:
+        raise DataFileError(f"tau-bench data file {path} is not UTF-8 text") from None
+    except RecursionError:
+        raise DataFileError(f"tau-bench data file {path} is nested too deeply to read") from None
+    except ValueError as exc:  # truncated, empty, not JSON
+        raise DataFileError(f"tau-bench data file {path} is not valid JSON ({exc})") from None
 
 
 def _parse_tasks(path: Path, split: str) -> list[TauBenchTask]:
@@ -124,6 +131,12 @@ class TauBenchDomain:
         self.spec = spec
         self.data_dir = resolve_data_dir(name, data_dir, {"db": spec.db_file}, env_var=DATA_DIR_ENV, label="tau-bench")
         data = {part: _read_json(self.data_dir / f"{part}.json") for part in spec.data_files}
+        for part, value in data.items():
+            if not isinstance(value, dict):
+                raise DataFileError(
+                    f"tau-bench data file {self.data_dir / f'{part}.json'} must hold a JSON object, "
+                    f"not {type(value).__name__}"
+                )
         self.base_db = BaseDB(data, TUPLE_CODEC)
         self.policy = (self.data_dir / POLICY_FILE).read_text(encoding="utf-8")
         self.tools_info: list[dict[str, Any]] = _read_json(self.data_dir / TOOLS_INFO_FILE)
@@ -189,16 +202,21 @@ class TauBenchDomain:
         return env
 
     def gold_env(self, task_id: Any) -> TauBenchEnvironment:
-        """The state after the task's gold actions, terminate tools skipped, errors kept (cached and frozen)."""
+        """The state after the task's gold actions, terminate tools skipped, errors kept (cached and frozen).
+
+        Only the gold actions of write tools run: the others cannot change the data (the trajectory replay skips
+        them too), and running them was most of the cost of a task's first reward call."""
         task = self.task(task_id)
         with self._lock:
             hit = self._gold.get(task.id)
         if hit is not None:
             return hit
         env = self.make_env(task.id)
+        kinds = self.tool_kinds()
         for action in task.actions:
-            if action["name"] not in self.terminate_tools and action["name"] != RESPOND_ACTION:
-                env.step(action["name"], action["kwargs"])
+            name = action["name"]
+            if name not in self.terminate_tools and name != RESPOND_ACTION and kinds.get(name, "write") == "write":
+                env.step(name, action["kwargs"])
         env.freeze()
         with self._lock:
             return self._gold.setdefault(task.id, env)

@@ -21,7 +21,9 @@ Then, as tau-bench does when an episode is done:
 
 ``RewardResult.details`` keeps what tau-bench's info drops: ``r_actions`` always, the share of outputs found,
 ``done`` and how the episode ended, the replay report. Cost: O(the trajectory's calls) per call, with the gold
-state and its hash cached per task; no copy or full hash of the DB.
+state cached per task; no copy or full hash of the DB on the scoring path. ``gt_data_hash`` (a full-DB hash, tens
+of times the cost of the rest of a call) is read from the row's ground truth, where ``verl-rewards prepare
+tau_bench`` writes it (the ``gold_hash`` argument); only without it is it computed, once per task and cached.
 """
 
 from __future__ import annotations
@@ -117,10 +119,12 @@ def tau_bench_reward(
     messages: Sequence[Any],
     *,
     terminated: bool | None = None,
+    gold_hash: str | None = None,
 ) -> RewardResult:
     """tau-bench's binary reward of one trajectory of a v1 task (see the module doc).
 
-    ``terminated`` overrides whether the episode is done (None: read it from the messages).
+    ``terminated`` overrides whether the episode is done (None: read it from the messages). ``gold_hash``: the
+    task's ``gt_data_hash`` when known (the row's ground truth); None computes it (once per task, then cached).
     """
     dom = load_domain(domain) if isinstance(domain, str) else domain
     task = dom.task(task_id)
@@ -143,7 +147,7 @@ def tau_bench_reward(
     if not done:
         return RewardResult(reward=0.0, info={}, actions=gold_actions, details=details)
     reward = 1.0 if match else 0.0
-    info: dict[str, Any] = {"r_actions": 1.0 if match else 0.0, "gt_data_hash": dom.gold_hash(task.id)}
+    info: dict[str, Any] = {"r_actions": 1.0 if match else 0.0, "gt_data_hash": gold_hash or dom.gold_hash(task.id)}
     if task.outputs:
         if not all(found.values()):
             reward = 0.0

@@ -111,16 +111,33 @@ def _resume(settings: dict[str, Any], out: Path) -> list[dict[str, Any]]:
         return []
     try:
         old = json.loads(out.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise SimulateError(f"--out {out} exists and is not a readable JSON file ({exc}); move it away") from None
     if not isinstance(old, list) or not all(isinstance(s, dict) and isinstance(s.get("info"), dict) for s in old):
         raise SimulateError(f"--out {out} exists and is not a tau-bench results list; move it away")
+    for i, sim in enumerate(old):
+        problem = _malformed(sim)
+        if problem:  # refused before anything runs: a bad entry would break the sort, the summary or the resume
+            raise SimulateError(f"--out {out}: entry [{i}] {problem}; fix or move the file away")
     if any(s["info"].get("run") != settings for s in old):
         raise SimulateError(
             f"--out {out} holds a run with other settings (domain, models, trials, seed or limits); "
             "use another --out to start a new run"
         )
     return old
+
+
+def _malformed(sim: dict[str, Any]) -> str | None:
+    for key in ("trial", "task_id"):
+        value = sim.get(key)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            return f"has {key} {str(value)[:50]!r}, not an integer >= 0"
+    reward = sim.get("reward")
+    if isinstance(reward, bool) or not isinstance(reward, int | float) or not -1e9 < reward < 1e9:
+        return f"has reward {str(reward)[:50]!r}, not a number"
+    if not isinstance(sim["info"].get("termination"), str):
+        return "has no info.termination"
+    return None
 
 
 def agent_traj(domain: TauBenchDomain, trajectory: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -34,8 +34,10 @@ Normal mode (``extra_info.mode == "normal"``, rows of ``prepare tau_bench --mode
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..rewards.registry import RewardSpec, reward
@@ -70,7 +72,12 @@ class TauBenchOptions:
             raise ConfigError(
                 f"unknown key(s) {unknown} in reward.reward_kwargs.tau_bench; valid: {sorted(_OPTION_KEYS)}"
             )
-        return cls(data_dir=section.get("data_dir") or None)
+        data_dir = section.get("data_dir") or None
+        if data_dir is not None:
+            if not isinstance(data_dir, str | os.PathLike) or not Path(data_dir).expanduser().is_dir():
+                raise ConfigError(f"reward.reward_kwargs.tau_bench.data_dir {data_dir!r} is not a directory")
+            data_dir = str(Path(data_dir).expanduser())
+        return cls(data_dir=data_dir)
 
 
 def matches(data_source: str) -> bool:
@@ -100,6 +107,17 @@ def task_id_of(ground_truth: Any, extra_info: Mapping[str, Any]) -> str:
     )
 
 
+def gold_hash_of(ground_truth: Any) -> str | None:
+    """The task's ``gt_data_hash`` from the row's ground truth (written by ``prepare tau_bench``), if any."""
+    if isinstance(ground_truth, str) and ground_truth.lstrip().startswith("{"):
+        try:
+            ground_truth = json.loads(ground_truth)
+        except ValueError:
+            return None
+    value = ground_truth.get("gt_data_hash") if isinstance(ground_truth, Mapping) else None
+    return value if isinstance(value, str) and len(value) == 64 else None
+
+
 def score_tau_bench(
     trajectory: list[dict[str, Any]],
     data_source: str,
@@ -112,7 +130,13 @@ def score_tau_bench(
     termination = extra_info.get("termination")
     normal = extra_info.get("mode") == "normal"
     terminated = is_done(termination) if normal else None
-    result = tau_bench_reward(domain, task_id_of(ground_truth, extra_info), trajectory, terminated=terminated)
+    result = tau_bench_reward(
+        domain,
+        task_id_of(ground_truth, extra_info),
+        trajectory,
+        terminated=terminated,
+        gold_hash=gold_hash_of(ground_truth),
+    )
     details = result.details
     if not isinstance(termination, str) or not termination:
         termination = details["ended_by"] or ("crash" if details["crash"] else "max_steps")

@@ -16,6 +16,10 @@ Configuration, Hydra keys under ``actor_rollout_ref.rollout.custom.tau2`` (``+``
 ``max_steps``                       tau2's step limit (200, tau2's CLI default)
 ``max_errors``                      tau2's tool-error limit (10)
 ``enforce_communication_protocol``  false (tau2's default): a text + tool-call message runs its calls
+``agent_message_errors``            ``agent_error`` (training's rule: an empty agent message or tool-call arguments
+                                    that are not a JSON object end the run as agent_error, scored 0) or
+                                    ``infrastructure_error`` (tau2's runner; such a sample then scores 0 too, as
+                                    every termination but a stop does, but is left out of pass^k)
 ``data_dir``                        tau2 domains folder (else ``TAU2_DATA_DIR``, else the row's ``data_dir``)
 ==================================  ===============================================================================
 
@@ -51,6 +55,8 @@ from verl.experimental.agent_loop.tool_agent_loop import AgentData, AgentState, 
 from ..domain import DATA_DIR_ENV, Domain, load_domain
 from . import AGENT_LOOP_NAME
 from .conversation import (
+    AGENT_ERROR,
+    AGENT_MESSAGE_ERRORS,
     DEFAULT_MAX_ERRORS,
     DEFAULT_MAX_STEPS,
     INFRASTRUCTURE_ERROR,
@@ -68,7 +74,14 @@ logger = logging.getLogger(__name__)
 
 AGENT_NAME = AGENT_LOOP_NAME
 CONFIG_PATH = "actor_rollout_ref.rollout.custom.tau2"
-_SETTINGS_KEYS = {"user", "max_steps", "max_errors", "enforce_communication_protocol", "data_dir"}
+_SETTINGS_KEYS = {
+    "user",
+    "max_steps",
+    "max_errors",
+    "enforce_communication_protocol",
+    "agent_message_errors",
+    "data_dir",
+}
 _TRIALS_KEPT = 65536
 
 
@@ -81,6 +94,7 @@ class NormalSettings:
     max_errors: int = DEFAULT_MAX_ERRORS
     enforce_communication_protocol: bool = False
     data_dir: str | None = None
+    agent_message_errors: str = AGENT_ERROR
 
     @classmethod
     def from_mapping(cls, section: Mapping[str, Any] | None) -> NormalSettings:
@@ -97,7 +111,10 @@ class NormalSettings:
         if not isinstance(enforce, bool):
             raise ValueError(f"{CONFIG_PATH}.enforce_communication_protocol must be true or false")
         data_dir = section.get("data_dir")
-        return cls(user, max_steps, max_errors, enforce, str(data_dir) if data_dir else None)
+        rule = section.get("agent_message_errors", AGENT_ERROR)
+        if rule not in AGENT_MESSAGE_ERRORS:
+            raise ValueError(f"{CONFIG_PATH}.agent_message_errors must be one of {AGENT_MESSAGE_ERRORS}, got {rule!r}")
+        return cls(user, max_steps, max_errors, enforce, str(data_dir) if data_dir else None, rule)
 
 
 _SETTINGS_CACHE: dict[tuple[int, str], tuple[Any, Any]] = {}
@@ -241,6 +258,7 @@ class Tau2AgentLoop(ToolAgentLoop):
             max_errors=self.settings.max_errors,
             enforce_communication_protocol=self.settings.enforce_communication_protocol,
             seed=self._user_seed,
+            agent_message_errors=self.settings.agent_message_errors,
         )
 
     def trial_seed(self, config: UserConfig, task_id: str) -> int:

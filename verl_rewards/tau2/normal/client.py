@@ -127,7 +127,7 @@ class ChatClient:
     ) -> dict[str, Any]:
         """The request body: model, messages, tools with ``tool_choice: auto`` (omitted without tools), seed,
         the endpoint's sampling arguments, then ``extra``."""
-        body: dict[str, Any] = {"model": self.endpoint.model, "messages": messages}
+        body: dict[str, Any] = {"model": wire_model(self.endpoint.model), "messages": messages}
         if tools:
             body["tools"] = tools
             body["tool_choice"] = "auto"
@@ -179,7 +179,7 @@ class ChatClient:
                     raise PlayerError(f"{ep.url}: HTTP {status}: {_snippet(raw)}")
                 try:
                     return json.loads(raw)
-                except ValueError:
+                except (ValueError, RecursionError):  # RecursionError: JSON nested deeper than the parser goes
                     self.stats["failures"] += 1
                     raise PlayerError(f"{ep.url}: reply is not JSON: {_snippet(raw)}") from None
         self.stats["failures"] += 1
@@ -224,8 +224,11 @@ def parse_completion(data: Any) -> Reply:
         content = "\n".join(texts)
     elif content is not None and not isinstance(content, str):
         raise PlayerError(f"malformed reply: content is {type(content).__name__}")
+    raw_calls = message.get("tool_calls") or []
+    if not isinstance(raw_calls, list):
+        raise PlayerError(f"malformed reply: tool_calls is {type(raw_calls).__name__}, not a list")
     calls = []
-    for i, call in enumerate(message.get("tool_calls") or ()):
+    for i, call in enumerate(raw_calls):
         fn = call.get("function") if isinstance(call, dict) else None
         if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not fn["name"]:
             raise PlayerError(f"malformed reply: tool_calls[{i}] has no function name")
@@ -233,7 +236,33 @@ def parse_completion(data: Any) -> Reply:
         if arguments is not None and not isinstance(arguments, str | dict):
             raise PlayerError(f"malformed reply: tool_calls[{i}].function.arguments is {type(arguments).__name__}")
         calls.append({"id": call.get("id"), "name": fn["name"], "arguments": arguments})
-    return Reply(content=content, tool_calls=calls)
+    return Reply(content=content, tool_calls=calls, usage=completion_usage(data))
+
+
+def completion_usage(data: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The answer's token counts as tau2 records them per message (``{"completion_tokens", "prompt_tokens"}``;
+    None when the endpoint reports no ``usage``)."""
+    usage = data.get("usage")
+    if not isinstance(usage, Mapping):
+        return None
+    out = {}
+    for key in ("completion_tokens", "prompt_tokens"):
+        value = usage.get(key)
+        out[key] = value if isinstance(value, int) and not isinstance(value, bool) else None
+    return out
+
+
+PROVIDER_PREFIXES = ("openai/", "hosted_vllm/")
+
+
+def wire_model(model: str) -> str:
+    """The model name sent to the endpoint: a model configured with litellm's provider prefix for OpenAI-compatible
+    servers (``openai/my-model``, ``hosted_vllm/my-model``, as tau2's ``--agent-llm`` takes it) is sent without it,
+    as litellm does; result files record the name as configured."""
+    for prefix in PROVIDER_PREFIXES:
+        if model.startswith(prefix) and len(model) > len(prefix):
+            return model[len(prefix) :]
+    return model
 
 
 _SHARED: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Endpoint, ChatClient]] = weakref.WeakKeyDictionary()

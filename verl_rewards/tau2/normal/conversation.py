@@ -24,8 +24,13 @@ Rules, as tau2-bench's orchestrator runs them (``src/tau2/orchestrator/orchestra
   text *and* tool calls is routed to the environment, its calls run and its text stays in the trajectory and in
   the sender's own history but never reaches the other side; on, it ends the run at once as AGENT_ERROR
   (USER_ERROR for the user) and its calls do not run.
-* **Empty agent message** (no text, no tool calls): AGENT_ERROR. tau2 raises inside the step instead and its
-  runner leaves the simulation out of the metrics; training has no "leave out", so it scores 0.
+* **Agent message errors**: an empty agent message (no text, no tool calls) or a tool call whose arguments are
+  not a JSON object (malformed JSON). tau2 raises there (message validation; ``json.loads`` of the arguments) and
+  its runner records the simulation as ``infrastructure_error``, left out of its metrics. Two named rules
+  (``agent_message_errors``): ``"infrastructure_error"`` (tau2's outcome; ``verl-rewards simulate``) ends the run
+  as ``infrastructure_error`` and the bad message is not played or kept; ``"agent_error"`` (training's rule, the
+  default: a policy must not dodge a zero by emitting bad JSON) keeps the message and ends the run as
+  AGENT_ERROR, which scores 0.
 * **Other benchmarks' rules** (all off by default, so the engine runs tau2's rules unless told otherwise; tau-bench
   v1 sets them, :mod:`verl_rewards.tau_bench.normal`): ``greeting_to_agent=False`` (only the user sees the
   greeting; the trajectory starts with the user's first message); ``max_steps`` / ``max_errors`` ``None`` (no
@@ -39,7 +44,9 @@ Rules, as tau2-bench's orchestrator runs them (``src/tau2/orchestrator/orchestra
   turn budgets end it as MAX_STEPS).
 
 The trajectory (:attr:`Conversation.trajectory`) is the reward's input: OpenAI-style messages, user tool calls in
-``user`` messages, tool messages carrying ``requestor`` and ``error``.
+``user`` messages, tool messages carrying ``requestor`` and ``error``. :attr:`Conversation.message_info` runs
+alongside it (one dict per message: ``timestamp`` when the message was played, and for model messages the
+endpoint's ``usage``), for result files that record them (tau2's ``Results``).
 """
 
 from __future__ import annotations
@@ -48,6 +55,7 @@ import json
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Protocol
 
 from ..environment import Environment
@@ -60,6 +68,7 @@ TOO_MANY_ERRORS = "too_many_errors"
 AGENT_ERROR = "agent_error"
 USER_ERROR = "user_error"
 INFRASTRUCTURE_ERROR = "infrastructure_error"
+AGENT_MESSAGE_ERRORS = (AGENT_ERROR, INFRASTRUCTURE_ERROR)
 DEFAULT_MAX_STEPS = 200
 DEFAULT_MAX_ERRORS = 10
 DEFAULT_SEED = 300
@@ -77,6 +86,7 @@ class Reply:
 
     content: str | None = None
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    usage: dict[str, Any] | None = None
 
     def has_text(self) -> bool:
         return isinstance(self.content, str) and self.content.strip() != ""
@@ -126,6 +136,26 @@ def is_user_stop(content: str | None, has_tool_calls: bool, stop_tokens: Sequenc
     return any(token in content for token in stop_tokens)
 
 
+def malformed_arguments(raw_calls: Any) -> str | None:
+    """The arguments text of the first tool call whose arguments are not a JSON object (tau2's ``json.loads`` of
+    the arguments raises, or gives something that is not a dict), else None. Arguments given as a dict are fine."""
+    for raw in raw_calls or ():
+        fn = raw.get("function") if isinstance(raw, dict) else None
+        source = fn if isinstance(fn, dict) else (raw if isinstance(raw, dict) else {})
+        arguments = source.get("arguments")
+        if isinstance(arguments, dict):
+            continue
+        if not isinstance(arguments, str):
+            return repr(arguments)
+        try:
+            value = json.loads(arguments)
+        except (ValueError, RecursionError):
+            return arguments
+        if not isinstance(value, dict):
+            return arguments
+    return None
+
+
 def _short(text: Any) -> str:
     text = str(text)
     return text if len(text) <= MAX_CAUSE_CHARS else text[:MAX_CAUSE_CHARS] + "..."
@@ -155,7 +185,13 @@ class Conversation:
         max_agent_turns: int | None = None,
         first_call_only: bool = False,
         terminate_termination: str | None = None,
+        agent_message_errors: str = AGENT_ERROR,
     ):
+        if agent_message_errors not in AGENT_MESSAGE_ERRORS:
+            raise ValueError(
+                f"agent_message_errors must be one of {AGENT_MESSAGE_ERRORS}, got {agent_message_errors!r}"
+            )
+        self.agent_message_errors = agent_message_errors
         for name, limit in (("max_steps", max_steps), ("max_errors", max_errors), ("max_agent_turns", max_agent_turns)):
             if limit is not None and int(limit) <= 0:
                 raise ValueError(f"{name} must be positive (or None: no limit)")
@@ -173,6 +209,7 @@ class Conversation:
         self.seed = seed
         self.stop_tokens = tuple(stop_tokens)
         self.trajectory: list[dict[str, Any]] = []
+        self.message_info: list[dict[str, Any]] = []
         self.agent_view: list[dict[str, Any]] = []
         if agent_system_prompt is not None:
             self.agent_view.append({"role": "system", "content": agent_system_prompt})
@@ -216,7 +253,7 @@ class Conversation:
         self._started = True
         if self.greeting_to_agent:
             greeting = {"role": "assistant", "content": GREETING}
-            self.trajectory.append(dict(greeting))
+            self._append(dict(greeting))
             self.agent_view.append(dict(greeting))
         self.user_view.append({"role": "user", "content": GREETING})
         return await self._user_turn()
@@ -227,16 +264,26 @@ class Conversation:
             raise RuntimeError("call start() first")
         if self.done:
             return Turn([], True)
-        calls = self._calls(reply.tool_calls)
-        if self.first_call_only:
-            calls = calls[:1]
+        raw_calls = list(reply.tool_calls or ())[:1] if self.first_call_only else reply.tool_calls
+        bad = malformed_arguments(raw_calls)
+        empty = not raw_calls and not reply.has_text()
+        if (bad is not None or empty) and self.agent_message_errors == INFRASTRUCTURE_ERROR:
+            # tau2: the agent's message cannot be built; the runner records an infrastructure error
+            what = "an empty message" if empty else f"tool-call arguments that are not a JSON object: {bad}"
+            self.end(INFRASTRUCTURE_ERROR, f"agent: {what}")
+            return Turn([], True)
+        calls = self._calls(raw_calls)
         self.agent_turns += 1
         message = self._message("assistant", reply.content, calls)
-        self.trajectory.append(message)
+        self._append(message, reply)
         self.agent_view.append(_view_message(message))
         if not calls and not reply.has_text():
             self.steps += 1
             self.end(AGENT_ERROR, "the agent sent an empty message (no text, no tool calls)")
+            return Turn([], True)
+        if bad is not None:
+            self.steps += 1
+            self.end(AGENT_ERROR, f"the agent sent tool-call arguments that are not a JSON object: {bad}")
             return Turn([], True)
         if calls and reply.has_text() and self.enforce_communication_protocol:
             self.steps += 1
@@ -282,6 +329,9 @@ class Conversation:
             except PlayerError as exc:
                 self.end(USER_ERROR, f"user: {exc}")
                 return Turn([], True)
+            except Exception as exc:  # noqa: BLE001 - whatever breaks in the user player is the user's failure
+                self.end(USER_ERROR, f"user: {type(exc).__name__}: {exc}")
+                return Turn([], True)
             if not isinstance(reply, Reply):
                 self.end(USER_ERROR, f"user: the player returned {type(reply).__name__}, not a Reply")
                 return Turn([], True)
@@ -293,7 +343,7 @@ class Conversation:
                 self.end(USER_ERROR, "user: the user sent an empty message")
                 return Turn([], True)
             message = self._message("user", reply.content, calls)
-            self.trajectory.append(message)
+            self._append(message, reply)
             flipped = dict(_view_message(message), role="assistant")
             self.user_view.append(flipped)
             if is_user_stop(reply.content, bool(calls), self.stop_tokens):
@@ -346,9 +396,17 @@ class Conversation:
                 "requestor": requestor,
                 "error": error,
             }
-            self.trajectory.append(message)
+            self._append(message)
             results.append(message)
         return results
+
+    def _append(self, message: dict[str, Any], reply: Reply | None = None) -> None:
+        """Add a message to the trajectory, with its :attr:`message_info` (play time, the endpoint's usage)."""
+        self.trajectory.append(message)
+        info: dict[str, Any] = {"timestamp": datetime.now().isoformat()}
+        if reply is not None:
+            info["usage"] = reply.usage
+        self.message_info.append(info)
 
     def _calls(self, raw_calls: Any) -> list[dict[str, Any]]:
         """Tool calls in OpenAI shape with ids (generated where missing) and JSON-text arguments."""

@@ -58,6 +58,9 @@ SYSTEM_PROMPT = "\n".join("" if line is None else _INDENT + line for line in _SY
 """tau2's judge system prompt, character for character (``src/tau2/evaluator/evaluator_nl_assertions.py``)."""
 
 
+MAX_REASONING_CHARS = 4000
+
+
 class JudgeError(ValueError):
     """The judge's reply cannot be read as a grade of every assertion."""
 
@@ -85,8 +88,13 @@ def judge_messages(messages: Sequence[Mapping[str, Any]], assertions: Sequence[s
 
 
 def parse_grades(content: str | None, assertions: Sequence[str]) -> list[bool]:
-    """``metExpectation`` per assertion: matched by ``expectedOutcome`` text, else by position (JudgeError when a
-    grade is missing or not a boolean)."""
+    """``metExpectation`` per assertion (see :func:`parse_judgements`)."""
+    return [met for met, _ in parse_judgements(content, assertions)]
+
+
+def parse_judgements(content: str | None, assertions: Sequence[str]) -> list[tuple[bool, str]]:
+    """``(metExpectation, reasoning)`` per assertion: matched by ``expectedOutcome`` text, else by position
+    (JudgeError when a grade is missing or not a boolean; a missing reasoning is ``""``)."""
     text = (content or "").strip()
     if text.startswith("```"):
         text = text.strip("`")
@@ -107,7 +115,8 @@ def parse_grades(content: str | None, assertions: Sequence[str]) -> list[bool]:
         met = result.get("metExpectation")
         if not isinstance(met, bool):
             raise JudgeError(f"judge result {i}: metExpectation is {met!r}, not true/false")
-        grades.append(met)
+        reasoning = result.get("reasoning")
+        grades.append((met, reasoning[:MAX_REASONING_CHARS] if isinstance(reasoning, str) else ""))
     return grades
 
 
@@ -122,12 +131,18 @@ class OpenAIJudge:
     async def grade(
         self, messages: Sequence[Mapping[str, Any]], assertions: Sequence[str], client: ChatClient | None = None
     ) -> list[bool]:
+        return [met for met, _ in await self.judgements(messages, assertions, client)]
+
+    async def judgements(
+        self, messages: Sequence[Mapping[str, Any]], assertions: Sequence[str], client: ChatClient | None = None
+    ) -> list[tuple[bool, str]]:
+        """``(met, reasoning)`` per assertion (``simulate`` keeps the reasoning as tau2's justification)."""
         client = client or shared_client(self.endpoint)
         try:
             reply = await client.complete(judge_messages(messages, assertions))
         except PlayerError as exc:
             raise JudgeError(f"NL-assertion judge: {exc}") from exc
-        return parse_grades(reply.content, assertions)
+        return parse_judgements(reply.content, assertions)
 
     def __call__(self, messages: Sequence[Mapping[str, Any]], assertions: Sequence[str]) -> list[bool]:
         try:

@@ -34,10 +34,11 @@ from ...files import OutputPathError, check_output_path, write_text_atomic
 from ..domain import Domain, load_domain
 from ..errors import Tau2Error
 from ..evaluator import EvaluationResult, evaluate_trajectory
+from ..rewards.env_assertions import check_env_assertions
 from ..rewards.nl_assertions import judge_view
 from ..trajectory import parse_messages
 from .client import Endpoint, shared_client
-from .conversation import INFRASTRUCTURE_ERROR, Conversation, Reply, trial_seeds
+from .conversation import INFRASTRUCTURE_ERROR, USER_ERROR, Conversation, Reply, trial_seeds
 from .judge import OpenAIJudge
 from .prompts import (
     agent_system_prompt,
@@ -51,6 +52,8 @@ from .users import OpenAIUser
 
 SAVE_EVERY_S = 2.0
 REACHABLE_TIMEOUT_S = 5.0
+#: the one-token chat completion sent to every endpoint and model at start (a wrong model name fails there)
+PROBE_TEXT = "ping"
 
 
 class SimulateError(ValueError):
@@ -77,6 +80,7 @@ class SimulateConfig:
     judge: Endpoint | None = None
     progress: bool = True
     domain_options: dict[str, Any] | None = None  # load options (banking_knowledge: retrieval=...)
+    agent_message_errors: str = INFRASTRUCTURE_ERROR
 
 
 class OpenAIAgent:
@@ -134,19 +138,60 @@ def _load(config: SimulateConfig) -> tuple[Domain, list[str]]:
 
 
 async def check_reachable(endpoint: Endpoint, role: str) -> None:
-    """Any HTTP answer from ``<base_url>/models`` will do; no answer at all is a configuration error."""
+    """One cheap request (a one-token chat completion of :data:`PROBE_TEXT`) to ``endpoint`` for its model: no
+    answer, or an HTTP error (a model name the endpoint does not serve: vLLM and OpenAI answer 404), is a
+    configuration error quoting the endpoint's own message."""
+    body = {"model": endpoint.model, "messages": [{"role": "user", "content": PROBE_TEXT}], "max_tokens": 1}
+    timeout = max(REACHABLE_TIMEOUT_S, endpoint.timeout_s)
     try:
-        async with httpx.AsyncClient(timeout=REACHABLE_TIMEOUT_S) as client:
-            await client.get(endpoint.base_url.rstrip("/") + "/models", headers=endpoint.headers())
+        async with httpx.AsyncClient(timeout=timeout) as client:
+            resp = await client.post(endpoint.url, json=body, headers=endpoint.headers())
+    except httpx.TimeoutException:
+        raise SimulateError(
+            f"the {role} endpoint {endpoint.base_url} did not answer a one-token request for model "
+            f"{endpoint.model!r} within {timeout:g} s"
+        ) from None
     except httpx.HTTPError as exc:
         raise SimulateError(
             f"the {role} endpoint {endpoint.base_url} is unreachable: {type(exc).__name__}: {exc}"
         ) from None
+    if resp.status_code >= 400:
+        raise SimulateError(
+            f"the {role} endpoint {endpoint.base_url} refused model {endpoint.model!r}: "
+            f"HTTP {resp.status_code}: {_error_message(resp.content)}"
+        )
+
+
+def _error_message(raw: bytes, limit: int = 300) -> str:
+    """The ``message`` of an OpenAI-style error body (``{"error": {"message"}}`` or vLLM's ``{"message"}``), else
+    the start of the body."""
+    try:
+        data = json.loads(raw[:65536])
+    except (ValueError, RecursionError):
+        data = None
+    if isinstance(data, dict):
+        inner = data.get("error")
+        message = inner.get("message") if isinstance(inner, dict) else data.get("message")
+        if isinstance(message, str) and message:
+            return " ".join(message.split())[:limit]
+    return " ".join(raw[:limit].decode("utf-8", errors="replace").split())
+
+
+def all_failed(outcomes: Sequence[tuple[Any, Any]]) -> str | None:
+    """When every simulation of a run ended at an endpoint (``(termination, cause)`` pairs, each
+    ``infrastructure_error`` or ``user_error``), a one-line message with the first cause; else None."""
+    if not outcomes or any(t not in (INFRASTRUCTURE_ERROR, USER_ERROR) for t, _ in outcomes):
+        return None
+    termination, cause = outcomes[0]
+    return (
+        f"every simulation ({len(outcomes)}) ended in user_error / infrastructure_error; "
+        f"first cause ({termination}): {' '.join(str(cause or 'unknown').split())[:500]}"
+    )
 
 
 def _info(config: SimulateConfig, domain: Domain) -> dict[str, Any]:
     return {
-        "git_commit": "",
+        "git_commit": "unknown",  # tau2's value when it cannot read a git commit
         "num_trials": config.num_trials,
         "max_steps": config.max_steps,
         "max_errors": config.max_errors,
@@ -188,7 +233,38 @@ def _resume(config: SimulateConfig, info: dict[str, Any], out: Path) -> list[dic
             f"--out {out} holds a run with other settings (domain, models, trials, seed or limits); "
             "use another --out to start a new run"
         )
-    return [s for s in old["simulations"] if isinstance(s, dict)]
+    return _kept_simulations(old["simulations"], out)
+
+
+def _kept_simulations(sims: Any, out: Path) -> list[dict[str, Any]]:
+    """The earlier run's simulations, each checked for what resuming and the summary read (a malformed one is a
+    SimulateError before anything runs, so the file is never half-read and rewritten)."""
+    if not isinstance(sims, list):
+        raise SimulateError(f"--out {out}: 'simulations' is not a list; move the file away")
+    for i, sim in enumerate(sims):
+        problem = _malformed(sim)
+        if problem:
+            raise SimulateError(f"--out {out}: simulations[{i}] {problem}; fix or move the file away")
+    return list(sims)
+
+
+def _malformed(sim: Any) -> str | None:
+    if not isinstance(sim, dict):
+        return f"is {type(sim).__name__}, not an object"
+    if not isinstance(sim.get("task_id"), str | int) or isinstance(sim.get("task_id"), bool):
+        return f"has task_id {str(sim.get('task_id'))[:50]!r}, not a task id"
+    trial = sim.get("trial")
+    if not isinstance(trial, int) or isinstance(trial, bool) or trial < 0:
+        return f"has trial {str(trial)[:50]!r}, not an integer >= 0"
+    if not isinstance(sim.get("termination_reason"), str):
+        return "has no termination_reason"
+    info = sim.get("reward_info")
+    if info is not None and not isinstance(info, dict):
+        return "has a reward_info that is not an object"
+    reward = (info or {}).get("reward", 0.0)
+    if isinstance(reward, bool) or not isinstance(reward, int | float) or not -1e9 < reward < 1e9:
+        return f"has reward {str(reward)[:50]!r}, not a number"
+    return None
 
 
 # -------------------------------------------------------------------------------------------- one simulation
@@ -210,16 +286,25 @@ async def simulate_one(
         max_errors=config.max_errors,
         enforce_communication_protocol=config.enforce_communication_protocol,
         seed=seed,
+        agent_message_errors=config.agent_message_errors,
     )
     try:
         await conv.run(OpenAIAgent(config.agent, agent_tool_schemas(domain), seed))
     except Exception as exc:  # noqa: BLE001 - one broken simulation must not stop the run
         conv.end(INFRASTRUCTURE_ERROR, f"{type(exc).__name__}: {exc}")
     termination = conv.termination or INFRASTRUCTURE_ERROR
-    try:
-        reward_info = await _reward_info(domain, task_id, conv.trajectory, termination, judge)
-    except Exception as exc:  # noqa: BLE001 - recorded with the simulation, scored 0
-        reward_info = {"reward": 0.0, "reward_basis": None, "info": {"error": f"{type(exc).__name__}: {exc}"}}
+    info: dict[str, Any] = {"steps": conv.steps, "errors": conv.errors, "user_calls": conv.user_calls}
+    info["end_cause"] = conv.cause
+    info["usage"] = usage_totals(conv.trajectory, conv.message_info)
+    reward: dict[str, Any] | None = None
+    if termination == INFRASTRUCTURE_ERROR:
+        # as tau2's runner records a simulation that raised: no reward_info, the error in info
+        info.update(error=conv.cause or "infrastructure error", error_type="InfrastructureError")
+    else:
+        try:
+            reward = await _reward_info(domain, task_id, conv.trajectory, termination, judge)
+        except Exception as exc:  # noqa: BLE001 - recorded with the simulation, scored 0
+            reward = {"reward": 0.0, "reward_basis": None, "info": {"error": f"{type(exc).__name__}: {exc}"}}
     end = datetime.now().isoformat()
     return {
         "id": str(uuid.uuid4()),
@@ -229,22 +314,40 @@ async def simulate_one(
         "end_time": end,
         "duration": time.perf_counter() - started,
         "termination_reason": termination,
-        "agent_cost": None,
-        "user_cost": None,
-        "reward_info": reward_info,
-        "messages": tau2_messages(conv.trajectory, end),
+        # tau2 prices each message with litellm (0.0 when it cannot price a model, as for a self-served one); we
+        # price none, so every message costs 0.0 and the sums are 0.0 (never null: tau2's metrics would be NaN)
+        "agent_cost": 0.0,
+        "user_cost": 0.0,
+        "reward_info": reward,
+        "messages": tau2_messages(conv.trajectory, conv.message_info),
         "trial": trial,
         "seed": seed,
         "mode": "half_duplex",
-        "info": {"steps": conv.steps, "errors": conv.errors, "user_calls": conv.user_calls, "end_cause": conv.cause},
+        "info": info,
     }
+
+
+def usage_totals(trajectory: list[dict[str, Any]], message_info: list[dict[str, Any]]) -> dict[str, Any]:
+    """Token totals per side over the messages whose endpoint reported ``usage``."""
+    totals = {
+        side: {"prompt_tokens": 0, "completion_tokens": 0, "messages_with_usage": 0} for side in ("agent", "user")
+    }
+    for message, meta in zip(trajectory, message_info, strict=False):
+        usage = meta.get("usage")
+        if not isinstance(usage, dict) or message["role"] not in ("assistant", "user"):
+            continue
+        side = totals["agent" if message["role"] == "assistant" else "user"]
+        side["messages_with_usage"] += 1
+        for key in ("prompt_tokens", "completion_tokens"):
+            side[key] += int(usage.get(key) or 0)
+    return totals
 
 
 async def _reward_info(
     domain: Domain, task_id: str, trajectory: list[dict[str, Any]], termination: str, judge: OpenAIJudge | None
 ) -> dict[str, Any]:
     task = domain.task(task_id)
-    grades: list[bool] | None = None
+    judgements: list[tuple[bool, str]] | None = None
     criteria = task.evaluation_criteria
     needs_judge = (
         judge is not None
@@ -256,10 +359,12 @@ async def _reward_info(
     error = None
     if needs_judge:
         assert judge is not None and criteria is not None
+        view = judge_view(parse_messages(trajectory))
         try:
-            grades = await judge.grade(judge_view(parse_messages(trajectory)), list(criteria.nl_assertions or ()))
+            judgements = await judge.judgements(view, list(criteria.nl_assertions or ()))
         except ValueError as exc:  # JudgeError: flagged, scored 0, never a silent 1.0
             error = str(exc)
+    grades = None if judgements is None else [met for met, _ in judgements]
     result = evaluate_trajectory(
         domain,
         task_id,
@@ -269,71 +374,187 @@ async def _reward_info(
         nl_policy="skip",
         assertion_errors="zero",
     )
-    info = reward_info(task, result)
+    info = reward_info(task, result, trajectory, [why for _, why in judgements or ()])
     if error is not None:
         info["reward"] = 0.0
         info["info"]["judge_error"] = error
     return info
 
 
-def reward_info(task: Any, result: EvaluationResult) -> dict[str, Any]:
-    """tau2's ``RewardInfo`` of an evaluation."""
+def _action_dump(raw: dict[str, Any]) -> dict[str, Any]:
+    """A gold action as tau2's ``Action.model_dump()`` writes it (defaults filled, in its field order)."""
+    return {
+        "action_id": raw.get("action_id"),
+        "requestor": raw.get("requestor") or "assistant",
+        "name": raw.get("name"),
+        "arguments": raw.get("arguments") or {},
+        "info": raw.get("info"),
+        "compare_args": raw.get("compare_args"),
+    }
+
+
+def _assertion_dump(raw: dict[str, Any]) -> dict[str, Any]:
+    """An env assertion as tau2's ``EnvAssertion.model_dump()`` writes it."""
+    return {
+        "env_type": raw.get("env_type"),
+        "func_name": raw.get("func_name"),
+        "arguments": raw.get("arguments") or {},
+        "assert_value": raw.get("assert_value", True),
+        "message": raw.get("message"),
+    }
+
+
+def _communicated_in(info: str, trajectory: list[dict[str, Any]]) -> str | None:
+    """The first agent text that tau2's COMMUNICATE check finds ``info`` in (its text as sent), else None."""
+    needle = info.lower()
+    for m in parse_messages(trajectory):
+        if m.role == "assistant" and m.has_text() and needle in str(m.content).lower().replace(",", ""):
+            return str(m.content)
+    return None
+
+
+def reward_info(
+    task: Any, result: EvaluationResult, trajectory: list[dict[str, Any]] | None = None, reasons: Sequence[str] = ()
+) -> dict[str, Any]:
+    """tau2's ``RewardInfo`` of an evaluation, as ``evaluate_simulation(..., EvaluationType.ALL)`` builds it
+    (``src/tau2/evaluator/evaluator.py``): the same checks, ``[]`` / null where tau2 writes them, the component
+    notes in ``info`` (``{"env", "nl", "communicate", "action"}``), communicate justifications in tau2's words,
+    NL justifications from the judge's ``reasoning`` (``reasons``, in assertion order)."""
+    empty = {
+        "db_check": None,
+        "env_assertions": None,
+        "action_checks": None,
+        "nl_assertions": None,
+        "communicate_checks": None,
+    }
+    criteria = task.evaluation_criteria
+    if result.termination not in ("agent_stop", "user_stop"):
+        note = f"Simulation terminated prematurely. Termination reason: {result.termination}"
+        return {"reward": 0.0, **empty, "reward_basis": None, "reward_breakdown": None, "info": {"note": note}}
+    if criteria is None:
+        return {
+            "reward": float(result.reward),
+            **empty,
+            "reward_basis": None,
+            "reward_breakdown": None,
+            "info": {"note": "No evaluation criteria"},
+        }
     raw = task.raw.get("evaluation_criteria") or {}
-    raw_actions = raw.get("actions") or []
-    raw_asserts = raw.get("env_assertions") or []
-    actions = [
-        {
-            "action": raw_actions[i]
-            if i < len(raw_actions)
-            else {"action_id": c["action_id"], "name": c["name"], "arguments": {}},
-            "action_match": bool(c["match"]),
-            "action_reward": float(bool(c["match"])),
-            "tool_type": c.get("tool_type"),
-        }
-        for i, c in enumerate(result.action_checks)
-    ]
-    asserts = [
-        {
-            "env_assertion": raw_asserts[i]
-            if i < len(raw_asserts)
-            else {"env_type": c["env_type"], "func_name": c["func_name"], "arguments": c["arguments"]},
-            "met": bool(c["met"]),
-            "reward": float(bool(c["met"])),
-        }
-        for i, c in enumerate(result.env_assertion_checks)
-    ]
-    info: dict[str, Any] = {}
-    if result.note:
-        info["note"] = result.note
+    basis = list(criteria.reward_basis)
+    breakdown: dict[str, float] = {}
+    notes: dict[str, Any] = {"env": None, "nl": None, "communicate": None, "action": None}
+
+    # env: DB + env assertions (tau2 runs the assertions whatever the basis and reports them)
+    env_assertions: list[dict[str, Any]] | None
+    if criteria.actions is None and criteria.env_assertions is None:
+        db_check = {"db_match": True, "db_reward": 1.0}
+        env_assertions = None
+        notes["env"] = {"note": "No expected actions or env assertions"}
+    else:
+        db_check = {"db_match": bool(result.db_match), "db_reward": float(bool(result.db_match))}
+        checks = result.env_assertion_checks
+        if not checks and criteria.env_assertions and result.predicted_env is not None:
+            checks = check_env_assertions(task, result.predicted_env, on_error="zero").checks
+        raw_asserts = raw.get("env_assertions") or []
+        env_assertions = [
+            {
+                "env_assertion": _assertion_dump(raw_asserts[i] if i < len(raw_asserts) else c),
+                "met": bool(c["met"]),
+                "reward": float(bool(c["met"])),
+            }
+            for i, c in enumerate(checks)
+        ]
+        if "DB" in basis:
+            breakdown["DB"] = db_check["db_reward"]
+        if "ENV_ASSERTION" in basis:
+            breakdown["ENV_ASSERTION"] = float(all(c["met"] for c in env_assertions))
+
+    # action
+    action_checks: list[dict[str, Any]] | None = None
+    if not criteria.actions:
+        notes["action"] = {"note": "No actions to evaluate"}
+        action_reward = 1.0
+    else:
+        raw_actions = raw.get("actions") or []
+        action_checks = [
+            {
+                "action": _action_dump(raw_actions[i] if i < len(raw_actions) else c),
+                "action_match": bool(c["match"]),
+                "action_reward": float(bool(c["match"])),
+                "tool_type": c.get("tool_type"),
+            }
+            for i, c in enumerate(result.action_checks)
+        ]
+        action_reward = float(all(c["action_match"] for c in action_checks))
+    if "ACTION" in basis:
+        breakdown["ACTION"] = action_reward
+
+    # NL assertions: graded only when in the basis (tau2's ALL evaluation)
+    nl_assertions: list[dict[str, Any]] | None = None
+    if "NL_ASSERTION" in basis:
+        if not criteria.nl_assertions:
+            nl_assertions = []
+            notes["nl"] = {"note": "No nl_assertions to evaluate"}
+            breakdown["NL_ASSERTION"] = 1.0
+        elif result.nl_checks:
+            nl_assertions = [
+                {
+                    "nl_assertion": c["nl_assertion"],
+                    "met": bool(c["met"]),
+                    "justification": reasons[i] if i < len(reasons) else "",
+                }
+                for i, c in enumerate(result.nl_checks)
+            ]
+            breakdown["NL_ASSERTION"] = float(all(c["met"] for c in nl_assertions))
+        else:
+            notes["nl"] = {"note": "Not graded: no NL-assertion judge (simulate --judge-model)"}
+
+    # communicate
+    communicate_checks: list[dict[str, Any]] | None = None
+    if not criteria.communicate_info:
+        notes["communicate"] = {"note": "No communicate_info to evaluate"}
+        communicate_reward = 1.0
+    else:
+        communicate_checks = []
+        for c in result.communicate_checks:
+            found = _communicated_in(c["info"], trajectory or []) if c["met"] else None
+            why = (
+                f"Information '{c['info']}' communicated in the message:\n '{found}'"
+                if found is not None
+                else f"Information '{c['info']}' not communicated."
+            )
+            communicate_checks.append({"info": c["info"], "met": bool(c["met"]), "justification": why})
+        communicate_reward = float(all(c["met"] for c in communicate_checks))
+    if "COMMUNICATE" in basis:
+        breakdown["COMMUNICATE"] = communicate_reward
+
+    info: dict[str, Any] = dict(notes)
     if result.skipped:
         info["skipped"] = list(result.skipped)
     return {
         "reward": float(result.reward),
-        "db_check": None
-        if result.db_match is None
-        else {"db_match": bool(result.db_match), "db_reward": result.breakdown.get("DB", float(result.db_match))},
-        "env_assertions": asserts or None,
-        "action_checks": actions or None,
-        "nl_assertions": [
-            {"nl_assertion": c["nl_assertion"], "met": bool(c["met"]), "justification": ""} for c in result.nl_checks
-        ]
-        or None,
-        "communicate_checks": [
-            {"info": c["info"], "met": bool(c["met"]), "justification": ""} for c in result.communicate_checks
-        ]
-        or None,
-        "reward_basis": None if result.reward_basis is None else list(result.reward_basis),
-        "reward_breakdown": dict(result.breakdown) or None,
+        "db_check": db_check,
+        "env_assertions": env_assertions,
+        "action_checks": action_checks,
+        "nl_assertions": nl_assertions,
+        "communicate_checks": communicate_checks,
+        "reward_basis": basis,
+        "reward_breakdown": breakdown,
         "info": info,
     }
 
 
-def tau2_messages(trajectory: list[dict[str, Any]], timestamp: str) -> list[dict[str, Any]]:
+def tau2_messages(
+    trajectory: list[dict[str, Any]], message_info: Sequence[dict[str, Any]] = ()
+) -> list[dict[str, Any]]:
     """Our trajectory as tau2 messages: tool calls flat with object arguments and a requestor, tool messages with
-    ``id`` / ``requestor`` / ``error``, ``turn_idx`` in order."""
+    ``id`` / ``requestor`` / ``error``, ``turn_idx`` in order, each message's ``timestamp`` (when it was played),
+    and on agent and user messages tau2's ``cost`` (0.0: not priced) and ``usage`` (the endpoint's token counts,
+    null when it reported none)."""
     out = []
     for i, m in enumerate(trajectory):
-        base = {"role": m["role"], "content": m.get("content"), "turn_idx": i, "timestamp": timestamp}
+        meta = message_info[i] if i < len(message_info) else {}
+        base = {"role": m["role"], "content": m.get("content"), "turn_idx": i, "timestamp": meta.get("timestamp")}
         if m["role"] == "tool":
             base.update(
                 id=m.get("tool_call_id") or "", requestor=m.get("requestor", "assistant"), error=bool(m.get("error"))
@@ -349,6 +570,8 @@ def tau2_messages(trajectory: list[dict[str, Any]], timestamp: str) -> list[dict
                 for c in m.get("tool_calls") or ()
             ]
             base["tool_calls"] = calls or None
+            base["cost"] = 0.0
+            base["usage"] = meta.get("usage")
         out.append(base)
     return out
 
@@ -391,6 +614,7 @@ async def simulate(config: SimulateConfig) -> dict[str, Any]:
         "info": info,
         "tasks": [domain.task(t).raw for t in task_ids],
         "simulations": kept,
+        "simulation_index": None,  # tau2 fills it only in its folder format; its single-file JSON has null
     }
     done = {(str(s.get("task_id")), int(s.get("trial") or 0)) for s in kept}
     run = _Run(config, domain, task_ids, seeds, results, done)

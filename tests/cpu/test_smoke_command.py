@@ -1,0 +1,118 @@
+"""``verl-rewards smoke`` without a run: arguments, the CPU overrides as verl composes them, stage naming."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from verl_rewards.cli import main
+from verl_rewards.cpu import command
+from verl_rewards.cpu.command import SmokeError, check_run, cpu_overrides, failed_stage, split_arguments, stage_timings
+
+from recipe_support import compose_script
+
+
+def _parse(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    command.add_parser(parser.add_subparsers(dest="command"))
+    return parser.parse_args(["smoke", *argv])
+
+
+def test_options_after_the_family_and_overrides_after_the_dashes():
+    args = _parse("tau2", "--steps", "3", "--mode", "solo", "--", "a.b=1", "+c=[x,y]", "--cfg", "job")
+    assert split_arguments(args) == ["a.b=1", "+c=[x,y]", "--cfg", "job"]
+    assert (args.family, args.steps, args.mode, args.policy) == ("tau2", 3, "solo", "auto")
+
+
+def test_a_bad_choice_fails_at_set_up(capsys):
+    assert main(["smoke", "tau2", "--domain", "nowhere"]) == 1
+    assert "FAILED at stage set-up" in capsys.readouterr().err
+    assert main(["smoke", "toolrl", "--script-ratio", "2"]) == 1
+    assert "script-ratio" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "log,steps,stage",
+    [
+        ("Traceback ... ValueError: bad config", 0, "set-up"),
+        ("all initialize finished\nray::RewardLoopWorker.compute_score() ... KeyError", 0, "reward"),
+        ("all initialize finished\nray::HFCpuServer.generate() ... RuntimeError", 0, "rollout"),
+        ("all initialize finished\nWorkerDict.actor_rollout_ref_update_actor ... update_actor", 1, "update"),
+        ("all initialize finished\n  File trainer_base.py, in _validate\n", 1, "validation"),
+        ("all initialize finished\n  in _save_checkpoint\n OSError", 2, "checkpoint"),
+    ],
+)
+def test_the_failed_stage_is_named_from_the_traceback(log, steps, stage):
+    assert failed_stage(log, steps) == stage
+
+
+def _rec(step: int, **data: float) -> dict:
+    return {"step": step, "data": data}
+
+
+def test_stage_timings_sum_verls_timers():
+    records = [
+        _rec(0, **{"val-core/x/reward/mean@1": 1.0}),
+        _rec(1, **{"actor/grad_norm": 1.0, "timing_s/gen": 2.0, "timing_s/update_actor": 1.0, "timing_s/step": 4.0}),
+        _rec(2, **{"timing_s/gen": 3.0, "timing_s/ref": 0.5, "timing_s/testing": 2.5, "timing_s/step": 5.0}),
+    ]
+    timings = stage_timings(records)
+    assert timings["rollout (incl. streaming reward)"] == 5.0 and timings["update"] == 1.5
+    assert timings["validation"] == 2.5 and timings["steps total"] == 9.0 and "reward" not in timings
+
+
+def test_check_run_names_what_is_missing(tmp_path: Path):
+    val = {"val-core/x/reward/mean@1": 1.0}
+    step = {"actor/grad_norm": 0.1}
+    with pytest.raises(SmokeError) as exc:
+        check_run(tmp_path, 2, [_rec(0, **val), _rec(1, **step)])
+    assert exc.value.stage == "update"
+    with pytest.raises(SmokeError) as exc:
+        check_run(tmp_path, 2, [_rec(0, **val), _rec(1, **step), _rec(2, **step)])
+    assert exc.value.stage == "validation"
+    with pytest.raises(SmokeError) as exc:
+        check_run(tmp_path, 2, [_rec(0, **val), _rec(1, **step), _rec(2, **step, **val)])
+    assert exc.value.stage == "checkpoint"
+    (tmp_path / "checkpoints" / "global_step_2").mkdir(parents=True)
+    check_run(tmp_path, 2, [_rec(0, **val), _rec(1, **step), _rec(2, **step, **val)])
+
+
+@pytest.mark.slow
+def test_the_cpu_overrides_compose_after_the_recipe_and_before_the_user(tmp_path: Path):
+    overrides = cpu_overrides(
+        model="/m",
+        out=tmp_path,
+        steps=2,
+        batch=2,
+        n=2,
+        prompt_len=512,
+        response_len=256,
+        policy="script",
+        loops_yaml=tmp_path / "loops.yaml",
+        wandb=True,
+    )
+    cfg = compose_script(
+        "recipes/toolrl_grpo/run_toolrl_grpo.sh",
+        {"MODEL_PATH": "/m", "N_GPUS": "1"},
+        *overrides,
+        "actor_rollout_ref.rollout.n=3",  # the user's override wins
+    )
+    rollout = cfg["actor_rollout_ref"]["rollout"]
+    assert (rollout["name"], rollout["n"]) == ("hf_cpu", 3)
+    assert rollout["agent"]["agent_loop_config_path"] == str(tmp_path / "loops.yaml")
+    assert cfg["trainer"]["v1"]["trainer_mode"] == "cpu_sync" and cfg["trainer"]["device"] == "cpu"
+    assert cfg["trainer"]["logger"] == ["console", "file", "wandb"]
+    assert cfg["data"]["train_batch_size"] == 2 and cfg["data"]["max_prompt_length"] == 512
+    assert cfg["reward"]["reward_kwargs"]["contribution"]["type"] == "C0"  # the recipe's own settings stay
+
+
+def test_the_cpu_backend_is_off_unless_selected(monkeypatch):
+    from verl_rewards import cpu, plugin
+
+    monkeypatch.delenv("VERL_PLATFORM", raising=False)
+    assert not cpu.selected()
+    assert not [name for name in plugin.STATUS if name.startswith("cpu_")]
+    monkeypatch.setenv("VERL_PLATFORM", "CPU")
+    assert cpu.selected()

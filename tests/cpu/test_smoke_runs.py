@@ -1,0 +1,155 @@
+"""``verl-rewards smoke``: verl's real ``main_ppo`` (V1 sync trainer, GRPO, FSDP2, the hf_cpu rollout) runs the
+family recipes on the CPU with a tiny model and the scripted gold policy. Everything is read from verl's
+file-logger JSONL (and once from the offline wandb run), never from log text.
+
+Each run takes a few minutes on 2 cores (mostly Ray and the actors starting): run these under the shared lock.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from repo_paths import REPO
+from tau2_support import tau2_data_dir
+from tau_bench_support import tau_bench_data_dir
+from wandb_offline import history_rows
+
+pytestmark = [pytest.mark.slow, pytest.mark.smoke]
+
+STEPS = 2
+#: environment of the caller that would change what a recipe runs
+_DROPPED = ("CONTRIBUTION", "CONTRIB_TYPE", "BETA", "MODE", "DOMAIN", "EXPERIMENT_NAME", "SMOKE", "USER_BACKEND")
+
+
+def _smoke(out: Path, family: str, *args: str) -> dict[str, Any]:
+    env = {k: v for k, v in os.environ.items() if k not in _DROPPED}
+    env["VERL_REWARDS_SMOKE_QUIET"] = "1"
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH", "")]))
+    cmd = [sys.executable, "-m", "verl_rewards.cli", "smoke", family, "--steps", str(STEPS), "--out", str(out), *args]
+    proc = subprocess.run(cmd, env=env, cwd=str(REPO), capture_output=True, text=True, timeout=1500)
+    log = out / "run.log"
+    assert proc.returncode == 0, (
+        proc.stdout[-3000:] + proc.stderr[-3000:] + (log.read_text()[-4000:] if log.exists() else "")
+    )
+    records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines() if line.strip()]
+    return {"out": out, "records": records, "stdout": proc.stdout}
+
+
+def _train(run: dict[str, Any]) -> list[dict[str, Any]]:
+    return [r["data"] for r in run["records"] if "actor/grad_norm" in r["data"]]
+
+
+def _val(run: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
+    return [(r["step"], r["data"]) for r in run["records"] if any(k.startswith("val-core/") for k in r["data"])]
+
+
+@pytest.fixture(scope="module")
+def toolrl_run(tmp_path_factory):
+    """ToolRL with the recipe's C-0 contribution term, wandb offline too."""
+    return _smoke(tmp_path_factory.mktemp("smoke") / "toolrl", "toolrl", "--wandb")
+
+
+@pytest.fixture(scope="module")
+def tau2_run(tmp_path_factory):
+    """tau2 airline, normal mode, the scripted user."""
+    data = tau2_data_dir()
+    if data is None or not (data / "airline").is_dir():
+        pytest.skip("tau2 data not found (TAU2_DATA_DIR)")
+    out = tmp_path_factory.mktemp("smoke") / "tau2"
+    return _smoke(out, "tau2", "--domain", "airline", "--mode", "normal", "--user", "scripted", "--data-dir", str(data))
+
+
+@pytest.fixture(scope="module")
+def tau_bench_run(tmp_path_factory):
+    """tau-bench v1 retail, normal mode, the scripted user."""
+    data = tau_bench_data_dir()
+    if data is None or not (data / "retail").is_dir():
+        pytest.skip("tau-bench data not found (TAU_BENCH_DATA_DIR)")
+    out = tmp_path_factory.mktemp("smoke") / "tau_bench"
+    return _smoke(out, "tau_bench", "--domain", "retail", "--mode", "normal", "--data-dir", str(data))
+
+
+RUNS = {
+    "toolrl": ("toolrl_run", "rlla", ("format", "correctness", "length", "contrib_c0")),
+    "tau2": ("tau2_run", "tau2/airline", ("tau2_db", "tau2_action", "tau2_communicate", "contrib_c1")),
+    "tau_bench": ("tau_bench_run", "tau_bench/retail", ("tb_r_actions", "tb_r_outputs", "contrib_c1")),
+}
+
+
+@pytest.fixture(params=sorted(RUNS))
+def run(request):
+    fixture, source, keys = RUNS[request.param]
+    return request.param, request.getfixturevalue(fixture), source, keys
+
+
+def test_the_steps_ran_and_updated_the_actor(run):
+    _, result, _, _ = run
+    train = _train(result)
+    assert len(train) == STEPS
+    assert all(step["actor/grad_norm"] > 0 for step in train)
+    assert "smoke: PASSED" in result["stdout"]
+
+
+def test_reward_extra_metrics_of_our_components(run):
+    _, result, _, keys = run
+    for step in _train(result):
+        for key in ("base_score", *keys):
+            for stat in ("mean", "max", "min"):
+                assert f"reward_extra/{key}/{stat}" in step, f"reward_extra/{key}/{stat}"
+
+
+def test_validation_before_and_after_with_pass_k(run):
+    family, result, source, _ = run
+    val = _val(result)
+    assert [step for step, _ in val] == [0, STEPS]
+    for _, data in val:
+        assert any(k.startswith(f"val-core/{source}/") for k in data)
+        if family != "toolrl":  # pass^k for tau2 / tau-bench sources
+            assert data[f"val-aux/{source}/pass^1"] == 1.0 and f"val-aux/{source}/pass^2" in data
+
+
+def test_the_checkpoint_exists(run):
+    _, result, _, _ = run
+    actor = result["out"] / "checkpoints" / f"global_step_{STEPS}" / "actor"
+    assert actor.is_dir() and any(actor.iterdir())
+
+
+def test_rollout_and_actor_log_probs_agree(run):
+    """The rollout server holds the actor's current weights (weight sync works): log-probs nearly equal."""
+    _, result, _, _ = run
+    for step in _train(result):
+        assert step["training/rollout_probs_diff_max"] < 1e-3
+
+
+def test_the_scripted_gold_policy_earns_the_gold_reward(run):
+    family, result, _, _ = run
+    first = _train(result)[0]
+    if family == "toolrl":
+        from verl_rewards.gold import gold_reward, row_info
+
+        rows = pd.read_parquet(result["out"] / "data" / "train.parquet").to_dict("records")[:2]
+        expected = sum(gold_reward(row_info(r)) for r in rows) / len(rows)
+        assert first["reward_extra/base_score/mean"] == pytest.approx(expected)
+    else:
+        assert first["reward_extra/base_score/mean"] == 1.0
+
+
+def test_wandb_offline_history_has_the_same_metric_names(toolrl_run):
+    runs = sorted((toolrl_run["out"] / "wandb").glob("offline-run-*"))
+    assert len(runs) == 1
+    logged: set[str] = set()
+    for row in history_rows(runs[0]):
+        logged.update(row)
+    jsonl: set[str] = set()
+    for rec in toolrl_run["records"]:
+        jsonl.update(rec["data"])
+    assert {k for k in jsonl if k.startswith("reward_extra/")}, "no reward_extra metrics to compare"
+    assert jsonl - logged == set()

@@ -1,0 +1,167 @@
+"""``verl-rewards simulate``: what stops it at start (model names every endpoint must serve, a malformed ``--out``)
+and what fails it at the end (no simulation got past an endpoint), and how a malformed *user* reply is classified.
+Real HTTP servers on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from verl_rewards.cli import main
+
+from chat_server import ChatServer
+from tau2_support import require_domain
+
+AGENT_SAYS_HI = {"content": "Hello, how can I help?"}
+
+
+def sim_args(server: ChatServer, out, *extra: str, agent_model: str = "agent-model", user_model: str = "user-model"):
+    root = require_domain("airline").data_dir.parent
+    return [
+        "simulate",
+        "--domain",
+        "airline",
+        "--data-dir",
+        str(root),
+        "--task-ids",
+        "19",
+        "--agent-base-url",
+        server.base_url,
+        "--agent-model",
+        agent_model,
+        "--user-base-url",
+        server.base_url,
+        "--user-model",
+        user_model,
+        "--timeout-s",
+        "5",
+        "--retries",
+        "0",
+        "--out",
+        str(out),
+        *extra,
+    ]
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"choices": [{"message": {"content": "hi"}, "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}]}",
+        json.dumps({"choices": [{"message": {"content": "hi", "tool_calls": 5}}]}).encode(),
+        json.dumps({"choices": [{"message": {"content": "hi", "tool_calls": [5]}}]}).encode(),
+    ],
+    ids=["deeply-nested-json", "tool_calls-a-number", "tool_call-a-number"],
+)
+def test_a_malformed_user_reply_is_a_user_error_not_an_infrastructure_error(tmp_path, raw):
+    def respond(body: dict[str, Any], n: int) -> Any:
+        return ("raw", raw) if body["model"] == "user-model" else AGENT_SAYS_HI
+
+    out = tmp_path / "run.json"
+    with ChatServer(respond) as server:
+        main(sim_args(server, out))
+    (sim,) = json.loads(out.read_text())["simulations"]
+    assert sim["termination_reason"] == "user_error"
+    cause = sim["info"]["end_cause"]
+    assert cause.startswith("user: ") and ("malformed reply" in cause or "not JSON" in cause)
+
+
+@pytest.mark.parametrize(
+    ("flag", "typo"),
+    [("agent_model", "my-agnet"), ("user_model", "my-usr")],
+)
+def test_a_model_name_the_endpoint_does_not_serve_fails_at_start_with_the_endpoints_message(
+    tmp_path, capsys, flag, typo
+):
+    out = tmp_path / "run.json"
+    with ChatServer(lambda body, n: AGENT_SAYS_HI, models={"agent-model", "user-model"}) as server:
+        code = main(sim_args(server, out, **{flag: typo}))
+        played = list(server.requests)
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1 and f"The model `{typo}` does not exist." in err and "HTTP 404" in err
+    assert ("agent" if flag == "agent_model" else "user") in err
+    assert played == [] and not out.exists()  # nothing ran, nothing written
+
+
+def test_a_judge_model_typo_fails_at_start(tmp_path, capsys):
+    out = tmp_path / "run.json"
+    with ChatServer(lambda body, n: AGENT_SAYS_HI, models={"agent-model", "user-model"}) as server:
+        code = main(sim_args(server, out, "--judge-model", "judgee"))
+    err = capsys.readouterr().err
+    assert code == 2 and "judge" in err and "The model `judgee` does not exist." in err
+
+
+def test_one_cheap_probe_per_endpoint_and_model(tmp_path):
+    out = tmp_path / "run.json"
+    with ChatServer(lambda body, n: {"content": "###STOP###"}) as server:
+        assert main(sim_args(server, out, "--judge-model", "judge-model")) in (0, 1)
+        probes = list(server.probes)
+    assert sorted(p["model"] for p in probes) == ["agent-model", "judge-model", "user-model"]
+    assert all(p["max_tokens"] == 1 for p in probes)
+
+
+def test_a_run_where_every_simulation_failed_at_an_endpoint_exits_non_zero_with_the_first_cause(tmp_path, capsys):
+    def respond(body: dict[str, Any], n: int) -> Any:
+        return ("status", 400) if body["model"] == "user-model" else AGENT_SAYS_HI
+
+    out = tmp_path / "run.json"
+    with ChatServer(respond) as server:
+        code = main(sim_args(server, out, "--num-trials", "2"))
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "every simulation (2) ended in user_error / infrastructure_error" in err and "HTTP 400" in err
+    assert len(json.loads(out.read_text())["simulations"]) == 2  # the results are still written
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"task_id": "19", "trial": "zero", "termination_reason": "user_stop", "reward_info": {"reward": 1.0}},
+        {"task_id": "19", "trial": 0, "reward_info": {"reward": 1.0}},
+        {"task_id": "19", "trial": 0, "termination_reason": "user_stop", "reward_info": 7},
+        {"task_id": ["19"], "trial": 0, "termination_reason": "user_stop", "reward_info": {"reward": 1.0}},
+        5,
+    ],
+    ids=["trial-text", "no-termination", "reward_info-number", "task_id-list", "not-an-object"],
+)
+def test_resuming_from_a_parseable_but_malformed_out_is_a_one_line_error_before_anything_runs(tmp_path, capsys, bad):
+    out = tmp_path / "run.json"
+    with ChatServer(lambda body, n: {"content": "###STOP###"}) as server:
+        assert main(sim_args(server, out)) == 0
+        first = len(server.requests)
+        results = json.loads(out.read_text())
+        results["simulations"].append(bad)
+        out.write_text(json.dumps(results))
+        before = out.read_text()
+        capsys.readouterr()
+        code = main(sim_args(server, out))
+        played = len(server.requests) - first
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "--out" in err and "simulations[1]" in err
+    assert out.read_text() == before  # left as it was
+    assert played == 0
+
+
+def test_tau_bench_resume_from_a_malformed_out_is_a_one_line_error_before_anything_runs(tmp_path, capsys):
+    from tau_bench_support import require_domain as require_tau_bench
+
+    retail = require_tau_bench("retail")
+    out = tmp_path / "tb.json"
+    with ChatServer(lambda body, n: {"content": "###STOP###"}) as server:
+        argv = sim_args(server, out)
+        argv[argv.index("airline")] = "tau_bench/retail"
+        argv[argv.index("--data-dir") + 1] = str(retail.data_dir.parent)
+        argv[argv.index("19")] = "test/5"
+        assert main(argv) == 0
+        first = len(server.requests)
+        results = json.loads(out.read_text())
+        results[0]["trial"] = "zero"
+        out.write_text(json.dumps(results))
+        capsys.readouterr()
+        assert main(argv) == 2
+        played = len(server.requests) - first
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "entry [0] has trial 'zero'" in err
+    assert played == 0

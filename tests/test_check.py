@@ -1,0 +1,186 @@
+"""``verl-rewards check``: verl's real config composed and validated as ``main_ppo`` does, our manager, agent loops
+and data routing built from it, without Ray or a model. Every failure is one line naming its stage (exit 2)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from verl_rewards.cli import main
+
+from repo_paths import REPO
+from tau2_support import require_domain
+
+
+@pytest.fixture(scope="module")
+def rlla(tmp_path_factory):
+    """ToolRL's shipped sample as train and val parquet (``prepare toolrl``)."""
+    from verl_rewards.toolrl.data import SAMPLE_PATH, prepare_toolrl
+
+    out = tmp_path_factory.mktemp("rlla")
+    prepare_toolrl(SAMPLE_PATH, out, split="train")
+    prepare_toolrl(SAMPLE_PATH, out, split="test")
+    return out
+
+
+def base(tokenizer_dir, data_dir, *extra: str) -> list[str]:
+    """A small GRPO run that verl's validate_config accepts, through the package's config group."""
+    return [
+        "hydra.searchpath=[pkg://verl_rewards.configs]",
+        "+verl_rewards=contribution",
+        "algorithm.adv_estimator=grpo",
+        f"data.train_files={data_dir}/train.parquet",
+        f"data.val_files={data_dir}/test.parquet",
+        "data.train_batch_size=4",
+        "data.max_prompt_length=512",
+        "data.max_response_length=128",
+        f"actor_rollout_ref.model.path={tokenizer_dir}",
+        "actor_rollout_ref.actor.ppo_mini_batch_size=4",
+        "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1",
+        "actor_rollout_ref.rollout.name=vllm",
+        "actor_rollout_ref.rollout.n=2",
+        "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=1",
+        "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=1",
+        "trainer.n_gpus_per_node=1",
+        "trainer.nnodes=1",
+        *extra,
+    ]
+
+
+def run_check(capsys, overrides: list[str]) -> tuple[int, str, str]:
+    code = main(["check", "--", *overrides])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def one_line(err: str) -> str:
+    lines = [line for line in err.splitlines() if line.startswith("verl-rewards check:")]
+    assert len(lines) == 1, err[-3000:]
+    return lines[0]
+
+
+def test_a_good_config_prints_the_manager_loop_data_and_routing(capsys, small_tokenizer_dir, rlla):
+    code, out, err = run_check(capsys, base(small_tokenizer_dir, rlla, "reward.reward_kwargs.contribution.type=C1"))
+    assert code == 0, err[-3000:]
+    assert out.startswith("verl-rewards check: ok")
+    assert "V1 PPOTrainerSync (trainer_mode=sync)" in out
+    assert "reward manager: contribution (ContributionRewardManager); contribution: c1=C1 beta=0.05" in out
+    assert f"data.train_files: {rlla}/train.parquet (24 rows)" in out
+    assert "rlla (48 rows) -> the toolrl family" in out
+
+
+@pytest.mark.parametrize(
+    ("extra", "stage", "message"),
+    [
+        (["reward.reward_kwargs.contribution.type=C3"], "reward manager", "unknown contribution type 'C3'"),
+        (["+reward.reward_kwargs.toolrl.with_length=maybe"], "reward manager", "'with_length' must be a boolean"),
+        (["reward.reward_kwargs.timeot_s=5"], "compose", "timeot_s"),
+        (["+reward.reward_kwargs.timeot_s=5"], "reward manager", "unknown key(s) ['timeot_s']"),
+        (["reward.reward_manager.name=contributon"], "reward manager", "contributon"),
+        (["reward.custom_reward_function.path=/nonexistent/fn.py"], "reward manager", "/nonexistent/fn.py"),
+        (["actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=null"], "validate_config", "ppo_micro_batch_size"),
+        (["trainer.v1.trainer_mode=sync_reward_extra"], "trainer", "sync_reward_extra"),
+        (["actor_rollout_ref.rollout.agent.default_agent_loop=tau2_agnt"], "agent loop", "'tau2_agnt'"),
+        (["actor_rollout_ref.rollout.agent.default_agent_loop=tau2_agent"], "agent loop tau2_agent", "user.backend"),
+        (["actor_rollout_ref.rollout.multi_turn.tool_config_path=/nonexistent.yaml"], "tools", "/nonexistent.yaml"),
+        (["data.val_files=/nonexistent/test.parquet"], "data", "/nonexistent/test.parquet does not exist"),
+        (["+reward.reward_kwargs.reward_fn_by_source={rlla: nope}"], "reward manager", "nope"),
+    ],
+    ids=[
+        "contrib-C3",
+        "toolrl-option",
+        "hydra-key-typo",
+        "reward_kwargs-typo",
+        "manager-name-typo",
+        "custom-fn-missing",
+        "verl-validate_config",
+        "retired-trainer-mode",
+        "agent-loop-typo",
+        "tau2-loop-without-user",
+        "tool-config-missing",
+        "data-missing",
+        "unknown-reward",
+    ],
+)
+def test_a_start_up_error_is_one_line_naming_its_stage(capsys, small_tokenizer_dir, rlla, extra, stage, message):
+    code, out, err = run_check(capsys, base(small_tokenizer_dir, rlla, *extra))
+    assert code == 2 and out == ""
+    line = one_line(err)
+    assert line.startswith(f"verl-rewards check: error: {stage}: "), line
+    assert message in line, line
+
+
+def test_tau2_normal_mode_checks_tools_loop_settings_and_routing(capsys, small_tokenizer_dir, tmp_path):
+    from verl_rewards.tau2.data import prepare_tau2
+
+    root = require_domain("airline").data_dir.parent
+    out_dir = tmp_path / "airline"
+    prepare_tau2(root, "airline", out_dir, ["train", "test"], mode="normal")
+    t2 = "+actor_rollout_ref.rollout.custom.tau2"
+    overrides = base(
+        small_tokenizer_dir,
+        out_dir,
+        f"+reward.reward_kwargs.tau2.data_dir={root}",
+        f"actor_rollout_ref.rollout.multi_turn.tool_config_path={out_dir}/tool_config.yaml",
+        "actor_rollout_ref.rollout.multi_turn.enable=True",
+        "actor_rollout_ref.rollout.agent.default_agent_loop=tau2_agent",
+        "data.return_raw_chat=True",
+        f"{t2}.user.backend=scripted",
+        f"{t2}.data_dir={root}",
+    )
+    code, out, err = run_check(capsys, overrides)
+    assert code == 0, err[-3000:]
+    assert f"tools: 14 from {out_dir}/tool_config.yaml" in out
+    assert "agent loop: tau2_agent (user: scripted)" in out
+    assert "tau2/airline (50 rows) -> the tau2 family" in out
+    # the same run with a user-backend typo fails on the loop's own settings
+    overrides[-2] = f"{t2}.user.backend=scriptd"
+    code, out, err = run_check(capsys, overrides)
+    assert code == 2 and "agent loop tau2_agent: " in one_line(err) and "'scriptd'" in err
+
+
+def test_a_real_run_stops_where_the_trainer_builds_the_reward_loop_manager():
+    """``main_ppo``'s task runner builds verl's ``RewardLoopManager`` before any reward worker: the plugin makes it
+    reject what every worker's manager build would reject, instead of the workers failing one by one."""
+    from verl.experimental.reward_loop import RewardLoopManager
+
+    from verl_rewards import plugin
+    from verl_rewards.manager import ManagerConfigError
+    from verl_rewards.manager.config import check_trainer_config
+    from verl_rewards.verl_config import compose_config
+
+    assert plugin.STATUS["manager_startup_check"] == "ok"
+    bad = compose_config(["reward.reward_manager.name=contribution", "+reward.reward_kwargs.contribution.type=C3"])
+    with pytest.raises(ManagerConfigError, match="unknown contribution type 'C3'"):
+        RewardLoopManager(bad)  # raises before Ray is touched
+    bad_section = compose_config(
+        ["reward.reward_manager.name=contribution", "+reward.reward_kwargs.tau_bench.data_dir=/nonexistent"]
+    )
+    with pytest.raises(ManagerConfigError, match="tau_bench.data_dir"):
+        RewardLoopManager(bad_section)
+    check_trainer_config(compose_config(["reward.reward_manager.name=contribution"]))  # a good config passes
+    # another manager's kwargs are its own business
+    check_trainer_config(compose_config(["reward.reward_manager.name=naive", "+reward.reward_kwargs.anything=1"]))
+
+
+@pytest.mark.slow
+def test_check_1_in_a_recipe_names_c3(tmp_path):
+    """The issue's case: ``CONTRIB_TYPE=C3`` composed without complaint; ``CHECK=1`` names it, one line, exit 2."""
+    env = {k: v for k, v in os.environ.items() if k not in ("CONTRIBUTION", "CONTRIB_TYPE", "BETA", "MODE")}
+    env.update(CHECK="1", CONTRIB_TYPE="C3", DATA_DIR=str(tmp_path))
+    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+    proc = subprocess.run(
+        ["bash", str(REPO / "recipes/toolrl_grpo/run_toolrl_grpo.sh")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=str(REPO),
+    )
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    line = one_line(proc.stderr)
+    assert line.startswith("verl-rewards check: error: reward manager: ") and "'C3'" in line
+    assert proc.stdout == ""

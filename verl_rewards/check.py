@@ -1,0 +1,339 @@
+"""``verl-rewards check -- HYDRA_OVERRIDES...``: a training config checked in seconds, on a laptop, before a GPU
+allocation.
+
+It does what ``python -m verl.trainer.main_ppo`` does at start-up, in this process and without Ray or a model:
+
+1. ``import verl`` (verl loads its plugins, this one included, through the ``verl.plugins`` entry point: when verl
+   would not load it, every later step fails as the run would);
+2. composes verl's ``ppo_trainer.yaml`` with Hydra and the overrides (``hydra.searchpath=[pkg://verl_rewards.configs]``
+   and ``+verl_rewards=contribution`` included), then runs ``main_ppo``'s driver checks: ``auto_set_device`` and
+   ``validate_config``;
+3. the task runner's: the V1 trainer class of ``trainer.v1.trainer_mode``, the config resolved;
+4. builds the reward manager the way each reward worker does (``load_reward_manager``: the manager by name, the
+   custom reward function, every ``reward.reward_kwargs`` key and family section; the tokenizer too when
+   ``actor_rollout_ref.model`` names a local folder);
+5. the agent-loop side: the tools of ``multi_turn.tool_config_path`` / ``function_tool_path`` (loaded as each
+   agent-loop worker loads them), ``agent.agent_loop_config_path``, the default agent loop and every ``agent_name``
+   of the data registered, and the settings of the loops that read their own (``custom.tau2``, ``custom.tau_bench``);
+6. the data: ``data.train_files`` / ``data.val_files`` exist and are readable; which reward scores each
+   ``data_source`` they hold, and every row-level ``reward_fn`` names a registered reward.
+
+The first failure is printed as one line (``verl-rewards check: error: <stage>: <message>``, exit code 2); a good
+config prints a short summary (exit code 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+HELP = "check a main_ppo config (Hydra overrides) as a run's start-up would, without Ray or a model"
+DESCRIPTION = __doc__.split("\n\n", 1)[0] if __doc__ else HELP
+
+
+class CheckError(Exception):
+    """A start-up failure, with the stage it happened in."""
+
+    def __init__(self, stage: str, message: str):
+        self.stage = stage
+        super().__init__(f"{stage}: {message}")
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Add the ``check`` subcommand to the ``verl-rewards`` subparsers."""
+    p = sub.add_parser("check", help=HELP, description=HELP)
+    p.add_argument(
+        "overrides",
+        nargs=argparse.REMAINDER,
+        metavar="-- HYDRA_OVERRIDES",
+        help="the overrides you would give main_ppo (after --)",
+    )
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """0 and a summary when the config would start; 2 and one line naming the stage that failed."""
+    overrides = list(args.overrides or [])
+    if overrides and overrides[0] == "--":
+        overrides = overrides[1:]
+    bad = [o for o in overrides if o.startswith("-")]
+    if bad:
+        return _fail(CheckError("arguments", f"{bad[0]!r} is not a Hydra override (check takes overrides only)"))
+    try:
+        lines = check(overrides)
+    except CheckError as exc:
+        return _fail(exc)
+    print("\n".join(lines))
+    return 0
+
+
+def _fail(exc: BaseException) -> int:
+    message = " ".join(str(exc).split()) or type(exc).__name__
+    print(f"verl-rewards check: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _message(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def check(overrides: Sequence[str]) -> list[str]:
+    """Every start-up stage (module doc) on ``overrides``; the summary lines, or :class:`CheckError`."""
+    started = time.perf_counter()
+    config = _compose(overrides)
+    _driver(config)
+    trainer = _task_runner(config)
+    manager = _reward_manager(config)
+    loops = _agent_loops(config)
+    data = _data(config, manager, loops)
+    took = time.perf_counter() - started
+    return [
+        f"verl-rewards check: ok ({len(overrides)} overrides, {took:.1f} s)",
+        f"  trainer: {trainer}",
+        f"  reward manager: {_describe_manager(config, manager)}",
+        *(f"  {line}" for line in loops.lines),
+        *(f"  {line}" for line in data),
+    ]
+
+
+# ----------------------------------------------------------------------------------------------- stages
+def _compose(overrides: Sequence[str]) -> Any:
+    import verl  # noqa: F401 - verl loads its plugins here, as in main_ppo
+
+    from .verl_config import compose_config
+
+    try:
+        return compose_config(list(overrides))
+    except Exception as exc:  # noqa: BLE001 - Hydra / OmegaConf errors of every kind
+        raise CheckError("compose", _message(exc)) from None
+
+
+def _driver(config: Any) -> None:
+    """``main_ppo.main``'s checks before Ray starts."""
+    from verl.trainer.ppo.utils import need_critic, need_reference_policy
+    from verl.utils.config import validate_config
+    from verl.utils.device import auto_set_device
+
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):  # its progress lines; the summary says what matters
+            auto_set_device(config)
+            validate_config(
+                config=config, use_reference_policy=need_reference_policy(config), use_critic=need_critic(config)
+            )
+    except Exception as exc:  # noqa: BLE001 - verl raises AssertionError, ValueError, ...
+        raise CheckError("validate_config", _message(exc)) from None
+
+
+def _task_runner(config: Any) -> str:
+    """The task runner's set-up: the trainer class (V1) and the resolved config."""
+    from omegaconf import OmegaConf
+
+    mode = "legacy trainer (use_v1=False)"
+    try:
+        if config.trainer.use_v1:
+            from verl.trainer.ppo.v1 import get_trainer_cls
+
+            name = str(config.trainer.v1.trainer_mode)
+            cls = get_trainer_cls(name)
+            retired = getattr(cls, "retired", None)
+            if retired:  # a retired mode fails when the trainer is built; check builds none
+                raise ValueError(retired)
+            mode = f"V1 {cls.__name__} (trainer_mode={name})"
+        OmegaConf.resolve(config)
+    except Exception as exc:  # noqa: BLE001
+        raise CheckError("trainer", _message(exc)) from None
+    return f"{mode}, adv_estimator={config.algorithm.adv_estimator}, rollout.n={config.actor_rollout_ref.rollout.n}"
+
+
+def _tokenizer(config: Any) -> Any:
+    """The tokenizer a reward worker loads, when it is a local folder (a hub name would need a download)."""
+    model = config.actor_rollout_ref.model
+    path = model.get("tokenizer_path") or model.get("path")
+    if not path or not Path(str(path)).expanduser().is_dir():
+        return None
+    from verl.utils import hf_tokenizer
+
+    try:
+        return hf_tokenizer(str(Path(str(path)).expanduser()), trust_remote_code=True)
+    except Exception as exc:  # noqa: BLE001
+        raise CheckError("tokenizer", f"{path}: {_message(exc)}") from None
+
+
+def _reward_manager(config: Any) -> Any:
+    """The manager as every ``RewardLoopWorker`` builds it (verl's ``load_reward_manager``)."""
+    from verl.trainer.ppo.reward import load_reward_manager
+
+    tokenizer = _tokenizer(config)
+    try:
+        return load_reward_manager(config, tokenizer)
+    except Exception as exc:  # noqa: BLE001 - ManagerConfigError, verl's lookup and loading errors
+        raise CheckError("reward manager", _message(exc)) from None
+
+
+class _Loops:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.registry: dict[str, Any] = {}
+        self.checked: set[str] = set()
+
+
+def _agent_loops(config: Any) -> _Loops:
+    """Tools, agent-loop registry and our loops' settings, as an ``AgentLoopWorker`` reads them."""
+    from verl.utils.import_utils import resolve_config_path
+
+    from .verl_compat import agent_loop_registry
+
+    out = _Loops()
+    rollout = config.actor_rollout_ref.rollout
+    multi_turn = rollout.get("multi_turn") or {}
+    tool_path, function_path = multi_turn.get("tool_config_path"), multi_turn.get("function_tool_path")
+    if tool_path or function_path:
+        from verl.tools.tool_registry import load_all_tools
+
+        try:
+            tools = load_all_tools(
+                tool_config_path=resolve_config_path(tool_path) if tool_path else None,
+                function_tool_path=resolve_config_path(function_path) if function_path else None,
+            )
+        except Exception as exc:  # noqa: BLE001
+            raise CheckError("tools", f"{tool_path or function_path}: {_message(exc)}") from None
+        names = [getattr(t, "name", None) or type(t).__name__ for t in tools]
+        out.lines.append(f"tools: {len(tools)} from {tool_path or function_path} ({_short(names)})")
+    agent = rollout.get("agent") or {}
+    loop_config_path = agent.get("agent_loop_config_path")
+    registry: dict[str, Any] = dict(agent_loop_registry())
+    if loop_config_path:
+        from omegaconf import OmegaConf
+
+        try:
+            entries: Any = OmegaConf.load(resolve_config_path(loop_config_path))
+            for entry in entries:
+                registry[str(entry.name)] = entry
+        except Exception as exc:  # noqa: BLE001
+            raise CheckError("agent loops", f"{loop_config_path}: {_message(exc)}") from None
+    out.registry = registry
+    default = agent.get("default_agent_loop")
+    if default:
+        _agent_loop(config, out, str(default), "actor_rollout_ref.rollout.agent.default_agent_loop")
+        out.lines.append(f"agent loop: {default}{_settings_note(config, str(default))}")
+    return out
+
+
+def _agent_loop(config: Any, loops: _Loops, name: str, where: str) -> None:
+    """``name`` is registered; a loop that reads its own settings (``load_settings``) accepts them."""
+    if name in loops.checked:
+        return
+    entry = loops.registry.get(name)
+    if entry is None:
+        raise CheckError(
+            "agent loop", f"{where}: agent loop {name!r} is not registered; registered: {sorted(loops.registry)}"
+        )
+    target = entry.get("_target_") if hasattr(entry, "get") else None
+    if target:
+        from hydra.utils import get_class
+
+        try:
+            cls = get_class(str(target))
+            load_settings = getattr(cls, "load_settings", None)
+            if load_settings is not None:
+                load_settings(config)
+        except Exception as exc:  # noqa: BLE001 - settings errors are ValueErrors naming their key
+            raise CheckError(f"agent loop {name}", _message(exc)) from None
+    loops.checked.add(name)
+
+
+def _settings_note(config: Any, name: str) -> str:
+    custom = config.actor_rollout_ref.rollout.get("custom") or {}
+    for section in ("tau2", "tau_bench"):
+        user = ((custom.get(section) or {}).get("user") or {}) if name.startswith(section) else {}
+        if user:
+            where = f" {user.get('model')} at {user.get('base_url')}" if user.get("backend") == "openai" else ""
+            return f" (user: {user.get('backend')}{where})"
+    return ""
+
+
+def _files(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    return [str(v) for v in value]
+
+
+def _data(config: Any, manager: Any, loops: _Loops) -> list[str]:
+    """Each data file is readable; every ``agent_name`` is registered; which reward scores each data source."""
+    counts: Counter[str] = Counter()
+    row_rewards: set[str] = set()
+    lines = []
+    for key in ("train_files", "val_files"):
+        files = _files(config.data.get(key))
+        for path in files:
+            table = _read_columns(path, key)
+            rows = table.num_rows
+            columns = set(table.column_names)
+            sources = table.column("data_source").to_pylist() if "data_source" in columns else ["<none>"] * rows
+            counts.update(str(s) for s in sources)
+            if "agent_name" in columns:
+                for name in sorted({str(n) for n in table.column("agent_name").to_pylist() if n}):
+                    _agent_loop(config, loops, name, f"{path}: column agent_name")
+            if "reward_fn" in columns:
+                row_rewards.update(str(n) for n in table.column("reward_fn").to_pylist() if n)
+            lines.append(f"data.{key}: {path} ({rows} rows)")
+    router = getattr(manager, "router", None)
+    for name in sorted(row_rewards):
+        if router is not None:
+            try:
+                router.named(name)
+            except Exception as exc:  # noqa: BLE001
+                raise CheckError("routing", f"column reward_fn: {_message(exc)}") from None
+    for source, n in sorted(counts.items()):
+        lines.append(f"  {source} ({n} rows) -> {_route(router, source)}")
+    return lines
+
+
+def _read_columns(path: str, key: str) -> Any:
+    import pyarrow.parquet as pq
+
+    local = Path(os.path.expanduser(path))
+    if not local.is_file():
+        raise CheckError("data", f"data.{key}: {path} does not exist (prepare the data first, or fix the path)")
+    try:
+        schema = pq.read_schema(local)
+        wanted = [c for c in ("data_source", "agent_name", "reward_fn") if c in schema.names]
+        return pq.read_table(local, columns=wanted)
+    except Exception as exc:  # noqa: BLE001 - not parquet, truncated
+        raise CheckError("data", f"data.{key}: {path}: {_message(exc)}") from None
+
+
+def _route(router: Any, source: str) -> str:
+    if router is None:
+        return "the manager's own rule (not the contribution manager)"
+    try:
+        return str(router.describe(source))
+    except Exception as exc:  # noqa: BLE001
+        raise CheckError("routing", f"data_source {source!r}: {_message(exc)}") from None
+
+
+def _describe_manager(config: Any, manager: Any) -> str:
+    name = config.reward.reward_manager.name
+    settings = getattr(manager, "settings", None)
+    if settings is None:
+        return f"{name} ({type(manager).__name__})"
+    return (
+        f"{name} ({type(manager).__name__}); contribution: {settings.contribution.describe()}; "
+        f"timeout_s={settings.timeout_s:g}, on_error={settings.on_error}, executor={settings.executor}"
+    )
+
+
+def _short(names: Iterable[Any], limit: int = 6) -> str:
+    names = [str(n) for n in names]
+    return ", ".join(names[:limit]) + (f", ... ({len(names) - limit} more)" if len(names) > limit else "")

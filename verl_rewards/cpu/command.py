@@ -1,0 +1,628 @@
+"""``verl-rewards smoke FAMILY``: a real ``main_ppo`` run of a family's recipe on the CPU, in minutes.
+
+It builds a tiny Qwen2 and a tokenizer on this machine (:mod:`.model`), a small dataset from the family's real
+``prepare`` output, and runs the family's recipe script (which runs ``python -m verl.trainer.main_ppo``) with the
+CPU overrides after the recipe's own and the user's overrides last: N steps, validation before and after, one
+checkpoint, verl's file logger (``DIR/metrics.jsonl``), wandb offline on request. It exits non-zero naming the
+stage that failed: set-up, rollout, reward, update, validation or checkpoint.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HELP = "run a family's recipe through verl's real main_ppo on the CPU (tiny model, a few steps)"
+STAGES = ("set-up", "rollout", "reward", "update", "validation", "checkpoint")
+SMOKE_LOOP = "verl_rewards_smoke_policy"
+REPO = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class FamilySpec:
+    recipe: str
+    modes: tuple[str, ...]
+    default_mode: str
+    domains: tuple[str, ...]
+    default_domain: str
+    data_env: str = ""
+    #: the loop each mode runs (verl's default loop for rows without agent_name)
+    loops: Mapping[str, str] = field(default_factory=dict)
+
+
+FAMILIES: dict[str, FamilySpec] = {
+    "toolrl": FamilySpec("recipes/toolrl_grpo/run_toolrl_grpo.sh", ("single",), "single", ("rlla",), "rlla"),
+    "tau2": FamilySpec(
+        "recipes/tau2_grpo/run_tau2_grpo.sh",
+        ("normal", "solo"),
+        "normal",
+        ("airline", "retail", "telecom", "mock"),
+        "airline",
+        "TAU2_DATA_DIR",
+    ),
+    "tau_bench": FamilySpec(
+        "recipes/tau_bench_grpo/run_tau_bench_grpo.sh",
+        ("normal", "instruction"),
+        "normal",
+        ("retail", "airline"),
+        "retail",
+        "TAU_BENCH_DATA_DIR",
+    ),
+}
+
+
+class SmokeError(Exception):
+    """A smoke run failed in ``stage``."""
+
+    def __init__(self, stage: str, message: str):
+        super().__init__(message)
+        self.stage = stage
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Add the ``smoke`` subcommand to the ``verl-rewards`` subparsers."""
+    p = sub.add_parser("smoke", help=HELP, description=HELP)
+    _add_options(p)
+    p.add_argument("family", choices=sorted(FAMILIES))
+    p.add_argument("overrides", nargs=argparse.REMAINDER, help="-- then Hydra overrides, passed through unchanged")
+    return p
+
+
+def _add_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--domain", default=None, help="tau2: airline, retail, telecom, mock; tau_bench: retail, airline")
+    p.add_argument("--mode", default=None, help="tau2: normal (default) or solo; tau_bench: normal or instruction")
+    p.add_argument("--steps", type=int, default=2, help="training steps (default 2)")
+    p.add_argument(
+        "--policy",
+        choices=["auto", "script", "sample"],
+        default="auto",
+        help="script: the task's gold turns are played (scored under the current weights); sample: the model "
+        "generates; auto (default): script when the gold module is installed",
+    )
+    p.add_argument("--script-ratio", type=float, default=1.0, help="share of scripted trajectories (default 1.0)")
+    p.add_argument(
+        "--script-source",
+        default=None,
+        metavar="MODULE:FUNC",
+        help="where scripted turns come from (default verl_rewards.gold:gold_assistant_turns)",
+    )
+    p.add_argument("--user", choices=["scripted", "policy"], default="scripted", help="normal mode's user simulator")
+    p.add_argument("--batch-size", type=int, default=2, help="prompts per step (default 2)")
+    p.add_argument("--n", type=int, default=2, help="rollouts per prompt (default 2)")
+    p.add_argument("--val-rows", type=int, default=2, help="validation prompts (default 2)")
+    p.add_argument(
+        "--data-dir", default=None, help="tau2 / tau-bench data (default $TAU2_DATA_DIR / $TAU_BENCH_DATA_DIR)"
+    )
+    p.add_argument(
+        "--out", default=None, help="output folder (default ./smoke/<EXPERIMENT_NAME or family-domain-mode>-<time>)"
+    )
+    p.add_argument("--wandb", action="store_true", help="also log to wandb, offline (files under OUT/wandb)")
+    p.add_argument("--timeout", type=float, default=1800.0, help="seconds before the run is stopped (default 1800)")
+    p.add_argument("--recipe", default=None, help="the recipe script to run (default: the family's, in recipes/)")
+
+
+def split_arguments(args: argparse.Namespace) -> list[str]:
+    """Options given after FAMILY are parsed into ``args``; what follows ``--`` is returned unchanged."""
+    rest = list(args.overrides or [])
+    cut = rest.index("--") if "--" in rest else len(rest)
+    options, overrides = rest[:cut], rest[cut + 1 :]
+    if options:
+        parser = argparse.ArgumentParser(prog="verl-rewards smoke FAMILY", add_help=False)
+        _add_options(parser)
+        parser.parse_args(options, namespace=args)
+    return overrides
+
+
+# -- set-up ----------------------------------------------------------------------------------------------------
+def _resolve(args: argparse.Namespace) -> tuple[FamilySpec, str, str]:
+    spec = FAMILIES[args.family]
+    domain = args.domain or spec.default_domain
+    mode = args.mode or spec.default_mode
+    if domain not in spec.domains:
+        raise SmokeError("set-up", f"{args.family}: --domain must be one of {', '.join(spec.domains)}, got {domain!r}")
+    if mode not in spec.modes:
+        raise SmokeError("set-up", f"{args.family}: --mode must be one of {', '.join(spec.modes)}, got {mode!r}")
+    if args.steps < 1 or args.batch_size < 1 or args.n < 1 or args.val_rows < 1:
+        raise SmokeError("set-up", "--steps, --batch-size, --n and --val-rows must be at least 1")
+    if not 0.0 <= args.script_ratio <= 1.0:
+        raise SmokeError("set-up", f"--script-ratio must be within [0, 1], got {args.script_ratio}")
+    return spec, domain, mode
+
+
+def _policy(args: argparse.Namespace) -> tuple[str, str]:
+    from .policy import DEFAULT_SCRIPT_SOURCE, load_script_source
+
+    source = args.script_source or DEFAULT_SCRIPT_SOURCE
+    if args.policy == "sample":
+        return "sample", source
+    try:
+        load_script_source(source)
+    except (ImportError, TypeError, ValueError) as exc:
+        if args.policy == "script":
+            raise SmokeError("set-up", f"--policy script: {exc}") from exc
+        print(f"smoke: no scripted turns ({exc}); using --policy sample", file=sys.stderr)
+        return "sample", source
+    return "script", source
+
+
+def _data_dir(args: argparse.Namespace, spec: FamilySpec) -> str:
+    if not spec.data_env:
+        return ""
+    path = args.data_dir or os.environ.get(spec.data_env)
+    if not path or not Path(path).is_dir():
+        raise SmokeError("set-up", f"{args.family} needs its data: --data-dir or ${spec.data_env} (got {path!r})")
+    return str(Path(path).resolve())
+
+
+def _prepare(family: str, domain: str, mode: str, data_dir: str, out: Path) -> tuple[Path, Path | None]:
+    """Run ``verl-rewards prepare`` as a user would; returns (parquet, tool_config or None)."""
+    cli = [sys.executable, "-m", "verl_rewards.cli", "prepare", family]
+    if family == "toolrl":
+        from ..toolrl.data import SAMPLE_PATH
+
+        cmd = cli + ["--input", str(SAMPLE_PATH), "--out", str(out), "--split", "train"]
+        split = "train"
+    elif family == "tau2":
+        split = "base" if domain == "mock" else "train"
+        cmd = cli + ["--data-dir", data_dir, "--domain", domain, "--out", str(out), "--split", split, "--mode", mode]
+    else:
+        split = "test" if domain == "airline" else "train"
+        cmd = cli + ["--data-dir", data_dir, "--domain", domain, "--out", str(out), "--split", split, "--mode", mode]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SmokeError("set-up", f"prepare failed ({shlex.join(cmd)}):\n{proc.stderr[-2000:]}")
+    tools = out / "tool_config.yaml"
+    return out / f"{split}.parquet", tools if tools.is_file() else None
+
+
+def _tool_schemas(tool_config: Path | None) -> list[dict[str, Any]]:
+    if tool_config is None:
+        return []
+    import yaml
+
+    tools = (yaml.safe_load(tool_config.read_text(encoding="utf-8")) or {}).get("tools") or []
+    schemas = []
+    for tool in tools:
+        if isinstance(tool, Mapping):  # verl's `tool_schema`, or the full schema our configs carry in the config
+            schema = tool.get("tool_schema") or (tool.get("config") or {}).get("openai_schema")
+            if schema:
+                schemas.append(schema)
+    return schemas
+
+
+def _plain(value: Any) -> Any:
+    """numpy containers of a parquet row -> Python lists/dicts."""
+    if hasattr(value, "tolist"):
+        return _plain(value.tolist())
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+@dataclass
+class SmokeData:
+    train: Path
+    val: Path
+    tool_config: Path | None
+    texts: list[str]
+    dropped: int
+    prompt_tokens: int = 0
+
+
+def _build_data(
+    rows_file: Path, tool_config: Path | None, out: Path, need: int, val_rows: int, policy: str, source: str
+) -> SmokeData:
+    import pandas as pd
+
+    frame = pd.read_parquet(rows_file)
+    rows = [{k: _plain(v) for k, v in r.items()} for r in frame.to_dict("records")]
+    texts: list[str] = []
+    kept: list[dict[str, Any]] = []
+    dropped = 0
+    script = None
+    if policy == "script":
+        from .policy import load_script_source, row_view
+
+        script = load_script_source(source)
+    for row in rows:
+        if script is not None:
+            try:
+                turns = script(row_view(row))
+            except Exception:  # noqa: BLE001 - a row without a usable script is left out of the smoke data
+                turns = None
+            if not turns:
+                dropped += 1
+                continue
+            texts += [json.dumps(t, ensure_ascii=False, default=str) for t in turns]
+        kept.append(row)
+        if len(kept) >= need + val_rows:
+            break
+    if not kept:
+        raise SmokeError("set-up", f"no usable rows in {rows_file} ({dropped} without scripted turns)")
+    train_rows = [kept[i % len(kept)] for i in range(need)]
+    val_rows_list = kept[need : need + val_rows] or kept[:val_rows]
+    for row in kept:
+        texts += [str(m.get("content") or "") for m in row.get("prompt") or () if isinstance(m, Mapping)]
+    texts += [json.dumps(s, ensure_ascii=False) for s in _tool_schemas(tool_config)]
+    out.mkdir(parents=True, exist_ok=True)
+    train, val = out / "train.parquet", out / "val.parquet"
+    pd.DataFrame(train_rows).to_parquet(train)
+    pd.DataFrame(val_rows_list).to_parquet(val)
+    return SmokeData(train, val, tool_config, texts, dropped)
+
+
+def _wrap_loops(data: SmokeData, policy: str, ratio: float, source: str, out: Path) -> Path:
+    """Route every row through the policy wrapper (its own loop as ``inner_agent``); write the loops' YAML."""
+    import pandas as pd
+    import yaml
+
+    inner: set[str | None] = set()
+    for path in (data.train, data.val):
+        frame = pd.read_parquet(path)
+        names = frame["agent_name"].tolist() if "agent_name" in frame else [None] * len(frame)
+        inner.update(names)
+        frame["agent_name"] = [f"{SMOKE_LOOP}__{n or 'default'}" for n in names]
+        frame.to_parquet(path)
+    entries = [
+        {
+            "name": f"{SMOKE_LOOP}__{n or 'default'}",
+            "_target_": "verl_rewards.cpu.policy.PolicyAgentLoop",
+            "inner_agent": n,
+            "policy": policy,
+            "script_ratio": ratio,
+            "script_source": source,
+        }
+        for n in sorted(inner, key=str)
+    ]
+    path = out / "agent_loops.yaml"
+    path.write_text(yaml.safe_dump(entries, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def _prompt_tokens(model_dir: str, data: SmokeData) -> int:
+    import pandas as pd
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(model_dir)
+    tools: Any = _tool_schemas(data.tool_config) or None
+    longest = 0
+    for path in (data.train, data.val):
+        for prompt in pd.read_parquet(path)["prompt"]:
+            msgs = [dict(m) for m in _plain(prompt)]
+            ids = tok.apply_chat_template(msgs, tools=tools, add_generation_prompt=True, tokenize=True)
+            ids = ids["input_ids"] if isinstance(ids, Mapping) else ids
+            longest = max(longest, len(ids))
+    return longest
+
+
+# -- the run ---------------------------------------------------------------------------------------------------
+def cpu_overrides(
+    *,
+    model: str,
+    out: Path,
+    steps: int,
+    batch: int,
+    n: int,
+    prompt_len: int,
+    response_len: int,
+    policy: str,
+    loops_yaml: Path | None,
+    wandb: bool,
+) -> list[str]:
+    """The Hydra overrides that put a recipe on the CPU (after the recipe's own, before the user's)."""
+    rollout = "actor_rollout_ref.rollout"
+    out_list = [
+        f"actor_rollout_ref.model.path={model}",
+        "+actor_rollout_ref.model.override_config.attn_implementation=sdpa",
+        "actor_rollout_ref.model.use_remove_padding=False",
+        "actor_rollout_ref.model.enable_gradient_checkpointing=False",
+        "actor_rollout_ref.actor.strategy=fsdp2",
+        "actor_rollout_ref.ref.strategy=fsdp2",
+        "actor_rollout_ref.ref.fsdp_config.param_offload=False",
+        "actor_rollout_ref.actor.fsdp_config.param_offload=False",
+        "actor_rollout_ref.actor.fsdp_config.optimizer_offload=False",
+        "actor_rollout_ref.actor.use_dynamic_bsz=False",
+        # scripted groups tie (every rollout earns the gold reward, GRPO's advantage is 0): the entropy term keeps
+        # a real gradient in every update
+        "actor_rollout_ref.actor.entropy_coeff=0.01",
+        f"actor_rollout_ref.actor.ppo_mini_batch_size={batch}",
+        f"actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu={batch * n}",
+        f"{rollout}.log_prob_micro_batch_size_per_gpu={batch * n}",
+        f"actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu={batch * n}",
+        f"{rollout}.name=hf_cpu",
+        f"{rollout}.tensor_model_parallel_size=1",
+        f"{rollout}.n={n}",
+        f"{rollout}.calculate_log_probs=True",
+        f"{rollout}.agent.num_workers=1",
+        f"{rollout}.val_kwargs.n=2",
+        f"{rollout}.val_kwargs.do_sample=True",
+        f"{rollout}.val_kwargs.temperature=1.0",
+        f"data.train_batch_size={batch}",
+        f"data.val_batch_size={batch * 4}",
+        f"data.max_prompt_length={prompt_len}",
+        f"data.max_response_length={response_len}",
+        "data.dataloader_num_workers=0",
+        "data.shuffle=False",
+        "trainer.device=cpu",
+        "trainer.n_gpus_per_node=1",
+        "trainer.nnodes=1",
+        f"trainer.total_training_steps={steps}",
+        "trainer.total_epochs=1000",
+        f"trainer.test_freq={steps}",
+        f"trainer.save_freq={steps}",
+        "trainer.val_before_train=True",
+        f"trainer.default_local_dir={out / 'checkpoints'}",
+        "trainer.resume_mode=disable",
+        "trainer.logger=[console,file,wandb]" if wandb else "trainer.logger=[console,file]",
+        "trainer.v1.trainer_mode=cpu_sync",
+        "+ray_kwargs.ray_init.num_gpus=1",
+        "ray_kwargs.ray_init.num_cpus=32",
+        "transfer_queue.backend.SimpleStorage.num_data_storage_units=2",
+        "reward.num_workers=1",
+    ]
+    if policy == "sample":
+        out_list.append(f"+{rollout}.engine_kwargs.hf_cpu.max_new_tokens=48")
+        out_list.append(f"{rollout}.multi_turn.max_assistant_turns=4")
+        out_list.append(f"{rollout}.multi_turn.max_user_turns=4")
+    if loops_yaml is not None:
+        out_list.append(f"{rollout}.agent.agent_loop_config_path={loops_yaml}")
+    return out_list
+
+
+def recipe_env(
+    family: str, domain: str, mode: str, data_dir: str, data: SmokeData, model: str, out: Path, user: str, batch: int
+) -> dict[str, str]:
+    """Environment for the recipe script: its data, model, one logical GPU, the CPU platform, the logger files."""
+    env = dict(os.environ)
+    env.update(
+        {
+            "SMOKE": "0",
+            "VERL_PLATFORM": "cpu",
+            "VERL_FILE_LOGGER_PATH": str(out / "metrics.jsonl"),
+            "WANDB_MODE": "offline",
+            "WANDB_DIR": str(out),
+            "HF_HUB_OFFLINE": "1",
+            "TOKENIZERS_PARALLELISM": "false",
+            "PYTHONUNBUFFERED": "1",
+            "MODEL_PATH": model,
+            "TRAIN_FILES": str(data.train),
+            "VAL_FILES": str(data.val),
+            "N_GPUS": "1",
+            "TRAIN_BATCH_SIZE": str(batch),
+            "DOMAIN": domain,
+            "MODE": mode,
+            "USER_BACKEND": user,
+        }
+    )
+    env.setdefault("EXPERIMENT_NAME", f"smoke-{family}-{domain}-{mode}")
+    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+    if data.tool_config is not None:
+        env["TOOL_CONFIG"] = str(data.tool_config)
+    if family == "tau2":
+        env["TAU2_DATA_DIR"] = data_dir
+    elif family == "tau_bench":
+        env["TAU_BENCH_DATA_DIR"] = data_dir
+    return env
+
+
+#: (stage, patterns in the run's log) used to name the stage a failed run died in, most specific first
+_STAGE_PATTERNS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("checkpoint", ("save_checkpoint", "_save_checkpoint")),
+    ("validation", ("_validate", "val_metrics")),
+    ("reward", ("RewardLoopWorker", "compute_score", "reward_manager", "run_single")),
+    ("rollout", ("AgentLoopWorker", "HFCpuServer", "agent_loop", "generate_sequences")),
+    ("update", ("update_actor", "compute_log_prob", "compute_ref_log_prob", "update_weights", "_compute_advantage")),
+)
+
+
+def failed_stage(log: str, steps_logged: int) -> str:
+    """Name the stage a failed run died in, from the traceback in its log."""
+    tail = log[-20000:]
+    if "all initialize finished" not in log and steps_logged == 0:
+        return "set-up"
+    for stage, needles in _STAGE_PATTERNS:
+        if any(n in tail for n in needles):
+            return stage
+    return "set-up" if steps_logged == 0 else "update"
+
+
+def read_metrics(path: Path) -> list[dict[str, Any]]:
+    """verl's file-logger JSONL: one ``{"step": s, "data": {...}}`` per logged step."""
+    if not path.is_file():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if line:
+            out.append(json.loads(line))
+    return out
+
+
+def stage_timings(records: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """Seconds per stage, summed over the training steps (verl's ``timing_s/*``)."""
+    groups = {
+        "rollout (incl. streaming reward)": ("gen",),
+        "reward": ("reward",),
+        "update": ("old_log_prob", "ref", "adv", "update_actor", "update_weights"),
+        "validation": ("testing",),
+        "checkpoint": ("save_checkpoint",),
+        "steps total": ("step",),
+    }
+    out: dict[str, float] = {}
+    for name, keys in groups.items():
+        total = 0.0
+        seen = False
+        for rec in records:
+            data = rec.get("data") or {}
+            for key in keys:
+                value = data.get(f"timing_s/{key}")
+                if isinstance(value, (int, float)) and math.isfinite(value):
+                    total += float(value)
+                    seen = True
+        if seen:
+            out[name] = total
+    return out
+
+
+def check_run(out: Path, steps: int, records: Sequence[Mapping[str, Any]]) -> None:
+    """After a zero exit: the steps, both validations and the checkpoint are there, else the stage that is not."""
+    train = [r for r in records if any(k.startswith("actor/") for k in r.get("data") or {})]
+    if len(train) < steps:
+        raise SmokeError("update", f"{len(train)} of {steps} training steps logged in {out / 'metrics.jsonl'}")
+    vals = [r for r in records if any(k.startswith("val-") for k in r.get("data") or {})]
+    if len(vals) < 2:
+        raise SmokeError("validation", f"{len(vals)} validation record(s) in metrics.jsonl; expected before and after")
+    ckpt = out / "checkpoints" / f"global_step_{steps}"
+    if not ckpt.is_dir():
+        raise SmokeError("checkpoint", f"no checkpoint at {ckpt}")
+
+
+def _stream(cmd: list[str], env: Mapping[str, str], log_path: Path, timeout: float, cwd: Path) -> int:
+    start = time.monotonic()
+    with log_path.open("w", encoding="utf-8") as log:
+        proc = subprocess.Popen(
+            cmd, env=dict(env), cwd=str(cwd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            log.write(line)
+            if os.environ.get("VERL_REWARDS_SMOKE_QUIET") != "1" and _interesting(line):
+                sys.stdout.write(line)
+                sys.stdout.flush()
+            if time.monotonic() - start > timeout:
+                proc.kill()
+                log.write(f"\nsmoke: stopped after {timeout:.0f} s\n")
+                return 124
+        return proc.wait()
+
+
+_NOISE = re.compile(r"UserWarning|warnings\.warn|target_num_threads|FutureWarning|DeprecationWarning")
+
+
+def _interesting(line: str) -> bool:
+    return bool(line.strip()) and not _NOISE.search(line)
+
+
+def run(args: argparse.Namespace) -> int:
+    started = time.monotonic()
+    try:
+        overrides = split_arguments(args)
+        spec, domain, mode = _resolve(args)
+        policy, source = _policy(args)
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        name = os.environ.get("EXPERIMENT_NAME") or f"{args.family}-{domain}-{mode}"
+        out = Path(args.out or f"smoke/{name}-{stamp}").resolve()
+        out.mkdir(parents=True, exist_ok=True)
+        for stale in ("metrics.jsonl", "checkpoints"):
+            if (out / stale).exists():
+                raise SmokeError("set-up", f"{out / stale} exists: use a fresh --out folder")
+        recipe = Path(args.recipe) if args.recipe else REPO / spec.recipe
+        if not recipe.is_file():
+            raise SmokeError("set-up", f"recipe not found: {recipe} (smoke runs the recipes of a source checkout)")
+        data_dir = _data_dir(args, spec)
+        t0 = time.monotonic()
+        prepared, tools = _prepare(args.family, domain, mode, data_dir, out / "data" / "prepared")
+        data = _build_data(prepared, tools, out / "data", args.batch_size * args.steps, args.val_rows, policy, source)
+        loops = _wrap_loops(data, policy, args.script_ratio, source, out / "data") if policy == "script" else None
+        from .model import build_tiny_qwen2
+
+        model = build_tiny_qwen2(out / "model", data.texts)
+        prompt_tokens = _prompt_tokens(model, data)
+        prompt_len = 256 * math.ceil((prompt_tokens + 64) / 256)
+        response_len = 256 if args.family == "toolrl" else (8192 if policy == "script" else 1024)
+        setup_s = time.monotonic() - t0
+        env = recipe_env(args.family, domain, mode, data_dir, data, model, out, args.user, args.batch_size)
+        cmd = ["bash", str(recipe)] + cpu_overrides(
+            model=model,
+            out=out,
+            steps=args.steps,
+            batch=args.batch_size,
+            n=args.n,
+            prompt_len=prompt_len,
+            response_len=response_len,
+            policy=policy,
+            loops_yaml=loops,
+            wandb=args.wandb,
+        )
+        cmd += overrides
+        (out / "command.sh").write_text(
+            "".join(f"export {k}={shlex.quote(v)}\n" for k, v in sorted(env.items()) if k in _SHOWN_ENV)
+            + shlex.join(cmd)
+            + "\n",
+            encoding="utf-8",
+        )
+        print(f"smoke: {args.family} {domain} {mode}, policy {policy}, {args.steps} steps -> {out}")
+        print(f"smoke: data {data.train} ({args.batch_size * args.steps} rows), {data.val}; dropped {data.dropped}")
+        print(f"smoke: model {model} (prompt <= {prompt_tokens} tokens)")
+        t1 = time.monotonic()
+        code = _stream(cmd, env, out / "run.log", args.timeout, REPO)
+        run_s = time.monotonic() - t1
+        records = read_metrics(out / "metrics.jsonl")
+        steps_logged = sum(1 for r in records if any(k.startswith("actor/") for k in r.get("data") or {}))
+        if code != 0:
+            log = (out / "run.log").read_text(encoding="utf-8", errors="replace")
+            stage = failed_stage(log, steps_logged)
+            raise SmokeError(stage, f"main_ppo exited with {code}; see {out / 'run.log'}")
+        check_run(out, args.steps, records)
+    except SmokeError as exc:
+        print(f"smoke: FAILED at stage {exc.stage}: {exc}", file=sys.stderr)
+        return 1
+    _summary(out, args.steps, records, setup_s, run_s, time.monotonic() - started, args.wandb)
+    return 0
+
+
+_SHOWN_ENV = (
+    "VERL_PLATFORM",
+    "VERL_FILE_LOGGER_PATH",
+    "WANDB_MODE",
+    "WANDB_DIR",
+    "MODEL_PATH",
+    "TRAIN_FILES",
+    "VAL_FILES",
+    "N_GPUS",
+    "TRAIN_BATCH_SIZE",
+    "DOMAIN",
+    "MODE",
+    "USER_BACKEND",
+    "TOOL_CONFIG",
+    "TAU2_DATA_DIR",
+    "TAU_BENCH_DATA_DIR",
+    "EXPERIMENT_NAME",
+    "SMOKE",
+)
+
+
+def _summary(
+    out: Path, steps: int, records: Sequence[Mapping[str, Any]], setup_s: float, run_s: float, total_s: float, wb: bool
+) -> None:
+    timings = stage_timings(records)
+    in_steps = timings.get("steps total", 0.0) + timings.get("validation", 0.0)
+    print("smoke: PASSED")
+    print(f"  metrics     {out / 'metrics.jsonl'} ({len(records)} records)")
+    print(f"  checkpoint  {out / 'checkpoints' / f'global_step_{steps}'}")
+    print(f"  log         {out / 'run.log'}")
+    print(f"  command     {out / 'command.sh'}")
+    if wb:
+        print(f"  wandb       {out / 'wandb'} (offline)")
+    print(f"  time        {total_s:.0f} s: set-up {setup_s:.0f} s, main_ppo {run_s:.0f} s")
+    for name, seconds in timings.items():
+        print(f"    {name:<34} {seconds:7.1f} s")
+    print(f"    {'Ray, actors and models starting':<34} {max(0.0, run_s - in_steps):7.1f} s (the rest of main_ppo)")
+    train = [r["data"] for r in records if "actor/grad_norm" in (r.get("data") or {})]
+    last: Mapping[str, Any] = train[-1] if train else {}
+    for key in ("critic/score/mean", "actor/grad_norm", "training/rollout_probs_diff_max"):
+        if key in last:
+            print(f"  {key:<40} {last[key]:.6g}")

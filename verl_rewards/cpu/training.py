@@ -1,0 +1,113 @@
+"""The trainer side of the CPU backend: the gloo process group, the trainer mode ``cpu_sync``, the CPU engine.
+
+* verl builds the process-group backend ``cpu:gloo,<device>:<backend>`` (``verl/utils/distributed.py``), which on
+  the CPU platform reads ``cpu:gloo,cpu:gloo`` and torch rejects. :class:`CpuActorRolloutRefWorker` opens the plain
+  ``gloo`` group as soon as the worker exists, so verl finds it initialised and keeps it.
+* The V1 trainer fixes its worker class (``ActorRolloutRefWorker``, ``verl/trainer/ppo/v1/trainer_base.py``), so the
+  ``cpu_sync`` trainer (registered with verl's ``register_trainer``) is verl's ``sync`` trainer with that worker
+  swapped; it sets ``trainer.v1.trainer_mode`` back to ``sync`` before verl reads it, because verl's V1 trainer
+  behaves as the sync trainer only under that literal name.
+* verl registers its FSDP engines for cuda and npu only (``verl/workers/engine/fsdp/transformer_impl.py``); the
+  CPU engine is verl's ``FSDPEngineWithLMHead`` registered for ``cpu``, which builds forward-only models (the
+  reference policy) without the pinned-memory ``CPUOffloadPolicy`` verl forces on them: pinning needs an
+  accelerator, and on the CPU there is nothing to offload to.
+"""
+
+from __future__ import annotations
+
+import os
+from types import ModuleType
+from typing import Any
+
+import torch
+from verl.workers.engine_workers import ActorRolloutRefWorker
+
+from .. import verl_compat
+from .names import TRAINER_MODE
+
+_ENGINE_REGISTERED = False
+
+
+def init_gloo_process_group() -> None:
+    """Open the default process group with ``gloo`` from the worker's env (``RANK``, ``WORLD_SIZE``, ...)."""
+    import torch.distributed as dist
+
+    if dist.is_initialized():
+        return
+    dist.init_process_group(
+        backend="gloo",
+        rank=int(os.environ.get("RANK", "0")),
+        world_size=int(os.environ.get("WORLD_SIZE", "1")),
+        init_method=os.environ.get("DIST_INIT_METHOD") or None,
+    )
+
+
+class CpuActorRolloutRefWorker(ActorRolloutRefWorker):
+    """verl's hybrid actor/rollout/ref worker with a gloo process group (see the module docstring)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        torch.set_num_threads(max(1, int(os.environ.get("VERL_REWARDS_TRAIN_THREADS", "1"))))
+        init_gloo_process_group()
+
+
+def register_trainer(trainer_sync: ModuleType) -> None:
+    """Register ``cpu_sync`` in verl's V1 trainer registry (called once ``verl.trainer.ppo.v1.trainer_sync`` is
+    imported)."""
+    from omegaconf import open_dict
+    from verl.trainer.ppo.v1.trainer_base import TRAINER_REGISTRY, register_trainer
+
+    if TRAINER_MODE in TRAINER_REGISTRY:
+        return
+    base = trainer_sync.PPOTrainerSync
+
+    class CpuPPOTrainerSync(base):  # type: ignore[misc, valid-type]
+        """verl's sync trainer whose actor/rollout/ref workers use a gloo process group."""
+
+        def __init__(self, config: Any, *args: Any, **kwargs: Any) -> None:
+            with open_dict(config):
+                config.trainer.v1.trainer_mode = verl_compat.SYNC_TRAINER_MODE
+            super().__init__(config, *args, **kwargs)
+
+        def _init_resource_pool_mgr(self) -> Any:  # verl_compat.PRIVATES: where the worker class is fixed
+            out = super()._init_resource_pool_mgr()
+            if not verl_compat.replace_worker_class(self, ActorRolloutRefWorker, CpuActorRolloutRefWorker):
+                raise RuntimeError(
+                    "cpu_sync: the V1 trainer no longer maps a role to ActorRolloutRefWorker "
+                    "(verl/trainer/ppo/v1/trainer_base.py); the CPU worker cannot be installed"
+                )
+            return out
+
+    register_trainer(TRAINER_MODE)(CpuPPOTrainerSync)
+
+
+def register_engine(transformer_impl: ModuleType) -> None:
+    """Register the CPU engine for ``language_model`` / ``fsdp``, ``fsdp2`` on device ``cpu``."""
+    from verl.workers.engine.base import EngineRegistry
+
+    base = verl_compat.fsdp_lm_engine_class()
+    global _ENGINE_REGISTERED
+    if _ENGINE_REGISTERED:
+        return
+    _ENGINE_REGISTERED = True
+
+    class CpuFSDPEngineWithLMHead(base):  # type: ignore[misc, valid-type]
+        """verl's FSDP engine; forward-only models are built without the pinned CPU offload policy."""
+
+        def _build_fsdp_module(self, module: Any) -> Any:
+            cfg = self.engine_config
+            if getattr(cfg, "offload_policy", False):
+                raise ValueError(
+                    "the CPU backend cannot use fsdp_config.offload_policy=True: verl's CPUOffloadPolicy pins memory, "
+                    "which needs an accelerator (verl/workers/engine/fsdp/transformer_impl.py)"
+                )
+            forward_only = cfg.forward_only
+            cfg.forward_only = False
+            try:
+                return super()._build_fsdp_module(module)
+            finally:
+                cfg.forward_only = forward_only
+
+    EngineRegistry.register(model_type="language_model", backend=["fsdp", "fsdp2"], device="cpu")(
+        CpuFSDPEngineWithLMHead
+    )
