@@ -145,6 +145,7 @@ def bench_scoring(folder: Path, tau2_python: str | None, tau2_src: str | None) -
         path = Path(tmp) / "samples.json"
         path.write_text(json.dumps(samples))
         env = {**os.environ, "PYTHONPATH": tau2_src or ""}
+        env.pop("TAU2_DATA_DIR", None)  # tau2 reads its own data folder (it would look for tau2/domains/ there)
         out = subprocess.run([tau2_python, "-c", TAU2_SIDE, str(path)], capture_output=True, text=True, env=env)
     if out.returncode != 0:
         raise SystemExit(f"tau2's side failed:\n{out.stderr[-3000:]}")
