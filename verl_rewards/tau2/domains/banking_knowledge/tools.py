@@ -186,95 +186,51 @@ class KnowledgeTools(Toolkit):
     # ------------------------------------------------------------------ base tools
     @tool(GENERIC)
     def transfer_to_human_agents(self, summary: str, reason: TransferReason = "other") -> str:
-        """Transfer the user to a human agent.
-
-        The proper transfer reason enum can be found in the knowledge base: search it before calling this tool to
-        select the proper applicable reason.
-
-        Args:
-            summary: A summary of the user's issue and what was attempted before transfer.
-            reason: The specific reason code for the transfer.
-        """
+        """End the conversation with a hand-off; an unknown reason code is an error observation, not a transfer."""
         if reason not in TRANSFER_REASONS:
             return f"Error: Invalid transfer reason '{reason}'. Must be one of: {', '.join(TRANSFER_REASONS)}"
         return f"Transfer successful (reason: {reason}). A human agent will assist you shortly."
 
     @tool(READ)
     def get_current_time(self) -> str:
-        """Get the current time. Use this to get the current timestamp for logging verification records.
-
-        Returns:
-            The current time in the format "YYYY-MM-DD HH:MM:SS TZ"
-        """
+        """The fixed clock of the domain (tau2's frozen now), used to stamp verification records."""
         return "The current time is 2025-11-14 03:40:00 EST."
 
     @tool(READ)
     def get_user_information_by_id(self, user_id: str) -> str:
-        """Get the information (date of birth, email, phone number, address) for a user by their user id.
-
-        Args:
-            user_id: The ID of the user
-        """
+        """Look up a customer record by its id."""
         return self._q("users", "user_id", user_id)
 
     @tool(READ)
     def get_user_information_by_name(self, customer_name: str) -> str:
-        """Get the information (date of birth, email, phone number, address) for a user by their name. Case Sensitive.
-
-        Args:
-            customer_name: The name of the user
-        """
+        """Look up customer records by exact (case-sensitive) name."""
         return self._q("users", "name", customer_name)
 
     @tool(READ)
     def get_user_information_by_email(self, email: str) -> str:
-        """Get the information (date of birth, email, phone number, address) for a user by their email.
-
-        Args:
-            email: The email of the user
-        """
+        """Look up customer records by email address."""
         return self._q("users", "email", email)
 
     @tool(WRITE)
     def change_user_email(self, user_id: str, new_email: str) -> str:
-        """Change the email address for a user.
-
-        Args:
-            user_id: The ID of the user whose email should be changed
-            new_email: The new email address to set for the user
-        """
+        """Overwrite a customer's email; an unknown id is reported, not raised."""
         if not self.t.update("users", user_id, {"email": new_email}):
             return f"Error: User with ID '{user_id}' not found."
         return f"Email updated successfully.\n  - User ID: {user_id}\n  - New Email: {new_email}"
 
     @tool(READ)
     def get_referrals_by_user(self, user_id: str) -> str:
-        """Get all referrals made by a user.
-
-        Args:
-            user_id: The ID of the user (referrer) to look up referrals for
-        """
+        """Referral records whose referrer is ``user_id``."""
         return self._q("referrals", "referrer_id", user_id)
 
     @tool(READ)
     def get_credit_card_transactions_by_user(self, user_id: str) -> str:
-        """Get all credit card transactions for a user.
-
-        Args:
-            user_id: The ID of the user to look up transactions for
-        """
+        """Credit card transaction records of a customer."""
         return self._q("credit_card_transaction_history", "user_id", user_id)
 
     @tool(READ)
     def get_credit_card_accounts_by_user(self, user_id: str) -> str:
-        """Get all credit card accounts for a user.
-
-        Returns information about each credit card account including card type,
-        date opened, current balance, and reward points.
-
-        Args:
-            user_id: The ID of the user to look up credit card accounts for
-        """
+        """Credit card account records of a customer (type, opening date, balance, points)."""
         return self._q("credit_card_accounts", "user_id", user_id)
 
     @tool(WRITE)
@@ -288,20 +244,7 @@ class KnowledgeTools(Toolkit):
         date_of_birth: str,
         time_verified: str,
     ) -> str:
-        """Log a verification record after successfully verifying a user's identity.
-
-        Call this tool after you have verified a user by confirming 2 out of 4 identity fields
-        (date of birth, email, phone number, address). This creates an audit record of the verification.
-
-        Args:
-            name: The verified user's full name
-            user_id: The verified user's ID
-            address: The verified user's address
-            email: The verified user's email
-            phone_number: The verified user's phone number
-            date_of_birth: The verified user's date of birth (MM/DD/YYYY format)
-            time_verified: The timestamp of the verification (e.g., "2025-11-14 03:40:00 EST")
-        """
+        """Write the identity-verification audit record; its id is the user id plus the compacted timestamp."""
         suffix = time_verified.replace(" ", "_").replace(":", "").replace("-", "")
         record = {
             "name": name,
@@ -319,21 +262,7 @@ class KnowledgeTools(Toolkit):
     # WRITE here stands for tau2's GENERIC tool with mutates_state=True: replays re-execute it.
     @tool(WRITE)
     def give_discoverable_user_tool(self, discoverable_tool_name: str, arguments: str = "{}") -> str:
-        """Pass a tool to the user so they can execute it themselves.
-
-        Use this when the knowledge base indicates that the user should perform
-        an action themselves (e.g., "to do X, have the user call tool_name(args)").
-
-        The user will then be able to call `call_discoverable_tool` with the same
-        tool name and arguments to simulate executing the action.
-
-        Args:
-            discoverable_tool_name: The name of the discoverable tool (e.g., "open_webpage", "navigate_to_section")
-            arguments: JSON string of arguments for the tool (e.g., '{"url": "https://example.com"}')
-
-        Returns:
-            A confirmation message with instructions for the user
-        """
+        """Hand a user discoverable tool (with suggested arguments) to the customer; records it as GIVEN in the DB."""
         methods = KnowledgeUserTools.discoverable_tools()
         if not isinstance(discoverable_tool_name, str) or discoverable_tool_name not in methods:
             return f"Error: Unknown discoverable tool '{discoverable_tool_name}'."
@@ -361,21 +290,7 @@ class KnowledgeTools(Toolkit):
     # WRITE here stands for tau2's GENERIC tool with mutates_state=True: replays re-execute it.
     @tool(WRITE)
     def unlock_discoverable_agent_tool(self, agent_tool_name: str) -> str:
-        """Unlock an agent discoverable tool that was found in the knowledge base.
-
-        Use this when the knowledge base indicates that you have access to a specialized
-        internal tool. The knowledge base will tell you the tool name to unlock.
-
-        After unlocking, you can use the tool by calling `call_discoverable_agent_tool` with
-        the tool name and required arguments.
-
-        Args:
-            agent_tool_name: The name of the agent discoverable tool to unlock
-                            (e.g., "calculate_apr_adjustment_7842")
-
-        Returns:
-            A confirmation message with the tool's description and parameters
-        """
+        """Make an agent discoverable tool callable and show its definition (kept in memory, not in the DB)."""
         if not isinstance(agent_tool_name, str) or agent_tool_name not in self.discoverable_tools():
             return f"Error: Unknown agent tool '{agent_tool_name}'. This tool is not available."
         info = discoverable_definitions()["agent"][agent_tool_name]
@@ -390,18 +305,7 @@ class KnowledgeTools(Toolkit):
 
     @tool(WRITE)
     def call_discoverable_agent_tool(self, agent_tool_name: str, arguments: str = "{}") -> str:
-        """Call an agent discoverable tool that you have previously unlocked.
-
-        Use this after unlocking a tool with `unlock_discoverable_agent_tool`. The knowledge base
-        will tell you which tool to use and what arguments to provide.
-
-        Args:
-            agent_tool_name: The name of the agent discoverable tool to call
-            arguments: JSON string of arguments for the tool (e.g., '{"user_id": "abc123"}')
-
-        Returns:
-            The result of executing the agent tool
-        """
+        """Run an unlocked agent discoverable tool with JSON arguments; logs the call if it writes or is allowed."""
         methods = self.discoverable_tools()
         if not isinstance(agent_tool_name, str) or agent_tool_name not in methods:
             return f"Error: Unknown agent tool '{agent_tool_name}'. This tool is not available."
@@ -432,13 +336,7 @@ class KnowledgeTools(Toolkit):
 
     @tool(READ)
     def list_discoverable_agent_tools(self) -> str:
-        """List all agent discoverable tools that you have called.
-
-        Use this to see what specialized tools you have used.
-
-        Returns:
-            A list of tools that you have called
-        """
+        """The agent discoverable-tool call records in the DB."""
         # tau2 tests for "No results found", which its query never prints: the friendly text never shows.
         return f"Your called agent tools:\n{self.t.query('agent_discoverable_tools', '{}')}"
 
@@ -2454,14 +2352,7 @@ class KnowledgeUserTools(Toolkit):
     def apply_for_credit_card(
         self, card_type: str, customer_name: str, annual_income: float, rho_bank_subscription: bool = False
     ) -> str:
-        """Apply for a credit card.
-
-        Args:
-            card_type: Type of credit card
-            customer_name: Full legal name
-            annual_income: Annual income in USD
-            rho_bank_subscription: Whether user has Rho-Bank+ subscription
-        """
+        """File a PENDING credit card application for the customer."""
         if card_type not in CARD_TYPES:
             return f"Error: Invalid card_type '{card_type}'. Must be one of: {list(CARD_TYPES)}"
         try:
@@ -2488,12 +2379,7 @@ class KnowledgeUserTools(Toolkit):
 
     @tool(WRITE)
     def submit_referral(self, user_id: str, account_type: str) -> str:
-        """Submit a referral request to refer someone to open an account.
-
-        Args:
-            user_id: Your user ID (the referrer)
-            account_type: The type of account you are referring someone to open
-        """
+        """Record a referral the customer makes for a new account."""
         referral_id = deterministic_id(f"referral:{user_id}:{account_type}")
         record = {
             "referral_id": referral_id,
@@ -2517,18 +2403,7 @@ class KnowledgeUserTools(Toolkit):
 
     @tool(WRITE)
     def call_discoverable_user_tool(self, discoverable_tool_name: str, arguments: str = "{}") -> str:
-        """Call a tool that was given to you by the agent.
-
-        Use this when the agent has instructed you to perform an action using
-        a discoverable tool. The agent will have told you the tool name and arguments.
-
-        This simulates you performing the action in the real world (e.g., opening
-        a webpage, navigating to a section, clicking a button).
-
-        Args:
-            discoverable_tool_name: The name of the discoverable tool to call (e.g., "open_webpage")
-            arguments: JSON string of arguments for the tool (e.g., '{"url": "https://example.com"}')
-        """
+        """Run a tool the agent gave the customer, with JSON arguments checked against its signature."""
         methods = self.discoverable_tools()
         if not isinstance(discoverable_tool_name, str) or discoverable_tool_name not in methods:
             return f"Error: Unknown discoverable tool '{discoverable_tool_name}'."
@@ -2550,20 +2425,13 @@ class KnowledgeUserTools(Toolkit):
 
     @tool(READ)
     def list_discoverable_user_tools(self) -> str:
-        """List all tools that have been given to you by the agent.
-
-        Use this to see what actions the agent has instructed you to perform.
-        """
+        """The discoverable tools the agent has given the customer, as stored in the DB."""
         # tau2 tests for "No results found", which its query never prints: the friendly text never shows.
         return f"Tools given to you by the agent:\n{self.t.query('user_discoverable_tools', '{}')}"
 
     @tool(WRITE)
     def request_human_agent_transfer(self) -> str:
-        """Request to be transferred to a human agent for assistance.
-
-        Use this when you want to speak with a real human agent instead of
-        the automated system. Each request will be logged and processed.
-        """
+        """Log one more numbered request by the customer to speak to a human."""
         existing = self.t.query("human_transfer_requests", "{}")
         count = 1 if not found(existing) else existing.count("request_id") + 1
         request_id = f"transfer_request_{count}"
@@ -2575,16 +2443,7 @@ class KnowledgeUserTools(Toolkit):
     def submit_transaction(
         self, user_id: str, credit_card_type: str, merchant_name: str, amount: float, category: str
     ) -> str:
-        """Submit a credit card transaction.
-
-        Args:
-            user_id: Your user ID
-            credit_card_type: Type of credit card used (e.g., "Bronze Rewards Card", "Gold Rewards Card")
-            merchant_name: Name of the merchant where the purchase was made
-            amount: Transaction amount in USD (e.g., 127.43)
-            category: Transaction category (e.g., "Groceries", "Dining", "Travel", "Software", "Entertainment",
-                "Utilities", "Shopping")
-        """
+        """Record a customer's card purchase and the reward points its card and category earn."""
         if credit_card_type not in CARD_REWARDS:
             return f"Error: Unknown credit card type '{credit_card_type}'. Available types: {list(CARD_REWARDS)}"
         txn_id = transaction_id(user_id, credit_card_type, merchant_name, amount, category)
