@@ -141,6 +141,14 @@ def _validate_pin(pin: str) -> str | None:
     return None
 
 
+def _missing(*required: Any, numbers: tuple[Any, ...] = ()) -> bool:
+    """The banking tools' "missing required parameters" test: an empty (falsy) argument, or a None number.
+
+    Numbers are tested against None only, so 0 passes here and reaches the tool's own "must be positive" check.
+    """
+    return not all(required) or any(n is None for n in numbers)
+
+
 def _one_of(arg: str, values: list[str]) -> str:
     return f"Error: Invalid {arg}. Must be one of: {values}"
 
@@ -347,7 +355,7 @@ class KnowledgeTools(Toolkit):
 
     @discoverable(WRITE)
     def update_transaction_rewards_3847(self, transaction_id: str, new_rewards_earned: str) -> str:
-        if not transaction_id or not new_rewards_earned:
+        if _missing(transaction_id, new_rewards_earned):
             return "Error: Missing required parameters."
         if not self.t.update("credit_card_transaction_history", transaction_id, {"rewards_earned": new_rewards_earned}):
             return f"Error: Transaction '{transaction_id}' not found."
@@ -407,7 +415,7 @@ class KnowledgeTools(Toolkit):
         eligible_for_provisional_credit: bool,
         partial_refund_amount: float | None = None,
     ) -> str:
-        if not transaction_id or not user_id:
+        if _missing(transaction_id, user_id):
             return "Error: Missing required parameters."
         actions = ["keep_active", "cancel_and_reissue"]
         if card_action not in actions:
@@ -491,7 +499,7 @@ class KnowledgeTools(Toolkit):
         customer_max_liability_amount: float,
         card_action: str,
     ) -> str:
-        required = [
+        if _missing(
             transaction_id,
             account_id,
             card_id,
@@ -499,12 +507,11 @@ class KnowledgeTools(Toolkit):
             dispute_category,
             transaction_date,
             discovery_date,
-            disputed_amount,
+            disputed_amount,  # a text-style check: 0 counts as missing (tau2)
             transaction_type,
             pin_compromised,
             card_action,
-        ]
-        if not all(required):
+        ):
             return "Error: Missing required parameters."
         if customer_max_liability_amount is None:
             return "Error: customer_max_liability_amount is required."
@@ -700,7 +707,7 @@ class KnowledgeTools(Toolkit):
         reason: str,
         expedited_shipping: bool = False,
     ) -> str:
-        if not credit_card_account_id or not user_id or not shipping_address or not reason:
+        if _missing(credit_card_account_id, user_id, shipping_address, reason):
             return "Error: Missing required parameters (credit_card_account_id, user_id, shipping_address, reason)."
         reasons = ["fraud_suspected", "lost", "stolen", "damaged", "expired", "other"]
         if reason not in reasons:
@@ -772,7 +779,7 @@ class KnowledgeTools(Toolkit):
     def log_credit_card_closure_reason_4521(
         self, credit_card_account_id: str, user_id: str, closure_reason: str
     ) -> str:
-        if not credit_card_account_id or not user_id or not closure_reason:
+        if _missing(credit_card_account_id, user_id, closure_reason):
             return "Error: Missing required parameters."
         reasons = [
             "annual_fee",
@@ -819,7 +826,7 @@ class KnowledgeTools(Toolkit):
 
     @discoverable(WRITE)
     def apply_statement_credit_8472(self, user_id: str, credit_card_account_id: str, amount: float, reason: str) -> str:
-        if not user_id or not credit_card_account_id or amount is None or not reason:
+        if _missing(user_id, credit_card_account_id, reason, numbers=(amount,)):
             return "Error: Missing required parameters (user_id, credit_card_account_id, amount, reason)."
         if amount <= 0:
             return "Error: Credit amount must be positive."
@@ -871,7 +878,7 @@ class KnowledgeTools(Toolkit):
     def apply_credit_card_account_flag_6147(
         self, credit_card_account_id: str, user_id: str, flag_type: str, expiration_date: str, reason: str
     ) -> str:
-        if not credit_card_account_id or not user_id or not flag_type or not expiration_date or not reason:
+        if _missing(credit_card_account_id, user_id, flag_type, expiration_date, reason):
             return (
                 "Error: Missing required parameters (credit_card_account_id, user_id, flag_type, expiration_date, "
                 "reason)."
@@ -912,7 +919,7 @@ class KnowledgeTools(Toolkit):
 
     @discoverable(WRITE)
     def close_credit_card_account_7834(self, credit_card_account_id: str, user_id: str) -> str:
-        if not credit_card_account_id or not user_id:
+        if _missing(credit_card_account_id, user_id):
             return "Error: Missing required parameters (credit_card_account_id, user_id)."
         missing = self._cc_missing(credit_card_account_id)
         if missing:
@@ -932,7 +939,7 @@ class KnowledgeTools(Toolkit):
     def pay_credit_card_from_checking_9182(
         self, user_id: str, checking_account_id: str, credit_card_account_id: str, amount: float
     ) -> str:
-        if not user_id or not checking_account_id or not credit_card_account_id or amount is None:
+        if _missing(user_id, checking_account_id, credit_card_account_id, numbers=(amount,)):
             return "Error: Missing required parameters (user_id, checking_account_id, credit_card_account_id, amount)."
         try:
             amount = float(amount)
@@ -987,7 +994,7 @@ class KnowledgeTools(Toolkit):
     def submit_credit_limit_increase_request_7392(
         self, credit_card_account_id: str, user_id: str, requested_increase_amount: int
     ) -> str:
-        if not credit_card_account_id or not user_id or requested_increase_amount is None:
+        if _missing(credit_card_account_id, user_id, numbers=(requested_increase_amount,)):
             return "Error: Missing required parameters."
         try:
             amount = float(requested_increase_amount)
@@ -1039,7 +1046,7 @@ class KnowledgeTools(Toolkit):
 
     @discoverable(READ)
     def get_payment_history_6183(self, credit_card_account_id: str, months: int) -> str:
-        if not credit_card_account_id or months is None:
+        if _missing(credit_card_account_id, numbers=(months,)):
             return "Error: Missing required parameters (credit_card_account_id, months)."
         try:
             months = int(months)
@@ -1073,7 +1080,7 @@ class KnowledgeTools(Toolkit):
     def approve_credit_limit_increase_5847(
         self, credit_card_account_id: str, user_id: str, new_credit_limit: int
     ) -> str:
-        if not credit_card_account_id or not user_id or new_credit_limit is None:
+        if _missing(credit_card_account_id, user_id, numbers=(new_credit_limit,)):
             return "Error: Missing required parameters."
         cards = self.t.r("credit_card_accounts")
         if credit_card_account_id not in cards:
@@ -1126,7 +1133,7 @@ class KnowledgeTools(Toolkit):
 
     @discoverable(WRITE)
     def deny_credit_limit_increase_5848(self, credit_card_account_id: str, user_id: str, denial_reason: str) -> str:
-        if not credit_card_account_id or not user_id or not denial_reason:
+        if _missing(credit_card_account_id, user_id, denial_reason):
             return "Error: Missing required parameters."
         reasons = [
             "insufficient_account_age",
@@ -1163,7 +1170,7 @@ class KnowledgeTools(Toolkit):
 
     @discoverable(WRITE)
     def open_bank_account_4821(self, user_id: str, account_type: str, account_class: str) -> str:
-        if not user_id or not account_type or not account_class:
+        if _missing(user_id, account_type, account_class):
             return "Error: Missing required parameters."
         types = ["checking", "savings", "business_checking", "business_savings"]
         if account_type not in types:
@@ -1291,7 +1298,7 @@ class KnowledgeTools(Toolkit):
     def transfer_funds_between_bank_accounts_7291(
         self, source_account_id: str, destination_account_id: str, amount: float
     ) -> str:
-        if not source_account_id or not destination_account_id or amount is None:
+        if _missing(source_account_id, destination_account_id, numbers=(amount,)):
             return "Error: Missing required parameters (source_account_id, destination_account_id, amount)."
         try:
             amount = float(amount)
@@ -1341,7 +1348,7 @@ class KnowledgeTools(Toolkit):
         descriptions: dict[str, str],
     ) -> str:
         """tau2's checking/savings credit tools (they differ in the texts passed in)."""
-        if not account_id or amount is None or not credit_type:
+        if _missing(account_id, credit_type, numbers=(amount,)):
             return "Error: Missing required parameters."
         try:
             amount = float(amount)
@@ -1423,7 +1430,7 @@ class KnowledgeTools(Toolkit):
     def submit_interest_discrepancy_report_7294(
         self, account_id: str, user_id: str, expected_apy: float, actual_apy: float, amount_difference: float
     ) -> str:
-        if not account_id or not user_id or expected_apy is None or actual_apy is None or amount_difference is None:
+        if _missing(account_id, user_id, numbers=(expected_apy, actual_apy, amount_difference)):
             return "Error: Missing required parameters."
         try:
             expected_apy = float(expected_apy)
@@ -1513,17 +1520,7 @@ class KnowledgeTools(Toolkit):
             excess = float(excess)
         except (TypeError, ValueError):
             excess = 0
-        if not all(
-            [
-                account_id,
-                user_id,
-                delivery_option,
-                delivery is not None,
-                card_design,
-                design is not None,
-                shipping_address,
-            ]
-        ):
+        if _missing(account_id, user_id, delivery_option, card_design, shipping_address, numbers=(delivery, design)):
             return (
                 "Error: Missing required parameters. Required: account_id, user_id, delivery_option, delivery_fee, "
                 "card_design, design_fee, shipping_address."
@@ -1681,7 +1678,7 @@ class KnowledgeTools(Toolkit):
         self, card_id: Any, last_4_digits: Any, expiration_date: Any, cvv: Any, pin: Any, allowed: list[str], name: str
     ) -> str | None:
         """tau2's checks shared by the three activation tools (None: the card may be activated)."""
-        if not all([card_id, last_4_digits, expiration_date, cvv, pin]):
+        if _missing(card_id, last_4_digits, expiration_date, cvv, pin):
             return "Error: Missing required parameters. Required: card_id, last_4_digits, expiration_date, cvv, pin."
         pin_error = _validate_pin(pin)
         if pin_error:
@@ -1840,7 +1837,7 @@ class KnowledgeTools(Toolkit):
 
     @discoverable(WRITE)
     def close_debit_card_4721(self, card_id: str, reason: str) -> str:
-        if not card_id or not reason:
+        if _missing(card_id, reason):
             return "Error: Missing required parameters. Required: card_id, reason."
         reasons = ["lost", "stolen", "fraud_suspected", "damaged", "no_longer_needed", "account_closing"]
         if reason.lower() not in reasons:
@@ -2011,7 +2008,7 @@ class KnowledgeTools(Toolkit):
 
     @discoverable(WRITE)
     def reset_debit_card_pin_6284(self, card_id: str, last_4_digits: str, new_pin: str) -> str:
-        if not all([card_id, last_4_digits, new_pin]):
+        if _missing(card_id, last_4_digits, new_pin):
             return "Error: Missing required parameters. Required: card_id, last_4_digits, new_pin."
         if not last_4_digits.isdigit() or len(last_4_digits) != 4:
             return "Error: Last 4 digits must be exactly 4 digits."
@@ -2046,7 +2043,7 @@ class KnowledgeTools(Toolkit):
 
     @discoverable(WRITE)
     def change_debit_card_pin_6285(self, card_id: str, current_pin: str, new_pin: str) -> str:
-        if not all([card_id, current_pin, new_pin]):
+        if _missing(card_id, current_pin, new_pin):
             return "Error: Missing required parameters. Required: card_id, current_pin, new_pin."
         if not current_pin.isdigit() or len(current_pin) != 4:
             return "Error: Current PIN must be exactly 4 digits."
