@@ -52,6 +52,7 @@ from .common import (
 
 DISCOVERABLE_ATTR = "__bank_discoverable__"
 _TAU2_TOOLS_MODULE = "tau2.domains.banking_knowledge.tools"
+"""The module name in one tau2 error text that Python words (see ``call_discoverable_agent_tool``)."""
 
 TRANSFER_REASONS = (
     "fraud_or_security_concern",
@@ -131,8 +132,18 @@ def _discoverable_methods(cls: type) -> dict[str, Callable[..., Any]]:
     return cached
 
 
+def _digits(text: str, size: int) -> bool:
+    """``text`` is exactly ``size`` decimal digits (a PIN, CVV or last-4 check)."""
+    return text.isdigit() and len(text) == size
+
+
+def _is_active(account: dict[str, Any]) -> bool:
+    """Whether an account may take money in or out: tau2 accepts either spelling of an open status."""
+    return account.get("status") in ("ACTIVE", "OPEN")
+
+
 def _validate_pin(pin: str) -> str | None:
-    if not pin or not pin.isdigit() or len(pin) != 4:
+    if not pin or not _digits(pin, 4):
         return "PIN must be exactly 4 digits."
     if pin in _SEQUENTIAL_PINS:
         return "PIN cannot be sequential (e.g., 1234). Please choose a more secure PIN."
@@ -328,7 +339,9 @@ class KnowledgeTools(Toolkit):
             return f"Error: Invalid JSON in arguments: {exc}"
         method = getattr(self, agent_tool_name)
         if not isinstance(args, dict):
-            # Python's own text for this TypeError names the function's module: tau2's, in tau2
+            # tau2 lets Python word this TypeError, and Python names the module the tool is defined in (tau2's). The
+            # text is kept because the parity fixture pins it (tests/data/tau2_banking_knowledge_reference.json:
+            # call_discoverable_agent_tool with arguments "[1]", checked by test_tau2_banking_knowledge.py).
             return (
                 f"Error: Invalid arguments: {_TAU2_TOOLS_MODULE}.KnowledgeTools.{agent_tool_name}() argument after ** "
                 f"must be a mapping, not {type(args).__name__}"
@@ -1313,9 +1326,9 @@ class KnowledgeTools(Toolkit):
             return f"Error: Source account '{source_account_id}' not found."
         if destination_account_id not in accounts:
             return f"Error: Destination account '{destination_account_id}' not found."
-        if accounts[source_account_id].get("status") not in ("ACTIVE", "OPEN"):
+        if not _is_active(accounts[source_account_id]):
             return f"Error: Source account '{source_account_id}' is not active."
-        if accounts[destination_account_id].get("status") not in ("ACTIVE", "OPEN"):
+        if not _is_active(accounts[destination_account_id]):
             return f"Error: Destination account '{destination_account_id}' is not active."
         source_balance = account_balance(accounts[source_account_id])
         if source_balance < amount:
@@ -1364,7 +1377,7 @@ class KnowledgeTools(Toolkit):
         account = accounts[account_id]
         if account.get("class", "").lower() not in classes:
             return f"Error: Account '{account_id}' is not a {wrong_class}"
-        if account.get("status") not in ("ACTIVE", "OPEN"):
+        if not _is_active(account):
             return f"Error: Account '{account_id}' is not active."
         balance = account_balance(account)
         new_balance = balance + amount
@@ -1683,9 +1696,9 @@ class KnowledgeTools(Toolkit):
         pin_error = _validate_pin(pin)
         if pin_error:
             return f"Error: {pin_error}"
-        if not cvv.isdigit() or len(cvv) != 3:
+        if not _digits(cvv, 3):
             return "Error: CVV must be exactly 3 digits."
-        if not last_4_digits.isdigit() or len(last_4_digits) != 4:
+        if not _digits(last_4_digits, 4):
             return "Error: Last 4 digits must be exactly 4 digits."
         cards = self.t.r("debit_cards")
         if card_id not in cards:
@@ -2010,7 +2023,7 @@ class KnowledgeTools(Toolkit):
     def reset_debit_card_pin_6284(self, card_id: str, last_4_digits: str, new_pin: str) -> str:
         if _missing(card_id, last_4_digits, new_pin):
             return "Error: Missing required parameters. Required: card_id, last_4_digits, new_pin."
-        if not last_4_digits.isdigit() or len(last_4_digits) != 4:
+        if not _digits(last_4_digits, 4):
             return "Error: Last 4 digits must be exactly 4 digits."
         pin_error = _validate_pin(new_pin)
         if pin_error:
@@ -2045,7 +2058,7 @@ class KnowledgeTools(Toolkit):
     def change_debit_card_pin_6285(self, card_id: str, current_pin: str, new_pin: str) -> str:
         if _missing(card_id, current_pin, new_pin):
             return "Error: Missing required parameters. Required: card_id, current_pin, new_pin."
-        if not current_pin.isdigit() or len(current_pin) != 4:
+        if not _digits(current_pin, 4):
             return "Error: Current PIN must be exactly 4 digits."
         pin_error = _validate_pin(new_pin)
         if pin_error:
@@ -2327,7 +2340,7 @@ class KnowledgeUserTools(Toolkit):
         accounts = self.t.r("accounts")
         if account_id not in accounts:
             return f"Error: Account '{account_id}' not found."
-        if accounts[account_id].get("status") not in ("ACTIVE", "OPEN"):
+        if not _is_active(accounts[account_id]):
             return f"Error: Account '{account_id}' is not active."
         account = accounts[account_id]
         balance = parse_balance(account.get("current_holdings", account.get("balance", 0)))
