@@ -10,6 +10,10 @@ agent reaches them through ``unlock_discoverable_agent_tool`` + ``call_discovera
 give) are tau2's parsed docstrings, shipped in ``discoverable_tools.json``. The class names are tau2's so that
 Python's ``TypeError`` texts (``KnowledgeTools.x() missing 1 required positional argument: ...``) match.
 
+The schemas the model is shown come from tau2's own code (``tool_schemas/banking_knowledge.json``, see the domain's
+``SCHEMA_FILE``), not from the docstrings here, which are notes for readers. What must equal tau2 is what the model
+and the evaluator see: tool and argument names, output and error texts, DB effects and hashes.
+
 What the DB records of discoverable-tool use (it enters the DB hash):
 * ``agent_discoverable_tools``: one ``{"tool_name", "status": "CALLED"}`` record per tool name, when a call goes
   through ``call_discoverable_agent_tool`` and the tool is mutating or in the environment's ``read_log_allowlist``
@@ -2243,6 +2247,13 @@ class KnowledgeUserTools(Toolkit):
             )
         return None
 
+    def _given_and_logged(self, name: str, args: dict[str, Any]) -> str | None:
+        """The preamble of every user discoverable tool: refuse a tool not given (nothing logged), else log the call."""
+        error = self._not_given(name)
+        if error is None:
+            self._log_call(name, args)
+        return error
+
     def _log_call(self, name: str, args: dict[str, Any]) -> None:
         """Recorded before the tool validates anything, so failed calls change the DB too (tau2)."""
         record_id = deterministic_id(f"user_discoverable_tool_call:{name}:{json.dumps(args, sort_keys=True)}")
@@ -2252,11 +2263,10 @@ class KnowledgeUserTools(Toolkit):
     # ------------------------------------------------------------ user discoverable tools
     @discoverable(WRITE)
     def submit_cash_back_dispute_0589(self, user_id: str, transaction_id: str) -> str:
-        error = self._not_given("submit_cash_back_dispute_0589")
+        args = {"user_id": user_id, "transaction_id": transaction_id}
+        error = self._given_and_logged("submit_cash_back_dispute_0589", args)
         if error:
             return error
-        args = {"user_id": user_id, "transaction_id": transaction_id}
-        self._log_call("submit_cash_back_dispute_0589", args)
         dispute_id = prefixed_id("dsp", f"dispute:{user_id}:{transaction_id}")
         config = self.t.r("task_config")
         auto = bool(config) and config.get("dispute_settings", {}).get("auto_resolve_disputes", False)
@@ -2286,11 +2296,10 @@ class KnowledgeUserTools(Toolkit):
 
     @discoverable(WRITE)
     def get_referral_link(self, user_id: str, card_name: str) -> str:
-        error = self._not_given("get_referral_link")
+        args = {"user_id": user_id, "card_name": card_name}
+        error = self._given_and_logged("get_referral_link", args)
         if error:
             return error
-        args = {"user_id": user_id, "card_name": card_name}
-        self._log_call("get_referral_link", args)
         referral_id = deterministic_id(f"referral_link:{user_id}:{card_name}")
         record = {
             "referral_id": referral_id,
@@ -2310,11 +2319,10 @@ class KnowledgeUserTools(Toolkit):
 
     @discoverable(READ)
     def get_card_last_4_digits(self, credit_card_account_id: str) -> str:
-        error = self._not_given("get_card_last_4_digits")
+        args = {"credit_card_account_id": credit_card_account_id}
+        error = self._given_and_logged("get_card_last_4_digits", args)
         if error:
             return error
-        args = {"credit_card_account_id": credit_card_account_id}
-        self._log_call("get_card_last_4_digits", args)
         if not found(self.t.query("credit_card_accounts", by_field("account_id", credit_card_account_id))):
             return f"Error: Credit card account '{credit_card_account_id}' not found."
         digest = hashlib.sha256(f"card_last4:{credit_card_account_id}".encode()).hexdigest()
@@ -2326,11 +2334,10 @@ class KnowledgeUserTools(Toolkit):
 
     @discoverable(WRITE)
     def deposit_check_3847(self, account_id: str, check_amount: float) -> str:
-        error = self._not_given("deposit_check_3847")
+        args = {"account_id": account_id, "check_amount": check_amount}
+        error = self._given_and_logged("deposit_check_3847", args)
         if error:
             return error
-        args = {"account_id": account_id, "check_amount": check_amount}
-        self._log_call("deposit_check_3847", args)
         try:
             amount = float(check_amount)
         except (ValueError, TypeError):
