@@ -10,6 +10,10 @@ agent reaches them through ``unlock_discoverable_agent_tool`` + ``call_discovera
 give) are tau2's parsed docstrings, shipped in ``discoverable_tools.json``. The class names are tau2's so that
 Python's ``TypeError`` texts (``KnowledgeTools.x() missing 1 required positional argument: ...``) match.
 
+The schemas the model is shown come from tau2's own code (``tool_schemas/banking_knowledge.json``, see the domain's
+``SCHEMA_FILE``), not from the docstrings here, which are notes for readers. What must equal tau2 is what the model
+and the evaluator see: tool and argument names, output and error texts, DB effects and hashes.
+
 What the DB records of discoverable-tool use (it enters the DB hash):
 * ``agent_discoverable_tools``: one ``{"tool_name", "status": "CALLED"}`` record per tool name, when a call goes
   through ``call_discoverable_agent_tool`` and the tool is mutating or in the environment's ``read_log_allowlist``
@@ -52,6 +56,7 @@ from .common import (
 
 DISCOVERABLE_ATTR = "__bank_discoverable__"
 _TAU2_TOOLS_MODULE = "tau2.domains.banking_knowledge.tools"
+"""The module name in one tau2 error text that Python words (see ``call_discoverable_agent_tool``)."""
 
 TRANSFER_REASONS = (
     "fraud_or_security_concern",
@@ -131,14 +136,32 @@ def _discoverable_methods(cls: type) -> dict[str, Callable[..., Any]]:
     return cached
 
 
+def _digits(text: str, size: int) -> bool:
+    """``text`` is exactly ``size`` decimal digits (a PIN, CVV or last-4 check)."""
+    return text.isdigit() and len(text) == size
+
+
+def _is_active(account: dict[str, Any]) -> bool:
+    """Whether an account may take money in or out: tau2 accepts either spelling of an open status."""
+    return account.get("status") in ("ACTIVE", "OPEN")
+
+
 def _validate_pin(pin: str) -> str | None:
-    if not pin or not pin.isdigit() or len(pin) != 4:
+    if not pin or not _digits(pin, 4):
         return "PIN must be exactly 4 digits."
     if pin in _SEQUENTIAL_PINS:
         return "PIN cannot be sequential (e.g., 1234). Please choose a more secure PIN."
     if len(set(pin)) == 1:
         return "PIN cannot be all the same digit (e.g., 1111). Please choose a more secure PIN."
     return None
+
+
+def _missing(*required: Any, numbers: tuple[Any, ...] = ()) -> bool:
+    """The banking tools' "missing required parameters" test: an empty (falsy) argument, or a None number.
+
+    Numbers are tested against None only, so 0 passes here and reaches the tool's own "must be positive" check.
+    """
+    return not all(required) or any(n is None for n in numbers)
 
 
 def _one_of(arg: str, values: list[str]) -> str:
@@ -186,95 +209,51 @@ class KnowledgeTools(Toolkit):
     # ------------------------------------------------------------------ base tools
     @tool(GENERIC)
     def transfer_to_human_agents(self, summary: str, reason: TransferReason = "other") -> str:
-        """Transfer the user to a human agent.
-
-        The proper transfer reason enum can be found in the knowledge base: search it before calling this tool to
-        select the proper applicable reason.
-
-        Args:
-            summary: A summary of the user's issue and what was attempted before transfer.
-            reason: The specific reason code for the transfer.
-        """
+        """End the conversation with a hand-off; an unknown reason code is an error observation, not a transfer."""
         if reason not in TRANSFER_REASONS:
             return f"Error: Invalid transfer reason '{reason}'. Must be one of: {', '.join(TRANSFER_REASONS)}"
         return f"Transfer successful (reason: {reason}). A human agent will assist you shortly."
 
     @tool(READ)
     def get_current_time(self) -> str:
-        """Get the current time. Use this to get the current timestamp for logging verification records.
-
-        Returns:
-            The current time in the format "YYYY-MM-DD HH:MM:SS TZ"
-        """
+        """The fixed clock of the domain (tau2's frozen now), used to stamp verification records."""
         return "The current time is 2025-11-14 03:40:00 EST."
 
     @tool(READ)
     def get_user_information_by_id(self, user_id: str) -> str:
-        """Get the information (date of birth, email, phone number, address) for a user by their user id.
-
-        Args:
-            user_id: The ID of the user
-        """
+        """Look up a customer record by its id."""
         return self._q("users", "user_id", user_id)
 
     @tool(READ)
     def get_user_information_by_name(self, customer_name: str) -> str:
-        """Get the information (date of birth, email, phone number, address) for a user by their name. Case Sensitive.
-
-        Args:
-            customer_name: The name of the user
-        """
+        """Look up customer records by exact (case-sensitive) name."""
         return self._q("users", "name", customer_name)
 
     @tool(READ)
     def get_user_information_by_email(self, email: str) -> str:
-        """Get the information (date of birth, email, phone number, address) for a user by their email.
-
-        Args:
-            email: The email of the user
-        """
+        """Look up customer records by email address."""
         return self._q("users", "email", email)
 
     @tool(WRITE)
     def change_user_email(self, user_id: str, new_email: str) -> str:
-        """Change the email address for a user.
-
-        Args:
-            user_id: The ID of the user whose email should be changed
-            new_email: The new email address to set for the user
-        """
+        """Overwrite a customer's email; an unknown id is reported, not raised."""
         if not self.t.update("users", user_id, {"email": new_email}):
             return f"Error: User with ID '{user_id}' not found."
         return f"Email updated successfully.\n  - User ID: {user_id}\n  - New Email: {new_email}"
 
     @tool(READ)
     def get_referrals_by_user(self, user_id: str) -> str:
-        """Get all referrals made by a user.
-
-        Args:
-            user_id: The ID of the user (referrer) to look up referrals for
-        """
+        """Referral records whose referrer is ``user_id``."""
         return self._q("referrals", "referrer_id", user_id)
 
     @tool(READ)
     def get_credit_card_transactions_by_user(self, user_id: str) -> str:
-        """Get all credit card transactions for a user.
-
-        Args:
-            user_id: The ID of the user to look up transactions for
-        """
+        """Credit card transaction records of a customer."""
         return self._q("credit_card_transaction_history", "user_id", user_id)
 
     @tool(READ)
     def get_credit_card_accounts_by_user(self, user_id: str) -> str:
-        """Get all credit card accounts for a user.
-
-        Returns information about each credit card account including card type,
-        date opened, current balance, and reward points.
-
-        Args:
-            user_id: The ID of the user to look up credit card accounts for
-        """
+        """Credit card account records of a customer (type, opening date, balance, points)."""
         return self._q("credit_card_accounts", "user_id", user_id)
 
     @tool(WRITE)
@@ -288,20 +267,7 @@ class KnowledgeTools(Toolkit):
         date_of_birth: str,
         time_verified: str,
     ) -> str:
-        """Log a verification record after successfully verifying a user's identity.
-
-        Call this tool after you have verified a user by confirming 2 out of 4 identity fields
-        (date of birth, email, phone number, address). This creates an audit record of the verification.
-
-        Args:
-            name: The verified user's full name
-            user_id: The verified user's ID
-            address: The verified user's address
-            email: The verified user's email
-            phone_number: The verified user's phone number
-            date_of_birth: The verified user's date of birth (MM/DD/YYYY format)
-            time_verified: The timestamp of the verification (e.g., "2025-11-14 03:40:00 EST")
-        """
+        """Write the identity-verification audit record; its id is the user id plus the compacted timestamp."""
         suffix = time_verified.replace(" ", "_").replace(":", "").replace("-", "")
         record = {
             "name": name,
@@ -319,21 +285,7 @@ class KnowledgeTools(Toolkit):
     # WRITE here stands for tau2's GENERIC tool with mutates_state=True: replays re-execute it.
     @tool(WRITE)
     def give_discoverable_user_tool(self, discoverable_tool_name: str, arguments: str = "{}") -> str:
-        """Pass a tool to the user so they can execute it themselves.
-
-        Use this when the knowledge base indicates that the user should perform
-        an action themselves (e.g., "to do X, have the user call tool_name(args)").
-
-        The user will then be able to call `call_discoverable_tool` with the same
-        tool name and arguments to simulate executing the action.
-
-        Args:
-            discoverable_tool_name: The name of the discoverable tool (e.g., "open_webpage", "navigate_to_section")
-            arguments: JSON string of arguments for the tool (e.g., '{"url": "https://example.com"}')
-
-        Returns:
-            A confirmation message with instructions for the user
-        """
+        """Hand a user discoverable tool (with suggested arguments) to the customer; records it as GIVEN in the DB."""
         methods = KnowledgeUserTools.discoverable_tools()
         if not isinstance(discoverable_tool_name, str) or discoverable_tool_name not in methods:
             return f"Error: Unknown discoverable tool '{discoverable_tool_name}'."
@@ -361,21 +313,7 @@ class KnowledgeTools(Toolkit):
     # WRITE here stands for tau2's GENERIC tool with mutates_state=True: replays re-execute it.
     @tool(WRITE)
     def unlock_discoverable_agent_tool(self, agent_tool_name: str) -> str:
-        """Unlock an agent discoverable tool that was found in the knowledge base.
-
-        Use this when the knowledge base indicates that you have access to a specialized
-        internal tool. The knowledge base will tell you the tool name to unlock.
-
-        After unlocking, you can use the tool by calling `call_discoverable_agent_tool` with
-        the tool name and required arguments.
-
-        Args:
-            agent_tool_name: The name of the agent discoverable tool to unlock
-                            (e.g., "calculate_apr_adjustment_7842")
-
-        Returns:
-            A confirmation message with the tool's description and parameters
-        """
+        """Make an agent discoverable tool callable and show its definition (kept in memory, not in the DB)."""
         if not isinstance(agent_tool_name, str) or agent_tool_name not in self.discoverable_tools():
             return f"Error: Unknown agent tool '{agent_tool_name}'. This tool is not available."
         info = discoverable_definitions()["agent"][agent_tool_name]
@@ -390,18 +328,7 @@ class KnowledgeTools(Toolkit):
 
     @tool(WRITE)
     def call_discoverable_agent_tool(self, agent_tool_name: str, arguments: str = "{}") -> str:
-        """Call an agent discoverable tool that you have previously unlocked.
-
-        Use this after unlocking a tool with `unlock_discoverable_agent_tool`. The knowledge base
-        will tell you which tool to use and what arguments to provide.
-
-        Args:
-            agent_tool_name: The name of the agent discoverable tool to call
-            arguments: JSON string of arguments for the tool (e.g., '{"user_id": "abc123"}')
-
-        Returns:
-            The result of executing the agent tool
-        """
+        """Run an unlocked agent discoverable tool with JSON arguments; logs the call if it writes or is allowed."""
         methods = self.discoverable_tools()
         if not isinstance(agent_tool_name, str) or agent_tool_name not in methods:
             return f"Error: Unknown agent tool '{agent_tool_name}'. This tool is not available."
@@ -416,7 +343,9 @@ class KnowledgeTools(Toolkit):
             return f"Error: Invalid JSON in arguments: {exc}"
         method = getattr(self, agent_tool_name)
         if not isinstance(args, dict):
-            # Python's own text for this TypeError names the function's module: tau2's, in tau2
+            # tau2 lets Python word this TypeError, and Python names the module the tool is defined in (tau2's). The
+            # text is kept because the parity fixture pins it (tests/data/tau2_banking_knowledge_reference.json:
+            # call_discoverable_agent_tool with arguments "[1]", checked by test_tau2_banking_knowledge.py).
             return (
                 f"Error: Invalid arguments: {_TAU2_TOOLS_MODULE}.KnowledgeTools.{agent_tool_name}() argument after ** "
                 f"must be a mapping, not {type(args).__name__}"
@@ -432,13 +361,7 @@ class KnowledgeTools(Toolkit):
 
     @tool(READ)
     def list_discoverable_agent_tools(self) -> str:
-        """List all agent discoverable tools that you have called.
-
-        Use this to see what specialized tools you have used.
-
-        Returns:
-            A list of tools that you have called
-        """
+        """The agent discoverable-tool call records in the DB."""
         # tau2 tests for "No results found", which its query never prints: the friendly text never shows.
         return f"Your called agent tools:\n{self.t.query('agent_discoverable_tools', '{}')}"
 
@@ -449,7 +372,7 @@ class KnowledgeTools(Toolkit):
 
     @discoverable(WRITE)
     def update_transaction_rewards_3847(self, transaction_id: str, new_rewards_earned: str) -> str:
-        if not transaction_id or not new_rewards_earned:
+        if _missing(transaction_id, new_rewards_earned):
             return "Error: Missing required parameters."
         if not self.t.update("credit_card_transaction_history", transaction_id, {"rewards_earned": new_rewards_earned}):
             return f"Error: Transaction '{transaction_id}' not found."
@@ -509,7 +432,7 @@ class KnowledgeTools(Toolkit):
         eligible_for_provisional_credit: bool,
         partial_refund_amount: float | None = None,
     ) -> str:
-        if not transaction_id or not user_id:
+        if _missing(transaction_id, user_id):
             return "Error: Missing required parameters."
         actions = ["keep_active", "cancel_and_reissue"]
         if card_action not in actions:
@@ -593,7 +516,7 @@ class KnowledgeTools(Toolkit):
         customer_max_liability_amount: float,
         card_action: str,
     ) -> str:
-        required = [
+        if _missing(
             transaction_id,
             account_id,
             card_id,
@@ -601,12 +524,11 @@ class KnowledgeTools(Toolkit):
             dispute_category,
             transaction_date,
             discovery_date,
-            disputed_amount,
+            disputed_amount,  # a text-style check: 0 counts as missing (tau2)
             transaction_type,
             pin_compromised,
             card_action,
-        ]
-        if not all(required):
+        ):
             return "Error: Missing required parameters."
         if customer_max_liability_amount is None:
             return "Error: customer_max_liability_amount is required."
@@ -802,7 +724,7 @@ class KnowledgeTools(Toolkit):
         reason: str,
         expedited_shipping: bool = False,
     ) -> str:
-        if not credit_card_account_id or not user_id or not shipping_address or not reason:
+        if _missing(credit_card_account_id, user_id, shipping_address, reason):
             return "Error: Missing required parameters (credit_card_account_id, user_id, shipping_address, reason)."
         reasons = ["fraud_suspected", "lost", "stolen", "damaged", "expired", "other"]
         if reason not in reasons:
@@ -874,7 +796,7 @@ class KnowledgeTools(Toolkit):
     def log_credit_card_closure_reason_4521(
         self, credit_card_account_id: str, user_id: str, closure_reason: str
     ) -> str:
-        if not credit_card_account_id or not user_id or not closure_reason:
+        if _missing(credit_card_account_id, user_id, closure_reason):
             return "Error: Missing required parameters."
         reasons = [
             "annual_fee",
@@ -921,7 +843,7 @@ class KnowledgeTools(Toolkit):
 
     @discoverable(WRITE)
     def apply_statement_credit_8472(self, user_id: str, credit_card_account_id: str, amount: float, reason: str) -> str:
-        if not user_id or not credit_card_account_id or amount is None or not reason:
+        if _missing(user_id, credit_card_account_id, reason, numbers=(amount,)):
             return "Error: Missing required parameters (user_id, credit_card_account_id, amount, reason)."
         if amount <= 0:
             return "Error: Credit amount must be positive."
@@ -973,7 +895,7 @@ class KnowledgeTools(Toolkit):
     def apply_credit_card_account_flag_6147(
         self, credit_card_account_id: str, user_id: str, flag_type: str, expiration_date: str, reason: str
     ) -> str:
-        if not credit_card_account_id or not user_id or not flag_type or not expiration_date or not reason:
+        if _missing(credit_card_account_id, user_id, flag_type, expiration_date, reason):
             return (
                 "Error: Missing required parameters (credit_card_account_id, user_id, flag_type, expiration_date, "
                 "reason)."
@@ -1014,7 +936,7 @@ class KnowledgeTools(Toolkit):
 
     @discoverable(WRITE)
     def close_credit_card_account_7834(self, credit_card_account_id: str, user_id: str) -> str:
-        if not credit_card_account_id or not user_id:
+        if _missing(credit_card_account_id, user_id):
             return "Error: Missing required parameters (credit_card_account_id, user_id)."
         missing = self._cc_missing(credit_card_account_id)
         if missing:
@@ -1034,7 +956,7 @@ class KnowledgeTools(Toolkit):
     def pay_credit_card_from_checking_9182(
         self, user_id: str, checking_account_id: str, credit_card_account_id: str, amount: float
     ) -> str:
-        if not user_id or not checking_account_id or not credit_card_account_id or amount is None:
+        if _missing(user_id, checking_account_id, credit_card_account_id, numbers=(amount,)):
             return "Error: Missing required parameters (user_id, checking_account_id, credit_card_account_id, amount)."
         try:
             amount = float(amount)
@@ -1089,7 +1011,7 @@ class KnowledgeTools(Toolkit):
     def submit_credit_limit_increase_request_7392(
         self, credit_card_account_id: str, user_id: str, requested_increase_amount: int
     ) -> str:
-        if not credit_card_account_id or not user_id or requested_increase_amount is None:
+        if _missing(credit_card_account_id, user_id, numbers=(requested_increase_amount,)):
             return "Error: Missing required parameters."
         try:
             amount = float(requested_increase_amount)
@@ -1141,7 +1063,7 @@ class KnowledgeTools(Toolkit):
 
     @discoverable(READ)
     def get_payment_history_6183(self, credit_card_account_id: str, months: int) -> str:
-        if not credit_card_account_id or months is None:
+        if _missing(credit_card_account_id, numbers=(months,)):
             return "Error: Missing required parameters (credit_card_account_id, months)."
         try:
             months = int(months)
@@ -1175,7 +1097,7 @@ class KnowledgeTools(Toolkit):
     def approve_credit_limit_increase_5847(
         self, credit_card_account_id: str, user_id: str, new_credit_limit: int
     ) -> str:
-        if not credit_card_account_id or not user_id or new_credit_limit is None:
+        if _missing(credit_card_account_id, user_id, numbers=(new_credit_limit,)):
             return "Error: Missing required parameters."
         cards = self.t.r("credit_card_accounts")
         if credit_card_account_id not in cards:
@@ -1228,7 +1150,7 @@ class KnowledgeTools(Toolkit):
 
     @discoverable(WRITE)
     def deny_credit_limit_increase_5848(self, credit_card_account_id: str, user_id: str, denial_reason: str) -> str:
-        if not credit_card_account_id or not user_id or not denial_reason:
+        if _missing(credit_card_account_id, user_id, denial_reason):
             return "Error: Missing required parameters."
         reasons = [
             "insufficient_account_age",
@@ -1265,7 +1187,7 @@ class KnowledgeTools(Toolkit):
 
     @discoverable(WRITE)
     def open_bank_account_4821(self, user_id: str, account_type: str, account_class: str) -> str:
-        if not user_id or not account_type or not account_class:
+        if _missing(user_id, account_type, account_class):
             return "Error: Missing required parameters."
         types = ["checking", "savings", "business_checking", "business_savings"]
         if account_type not in types:
@@ -1393,7 +1315,7 @@ class KnowledgeTools(Toolkit):
     def transfer_funds_between_bank_accounts_7291(
         self, source_account_id: str, destination_account_id: str, amount: float
     ) -> str:
-        if not source_account_id or not destination_account_id or amount is None:
+        if _missing(source_account_id, destination_account_id, numbers=(amount,)):
             return "Error: Missing required parameters (source_account_id, destination_account_id, amount)."
         try:
             amount = float(amount)
@@ -1408,9 +1330,9 @@ class KnowledgeTools(Toolkit):
             return f"Error: Source account '{source_account_id}' not found."
         if destination_account_id not in accounts:
             return f"Error: Destination account '{destination_account_id}' not found."
-        if accounts[source_account_id].get("status") not in ("ACTIVE", "OPEN"):
+        if not _is_active(accounts[source_account_id]):
             return f"Error: Source account '{source_account_id}' is not active."
-        if accounts[destination_account_id].get("status") not in ("ACTIVE", "OPEN"):
+        if not _is_active(accounts[destination_account_id]):
             return f"Error: Destination account '{destination_account_id}' is not active."
         source_balance = account_balance(accounts[source_account_id])
         if source_balance < amount:
@@ -1443,7 +1365,7 @@ class KnowledgeTools(Toolkit):
         descriptions: dict[str, str],
     ) -> str:
         """tau2's checking/savings credit tools (they differ in the texts passed in)."""
-        if not account_id or amount is None or not credit_type:
+        if _missing(account_id, credit_type, numbers=(amount,)):
             return "Error: Missing required parameters."
         try:
             amount = float(amount)
@@ -1459,7 +1381,7 @@ class KnowledgeTools(Toolkit):
         account = accounts[account_id]
         if account.get("class", "").lower() not in classes:
             return f"Error: Account '{account_id}' is not a {wrong_class}"
-        if account.get("status") not in ("ACTIVE", "OPEN"):
+        if not _is_active(account):
             return f"Error: Account '{account_id}' is not active."
         balance = account_balance(account)
         new_balance = balance + amount
@@ -1525,7 +1447,7 @@ class KnowledgeTools(Toolkit):
     def submit_interest_discrepancy_report_7294(
         self, account_id: str, user_id: str, expected_apy: float, actual_apy: float, amount_difference: float
     ) -> str:
-        if not account_id or not user_id or expected_apy is None or actual_apy is None or amount_difference is None:
+        if _missing(account_id, user_id, numbers=(expected_apy, actual_apy, amount_difference)):
             return "Error: Missing required parameters."
         try:
             expected_apy = float(expected_apy)
@@ -1615,17 +1537,7 @@ class KnowledgeTools(Toolkit):
             excess = float(excess)
         except (TypeError, ValueError):
             excess = 0
-        if not all(
-            [
-                account_id,
-                user_id,
-                delivery_option,
-                delivery is not None,
-                card_design,
-                design is not None,
-                shipping_address,
-            ]
-        ):
+        if _missing(account_id, user_id, delivery_option, card_design, shipping_address, numbers=(delivery, design)):
             return (
                 "Error: Missing required parameters. Required: account_id, user_id, delivery_option, delivery_fee, "
                 "card_design, design_fee, shipping_address."
@@ -1783,14 +1695,14 @@ class KnowledgeTools(Toolkit):
         self, card_id: Any, last_4_digits: Any, expiration_date: Any, cvv: Any, pin: Any, allowed: list[str], name: str
     ) -> str | None:
         """tau2's checks shared by the three activation tools (None: the card may be activated)."""
-        if not all([card_id, last_4_digits, expiration_date, cvv, pin]):
+        if _missing(card_id, last_4_digits, expiration_date, cvv, pin):
             return "Error: Missing required parameters. Required: card_id, last_4_digits, expiration_date, cvv, pin."
         pin_error = _validate_pin(pin)
         if pin_error:
             return f"Error: {pin_error}"
-        if not cvv.isdigit() or len(cvv) != 3:
+        if not _digits(cvv, 3):
             return "Error: CVV must be exactly 3 digits."
-        if not last_4_digits.isdigit() or len(last_4_digits) != 4:
+        if not _digits(last_4_digits, 4):
             return "Error: Last 4 digits must be exactly 4 digits."
         cards = self.t.r("debit_cards")
         if card_id not in cards:
@@ -1942,7 +1854,7 @@ class KnowledgeTools(Toolkit):
 
     @discoverable(WRITE)
     def close_debit_card_4721(self, card_id: str, reason: str) -> str:
-        if not card_id or not reason:
+        if _missing(card_id, reason):
             return "Error: Missing required parameters. Required: card_id, reason."
         reasons = ["lost", "stolen", "fraud_suspected", "damaged", "no_longer_needed", "account_closing"]
         if reason.lower() not in reasons:
@@ -2113,9 +2025,9 @@ class KnowledgeTools(Toolkit):
 
     @discoverable(WRITE)
     def reset_debit_card_pin_6284(self, card_id: str, last_4_digits: str, new_pin: str) -> str:
-        if not all([card_id, last_4_digits, new_pin]):
+        if _missing(card_id, last_4_digits, new_pin):
             return "Error: Missing required parameters. Required: card_id, last_4_digits, new_pin."
-        if not last_4_digits.isdigit() or len(last_4_digits) != 4:
+        if not _digits(last_4_digits, 4):
             return "Error: Last 4 digits must be exactly 4 digits."
         pin_error = _validate_pin(new_pin)
         if pin_error:
@@ -2148,9 +2060,9 @@ class KnowledgeTools(Toolkit):
 
     @discoverable(WRITE)
     def change_debit_card_pin_6285(self, card_id: str, current_pin: str, new_pin: str) -> str:
-        if not all([card_id, current_pin, new_pin]):
+        if _missing(card_id, current_pin, new_pin):
             return "Error: Missing required parameters. Required: card_id, current_pin, new_pin."
-        if not current_pin.isdigit() or len(current_pin) != 4:
+        if not _digits(current_pin, 4):
             return "Error: Current PIN must be exactly 4 digits."
         pin_error = _validate_pin(new_pin)
         if pin_error:
@@ -2335,6 +2247,13 @@ class KnowledgeUserTools(Toolkit):
             )
         return None
 
+    def _given_and_logged(self, name: str, args: dict[str, Any]) -> str | None:
+        """The preamble of every user discoverable tool: refuse a tool not given (nothing logged), else log the call."""
+        error = self._not_given(name)
+        if error is None:
+            self._log_call(name, args)
+        return error
+
     def _log_call(self, name: str, args: dict[str, Any]) -> None:
         """Recorded before the tool validates anything, so failed calls change the DB too (tau2)."""
         record_id = deterministic_id(f"user_discoverable_tool_call:{name}:{json.dumps(args, sort_keys=True)}")
@@ -2344,11 +2263,10 @@ class KnowledgeUserTools(Toolkit):
     # ------------------------------------------------------------ user discoverable tools
     @discoverable(WRITE)
     def submit_cash_back_dispute_0589(self, user_id: str, transaction_id: str) -> str:
-        error = self._not_given("submit_cash_back_dispute_0589")
+        args = {"user_id": user_id, "transaction_id": transaction_id}
+        error = self._given_and_logged("submit_cash_back_dispute_0589", args)
         if error:
             return error
-        args = {"user_id": user_id, "transaction_id": transaction_id}
-        self._log_call("submit_cash_back_dispute_0589", args)
         dispute_id = prefixed_id("dsp", f"dispute:{user_id}:{transaction_id}")
         config = self.t.r("task_config")
         auto = bool(config) and config.get("dispute_settings", {}).get("auto_resolve_disputes", False)
@@ -2378,11 +2296,10 @@ class KnowledgeUserTools(Toolkit):
 
     @discoverable(WRITE)
     def get_referral_link(self, user_id: str, card_name: str) -> str:
-        error = self._not_given("get_referral_link")
+        args = {"user_id": user_id, "card_name": card_name}
+        error = self._given_and_logged("get_referral_link", args)
         if error:
             return error
-        args = {"user_id": user_id, "card_name": card_name}
-        self._log_call("get_referral_link", args)
         referral_id = deterministic_id(f"referral_link:{user_id}:{card_name}")
         record = {
             "referral_id": referral_id,
@@ -2402,11 +2319,10 @@ class KnowledgeUserTools(Toolkit):
 
     @discoverable(READ)
     def get_card_last_4_digits(self, credit_card_account_id: str) -> str:
-        error = self._not_given("get_card_last_4_digits")
+        args = {"credit_card_account_id": credit_card_account_id}
+        error = self._given_and_logged("get_card_last_4_digits", args)
         if error:
             return error
-        args = {"credit_card_account_id": credit_card_account_id}
-        self._log_call("get_card_last_4_digits", args)
         if not found(self.t.query("credit_card_accounts", by_field("account_id", credit_card_account_id))):
             return f"Error: Credit card account '{credit_card_account_id}' not found."
         digest = hashlib.sha256(f"card_last4:{credit_card_account_id}".encode()).hexdigest()
@@ -2418,11 +2334,10 @@ class KnowledgeUserTools(Toolkit):
 
     @discoverable(WRITE)
     def deposit_check_3847(self, account_id: str, check_amount: float) -> str:
-        error = self._not_given("deposit_check_3847")
+        args = {"account_id": account_id, "check_amount": check_amount}
+        error = self._given_and_logged("deposit_check_3847", args)
         if error:
             return error
-        args = {"account_id": account_id, "check_amount": check_amount}
-        self._log_call("deposit_check_3847", args)
         try:
             amount = float(check_amount)
         except (ValueError, TypeError):
@@ -2432,7 +2347,7 @@ class KnowledgeUserTools(Toolkit):
         accounts = self.t.r("accounts")
         if account_id not in accounts:
             return f"Error: Account '{account_id}' not found."
-        if accounts[account_id].get("status") not in ("ACTIVE", "OPEN"):
+        if not _is_active(accounts[account_id]):
             return f"Error: Account '{account_id}' is not active."
         account = accounts[account_id]
         balance = parse_balance(account.get("current_holdings", account.get("balance", 0)))
@@ -2454,14 +2369,7 @@ class KnowledgeUserTools(Toolkit):
     def apply_for_credit_card(
         self, card_type: str, customer_name: str, annual_income: float, rho_bank_subscription: bool = False
     ) -> str:
-        """Apply for a credit card.
-
-        Args:
-            card_type: Type of credit card
-            customer_name: Full legal name
-            annual_income: Annual income in USD
-            rho_bank_subscription: Whether user has Rho-Bank+ subscription
-        """
+        """File a PENDING credit card application for the customer."""
         if card_type not in CARD_TYPES:
             return f"Error: Invalid card_type '{card_type}'. Must be one of: {list(CARD_TYPES)}"
         try:
@@ -2488,12 +2396,7 @@ class KnowledgeUserTools(Toolkit):
 
     @tool(WRITE)
     def submit_referral(self, user_id: str, account_type: str) -> str:
-        """Submit a referral request to refer someone to open an account.
-
-        Args:
-            user_id: Your user ID (the referrer)
-            account_type: The type of account you are referring someone to open
-        """
+        """Record a referral the customer makes for a new account."""
         referral_id = deterministic_id(f"referral:{user_id}:{account_type}")
         record = {
             "referral_id": referral_id,
@@ -2517,18 +2420,7 @@ class KnowledgeUserTools(Toolkit):
 
     @tool(WRITE)
     def call_discoverable_user_tool(self, discoverable_tool_name: str, arguments: str = "{}") -> str:
-        """Call a tool that was given to you by the agent.
-
-        Use this when the agent has instructed you to perform an action using
-        a discoverable tool. The agent will have told you the tool name and arguments.
-
-        This simulates you performing the action in the real world (e.g., opening
-        a webpage, navigating to a section, clicking a button).
-
-        Args:
-            discoverable_tool_name: The name of the discoverable tool to call (e.g., "open_webpage")
-            arguments: JSON string of arguments for the tool (e.g., '{"url": "https://example.com"}')
-        """
+        """Run a tool the agent gave the customer, with JSON arguments checked against its signature."""
         methods = self.discoverable_tools()
         if not isinstance(discoverable_tool_name, str) or discoverable_tool_name not in methods:
             return f"Error: Unknown discoverable tool '{discoverable_tool_name}'."
@@ -2550,20 +2442,13 @@ class KnowledgeUserTools(Toolkit):
 
     @tool(READ)
     def list_discoverable_user_tools(self) -> str:
-        """List all tools that have been given to you by the agent.
-
-        Use this to see what actions the agent has instructed you to perform.
-        """
+        """The discoverable tools the agent has given the customer, as stored in the DB."""
         # tau2 tests for "No results found", which its query never prints: the friendly text never shows.
         return f"Tools given to you by the agent:\n{self.t.query('user_discoverable_tools', '{}')}"
 
     @tool(WRITE)
     def request_human_agent_transfer(self) -> str:
-        """Request to be transferred to a human agent for assistance.
-
-        Use this when you want to speak with a real human agent instead of
-        the automated system. Each request will be logged and processed.
-        """
+        """Log one more numbered request by the customer to speak to a human."""
         existing = self.t.query("human_transfer_requests", "{}")
         count = 1 if not found(existing) else existing.count("request_id") + 1
         request_id = f"transfer_request_{count}"
@@ -2575,16 +2460,7 @@ class KnowledgeUserTools(Toolkit):
     def submit_transaction(
         self, user_id: str, credit_card_type: str, merchant_name: str, amount: float, category: str
     ) -> str:
-        """Submit a credit card transaction.
-
-        Args:
-            user_id: Your user ID
-            credit_card_type: Type of credit card used (e.g., "Bronze Rewards Card", "Gold Rewards Card")
-            merchant_name: Name of the merchant where the purchase was made
-            amount: Transaction amount in USD (e.g., 127.43)
-            category: Transaction category (e.g., "Groceries", "Dining", "Travel", "Software", "Entertainment",
-                "Utilities", "Shopping")
-        """
+        """Record a customer's card purchase and the reward points its card and category earn."""
         if credit_card_type not in CARD_REWARDS:
             return f"Error: Unknown credit card type '{credit_card_type}'. Available types: {list(CARD_REWARDS)}"
         txn_id = transaction_id(user_id, credit_card_type, merchant_name, amount, category)
