@@ -40,7 +40,6 @@ import copy
 import hashlib
 import json
 import os
-import statistics
 import subprocess
 import sys
 import time
@@ -49,6 +48,8 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+
+from common import first_and_repeat  # noqa: E402 - benchmarks/common.py, beside this script
 
 from verl_rewards.tau2.domain import Domain, resolve_data_dir  # noqa: E402
 from verl_rewards.tau2.errors import Tau2Error  # noqa: E402
@@ -295,20 +296,6 @@ def bench_full_domain(name: str, data_dir: str | None, group: int, baseline_samp
         f"  ours {ours_rate:9.1f} samples/s (gold trajectories only: {gold_rate:9.1f})"
         + against_baseline(fresh, samples, ours, ours_rate, baseline_samples, naive_full_reward)
     )
-
-
-def first_and_repeat(samples: list[Any], seconds: list[float]) -> tuple[float, float]:
-    """Median ms of each task's first call, and of the later calls on that same trajectory (a group alternates
-    correct and wrong trajectories, whose costs differ: repeats are compared like for like)."""
-    first_of: dict[str, int] = {}
-    first, repeat = [], []
-    for (task_id, messages, *_), s in zip(samples, seconds, strict=True):
-        if task_id not in first_of:
-            first_of[task_id] = id(messages)
-            first.append(s)
-        elif first_of[task_id] == id(messages):
-            repeat.append(s)
-    return statistics.median(first) * 1e3, statistics.median(repeat) * 1e3
 
 
 def _all_met(messages: Any, assertions: Any) -> list[bool]:

@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import time
@@ -43,6 +42,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench_tau2_reward import PlainState  # noqa: E402
+from common import first_and_repeat  # noqa: E402 - benchmarks/common.py, beside this script
 
 from verl_rewards.tau2.errors import Tau2Error  # noqa: E402
 from verl_rewards.tau2.trajectory import pair_tool_calls, parse_messages  # noqa: E402
@@ -169,20 +169,6 @@ def bench_domain(name: str, data_dir: str, group: int, baseline_samples: int, ma
         f"  | tau-bench's way {naive_rate:6.2f} samples/s on {len(subset)}  | speed-up {ours_rate / naive_rate:7.1f}x"
         f"  | agree {agree}/{len(subset)}  | correct/wrong as built {as_built}/{len(samples)}"
     )
-
-
-def first_and_repeat(samples: list[Any], seconds: list[float]) -> tuple[float, float]:
-    """Median ms of each task's first call, and of the later calls on that same trajectory (a group alternates
-    correct and wrong trajectories, whose costs differ: repeats are compared like for like)."""
-    first_of: dict[str, int] = {}
-    first, repeat = [], []
-    for (task_id, messages, *_), s in zip(samples, seconds, strict=True):
-        if task_id not in first_of:
-            first_of[task_id] = id(messages)
-            first.append(s)
-        elif first_of[task_id] == id(messages):
-            repeat.append(s)
-    return statistics.median(first) * 1e3, statistics.median(repeat) * 1e3
 
 
 def run_reference(python: str, kind: str, domain: str, samples: list, sys_path: list[str]) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from typing import Any
 
 
@@ -34,3 +35,17 @@ def stop_manager(manager: Any) -> None:
 
     for worker in manager.reward_loop_workers:
         ray.kill(worker)
+
+
+def first_and_repeat(samples: list[Any], seconds: list[float]) -> tuple[float, float]:
+    """Median ms of each task's first call, and of the later calls on that same trajectory (a group alternates
+    correct and wrong trajectories, whose costs differ: repeats are compared like for like)."""
+    first_of: dict[str, int] = {}
+    first, repeat = [], []
+    for (task_id, messages, *_), s in zip(samples, seconds, strict=True):
+        if task_id not in first_of:
+            first_of[task_id] = id(messages)
+            first.append(s)
+        elif first_of[task_id] == id(messages):
+            repeat.append(s)
+    return statistics.median(first) * 1e3, statistics.median(repeat) * 1e3

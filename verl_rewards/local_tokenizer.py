@@ -34,8 +34,10 @@ _CORPUS = [
 SMALL_SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 
 
-def build_small_tokenizer(out_dir: str | os.PathLike, vocab_size: int = 512) -> str:
-    """Train a small byte-level BPE with ChatML special tokens and save it to ``out_dir``."""
+def train_bpe_tokenizer(
+    out_dir: str | os.PathLike, corpus: list[str], vocab_size: int, chat_template: str = CHATML_TEMPLATE
+) -> str:
+    """Train a byte-level BPE on ``corpus`` with ChatML special tokens, give it ``chat_template``, save it."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -48,7 +50,7 @@ def build_small_tokenizer(out_dir: str | os.PathLike, vocab_size: int = 512) -> 
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
-    tok.train_from_iterator(_CORPUS * 20, trainer=trainer)
+    tok.train_from_iterator(corpus, trainer=trainer)
     fast = PreTrainedTokenizerFast(
         tokenizer_object=tok,
         bos_token=None,
@@ -56,11 +58,16 @@ def build_small_tokenizer(out_dir: str | os.PathLike, vocab_size: int = 512) -> 
         pad_token="<|endoftext|>",
         unk_token=None,
     )
-    fast.chat_template = CHATML_TEMPLATE
+    fast.chat_template = chat_template
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     fast.save_pretrained(str(out))
     return str(out)
+
+
+def build_small_tokenizer(out_dir: str | os.PathLike, vocab_size: int = 512) -> str:
+    """Train a small byte-level BPE with ChatML special tokens on the built-in corpus and save it to ``out_dir``."""
+    return train_bpe_tokenizer(out_dir, _CORPUS * 20, vocab_size)
 
 
 def qwen_vocab_file() -> str:

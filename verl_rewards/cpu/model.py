@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..local_tokenizer import _CORPUS, SMALL_SPECIAL_TOKENS
+from ..local_tokenizer import _CORPUS, train_bpe_tokenizer
 
 #: Qwen2.5's chat template (tools, tool calls, tool responses), as Qwen ships it, with ``arguments`` given either
 #: as an object or as a JSON string
@@ -55,26 +55,8 @@ TINY_HIDDEN = 64
 
 def build_tokenizer(out_dir: str | os.PathLike, texts: Iterable[str], vocab_size: int = 4096) -> str:
     """Train a byte-level BPE on ``texts`` (+ a small built-in corpus) with ChatML specials and Qwen2.5's template."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
-
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size,
-        special_tokens=SMALL_SPECIAL_TOKENS,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
     corpus = list(_CORPUS) * 5 + [t for t in texts if t]
-    tok.train_from_iterator(corpus, trainer=trainer)
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>")
-    fast.chat_template = QWEN25_TEMPLATE
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    fast.save_pretrained(str(out))
-    return str(out)
+    return train_bpe_tokenizer(out_dir, corpus, vocab_size, chat_template=QWEN25_TEMPLATE)
 
 
 def build_tiny_qwen2(

@@ -69,10 +69,8 @@ def gold_assistant_turns(row: Mapping[str, Any], data_dir: str | None = None) ->
     raise GoldError(f"no gold policy for family {info.family!r}")  # pragma: no cover - family_of() checked it
 
 
-# --------------------------------------------------------------------------------------------------- tau2
-def load_tau2(info: RowInfo) -> Any:
-    """The tau2 domain of a row (GoldError with the reason when it cannot be loaded)."""
-    from ..tau2.domain import load_domain
+def _load(info: RowInfo, load_domain: Any) -> Any:
+    """The row's domain from ``load_domain``, its task checked (GoldError with the reason when either fails)."""
     from ..tau2.errors import Tau2Error
 
     try:
@@ -81,6 +79,14 @@ def load_tau2(info: RowInfo) -> Any:
     except (Tau2Error, KeyError, ValueError) as exc:
         raise GoldError(f"{info.data_source} task {info.task_id!r}: {exc}") from None
     return domain
+
+
+# --------------------------------------------------------------------------------------------------- tau2
+def load_tau2(info: RowInfo) -> Any:
+    """The tau2 domain of a row (GoldError with the reason when it cannot be loaded)."""
+    from ..tau2.domain import load_domain
+
+    return _load(info, load_domain)
 
 
 def _tau2_turns(info: RowInfo) -> list[dict[str, Any]]:
@@ -109,15 +115,9 @@ def _tau2_turns(info: RowInfo) -> list[dict[str, Any]]:
 # ---------------------------------------------------------------------------------------------- tau-bench
 def load_tau_bench(info: RowInfo) -> Any:
     """The tau-bench domain of a row (GoldError with the reason when it cannot be loaded)."""
-    from ..tau2.errors import Tau2Error
     from ..tau_bench.domain import load_domain
 
-    try:
-        domain = load_domain(info.domain, info.data_dir)
-        domain.task(info.task_id)
-    except (Tau2Error, KeyError, ValueError) as exc:
-        raise GoldError(f"{info.data_source} task {info.task_id!r}: {exc}") from None
-    return domain
+    return _load(info, load_domain)
 
 
 def _confirm_text(writes: Sequence[Mapping[str, Any]]) -> str:
