@@ -42,3 +42,39 @@ def test_hooks_run_after_the_watched_module_is_imported_in_a_fresh_process():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.strip().endswith("ContributionRewardManager")
+
+
+@pytest.mark.slow
+def test_every_hook_installs_when_our_manager_module_is_imported_before_verl():
+    """Importing the manager first makes verl's reward loop load inside it; the start-up check must still install."""
+    code = textwrap.dedent(
+        """
+        from verl_rewards.manager import reward_manager  # imports verl's reward loop from inside our module
+        from verl_rewards import plugin
+        bad = {k: v for k, v in plugin.STATUS.items() if v.startswith("error")}
+        assert not bad, bad
+        assert plugin.STATUS["manager_startup_check"] == "ok", plugin.STATUS
+        from verl.experimental.reward_loop.reward_loop import RewardLoopManager
+        assert RewardLoopManager.__init__._verl_rewards_startup_check
+        print("ok")
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().endswith("ok")
+
+
+def test_star_import_of_every_package_works():
+    """Every name a package lists in ``__all__`` exists (``from package import *`` never raises)."""
+    import pkgutil
+
+    import verl_rewards
+
+    packages = [m.name for m in pkgutil.walk_packages(verl_rewards.__path__, "verl_rewards.") if m.ispkg]
+    assert "verl_rewards.tau2.normal" in packages
+    for name in ["verl_rewards", *packages]:
+        namespace: dict[str, object] = {}
+        exec(f"from {name} import *", namespace)  # noqa: S102 - a fixed package name, the point of the test
+        module = sys.modules[name]
+        for exported in getattr(module, "__all__", ()):
+            assert exported in namespace, (name, exported)

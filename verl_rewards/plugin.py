@@ -117,7 +117,7 @@ def _register_manager(_: ModuleType) -> None:
 
 
 def _startup_check(module: ModuleType) -> None:
-    from .manager.reward_manager import install_startup_check
+    from .manager.config import install_startup_check  # not reward_manager: that module imports this one of verl's
 
     install_startup_check(module.RewardLoopManager)
 

@@ -7,6 +7,7 @@ raise :class:`ManagerConfigError` when the manager is built, never a silent zero
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -228,3 +229,20 @@ def check_trainer_config(config: Any) -> None:
     if manager.get("source", "register") != "register" or manager.get("name") != MANAGER_NAME:
         return
     configured_family_scorers(ManagerConfig.from_reward_kwargs(reward.get("reward_kwargs")))
+
+
+def install_startup_check(manager_cls: Any) -> None:
+    """Make verl's ``RewardLoopManager`` (built in the task runner before any reward worker) reject a config every
+    reward worker's build of this manager would reject (:func:`~.config.check_trainer_config`), so the run stops
+    at start-up naming the bad value, not inside the workers. Idempotent."""
+    original = manager_cls.__init__
+    if getattr(original, "_verl_rewards_startup_check", False):
+        return
+
+    @functools.wraps(original)
+    def __init__(self: Any, config: Any, *args: Any, **kwargs: Any) -> None:
+        check_trainer_config(config)
+        original(self, config, *args, **kwargs)
+
+    __init__._verl_rewards_startup_check = True  # type: ignore[attr-defined]
+    manager_cls.__init__ = __init__

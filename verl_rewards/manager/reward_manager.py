@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import functools
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -21,7 +20,7 @@ from verl.experimental.reward_loop.reward_manager.base import RewardManagerBase
 
 from ..scoring.contract import RESPONSE_DECODE
 from ..scoring.sample import sample_from_row, samples_from_batch
-from .config import MANAGER_NAME, ManagerConfig, check_trainer_config, to_plain
+from .config import MANAGER_NAME, ManagerConfig, to_plain
 from .core import ScoringCore
 from .routing import Router
 
@@ -159,23 +158,6 @@ class ContributionRewardManager(RewardManagerBase):
     def extra_keys(self) -> list[str]:
         """The extra keys this manager has declared or emitted so far."""
         return self.core.extra_keys
-
-
-def install_startup_check(manager_cls: Any) -> None:
-    """Make verl's ``RewardLoopManager`` (built in the task runner before any reward worker) reject a config every
-    reward worker's build of this manager would reject (:func:`~.config.check_trainer_config`), so the run stops
-    at start-up naming the bad value, not inside the workers. Idempotent."""
-    original = manager_cls.__init__
-    if getattr(original, "_verl_rewards_startup_check", False):
-        return
-
-    @functools.wraps(original)
-    def __init__(self: Any, config: Any, *args: Any, **kwargs: Any) -> None:
-        check_trainer_config(config)
-        original(self, config, *args, **kwargs)
-
-    __init__._verl_rewards_startup_check = True  # type: ignore[attr-defined]
-    manager_cls.__init__ = __init__
 
 
 def _run_coroutine(coro: Any) -> Any:

@@ -22,7 +22,7 @@ from .conversation import (  # noqa: E402
     is_user_stop,
     trial_seeds,
 )
-from .prompts import GREETING  # noqa: E402, agent_system_prompt, render_user_scenario, user_system_prompt
+from .prompts import GREETING, agent_system_prompt, render_user_scenario, user_system_prompt  # noqa: E402
 
 __all__ = [
     "AGENT_LOOP_NAME",
