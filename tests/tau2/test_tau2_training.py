@@ -446,7 +446,7 @@ def test_tau2_recipe_composes_against_verl_config(tmp_path):
         text=True,
         timeout=60,
     )
-    assert bad.returncode == 2 and "DOMAIN must be airline, retail, telecom or mock" in bad.stderr
+    assert bad.returncode == 2 and "DOMAIN must be airline, retail, telecom, banking_knowledge or mock" in bad.stderr
 
 
 def test_store_evicts_finished_sessions_first_and_fails_an_evicted_live_one_visibly(prepared):
