@@ -48,6 +48,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))  # common.py, also when loaded by importlib (the tests)
 
 from common import first_and_repeat  # noqa: E402 - benchmarks/common.py, beside this script
 
