@@ -311,7 +311,22 @@ def _wrap_loops(data: SmokeData, policy: str, ratio: float, source: str, out: Pa
     return path
 
 
+def _opening(extra_info: Any) -> list[dict[str, str]]:
+    """Normal mode's first exchange, which the loop adds to the prompt before the agent's first turn: the greeting
+    and the user's opening (the scripted user opens with the task's instructions, at most the whole scenario)."""
+    extra = _plain(extra_info) if extra_info is not None else {}
+    if not isinstance(extra, Mapping) or extra.get("mode") != "normal":
+        return []
+    text = extra.get("user_scenario") or extra.get("instruction")
+    if not isinstance(text, str) or not text:
+        return []
+    from ..tau2.normal.prompts import GREETING
+
+    return [{"role": "assistant", "content": GREETING}, {"role": "user", "content": text}]
+
+
 def _prompt_tokens(model_dir: str, data: SmokeData) -> int:
+    """The longest first prompt of the smoke rows (normal mode: with the greeting and the user's opening)."""
     import pandas as pd
     from transformers import AutoTokenizer
 
@@ -319,8 +334,10 @@ def _prompt_tokens(model_dir: str, data: SmokeData) -> int:
     tools: Any = _tool_schemas(data.tool_config) or None
     longest = 0
     for path in (data.train, data.val):
-        for prompt in pd.read_parquet(path)["prompt"]:
-            msgs = [dict(m) for m in _plain(prompt)]
+        frame = pd.read_parquet(path)
+        extras = frame["extra_info"] if "extra_info" in frame else [None] * len(frame)
+        for prompt, extra in zip(frame["prompt"], extras, strict=True):
+            msgs = [dict(m) for m in _plain(prompt)] + _opening(extra)
             ids = tok.apply_chat_template(msgs, tools=tools, add_generation_prompt=True, tokenize=True)
             ids = ids["input_ids"] if isinstance(ids, Mapping) else ids
             longest = max(longest, len(ids))
