@@ -136,3 +136,18 @@ def test_the_cpu_backend_is_off_unless_selected(monkeypatch):
     assert not [name for name in plugin.STATUS if name.startswith("cpu_")]
     monkeypatch.setenv("VERL_PLATFORM", "CPU")
     assert cpu.selected()
+
+
+def test_normal_mode_prompt_length_counts_the_greeting_and_the_user_s_opening():
+    """The loop adds the greeting and the user's first message before the agent's first turn: smoke's prompt length
+    must leave room for them (else verl left-truncates the system prompt)."""
+    from verl_rewards.tau2.normal import GREETING
+
+    scenario = "Instructions:\n\tYou want a card with no annual fee."
+    assert command._opening({"mode": "normal", "user_scenario": scenario}) == [
+        {"role": "assistant", "content": GREETING},
+        {"role": "user", "content": scenario},
+    ]
+    assert command._opening({"mode": "normal", "instruction": "Cancel order #1"})[1]["content"] == "Cancel order #1"
+    assert command._opening({"mode": "solo", "user_scenario": scenario}) == []
+    assert command._opening(None) == []
