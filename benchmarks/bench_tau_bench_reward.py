@@ -40,10 +40,10 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "benchmarks"))  # common.py, also when loaded by importlib (the tests)
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/common.py, also when loaded by path
 
 from bench_tau2_reward import PlainState  # noqa: E402
-from common import first_and_repeat  # noqa: E402 - benchmarks/common.py, beside this script
+from common import first_and_repeat  # noqa: E402
 
 from verl_rewards.tau2.errors import Tau2Error  # noqa: E402
 from verl_rewards.tau2.trajectory import pair_tool_calls, parse_messages  # noqa: E402

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from verl_rewards.cli import main
@@ -12,6 +13,7 @@ from verl_rewards.cpu import command
 from verl_rewards.cpu.command import SmokeError, check_run, cpu_overrides, failed_stage, split_arguments, stage_timings
 
 from recipe_support import compose_script
+from tau2_support import require_data
 
 
 def _parse(*argv: str) -> argparse.Namespace:
@@ -31,6 +33,24 @@ def test_a_bad_choice_fails_at_set_up(capsys):
     assert "FAILED at stage set-up" in capsys.readouterr().err
     assert main(["smoke", "toolrl", "--script-ratio", "2"]) == 1
     assert "script-ratio" in capsys.readouterr().err
+    assert main(["smoke", "tau2", "--domain", "banking_knowledge", "--mode", "solo"]) == 1
+    assert "banking_knowledge runs in normal mode only" in capsys.readouterr().err
+    assert main(["smoke", "tau2", "--domain", "airline", "--retrieval", "grep_only"]) == 1
+    assert "--retrieval is a banking_knowledge option" in capsys.readouterr().err
+
+
+def test_banking_knowledge_rows_are_all_its_tasks_with_the_retrieval_in_rows_and_tools(tmp_path: Path):
+    """banking_knowledge has no split: smoke prepares all tasks in id order (the first six score the gold reward
+    under the scripted user), and --retrieval reaches the rows and the tool config."""
+    root = require_data("banking_knowledge")
+    rows, tools = command._prepare("tau2", "banking_knowledge", "normal", str(root), tmp_path, "grep_only")
+    frame = pd.read_parquet(rows)
+    assert rows.name == "all.parquet" and len(frame) == 97
+    assert list(frame["extra_info"].map(lambda e: e["task_id"])[:3]) == ["task_001", "task_002", "task_003"]
+    assert dict(frame["extra_info"][0]["domain_options"]) == {"retrieval": "grep_only"}
+    assert tools is not None
+    names = [t["function"]["name"] for t in command._tool_schemas(tools)]
+    assert "grep" in names and "KB_search" not in names
 
 
 @pytest.mark.parametrize(
@@ -116,3 +136,18 @@ def test_the_cpu_backend_is_off_unless_selected(monkeypatch):
     assert not [name for name in plugin.STATUS if name.startswith("cpu_")]
     monkeypatch.setenv("VERL_PLATFORM", "CPU")
     assert cpu.selected()
+
+
+def test_normal_mode_prompt_length_counts_the_greeting_and_the_user_s_opening():
+    """The loop adds the greeting and the user's first message before the agent's first turn: smoke's prompt length
+    must leave room for them (else verl left-truncates the system prompt)."""
+    from verl_rewards.tau2.normal import GREETING
+
+    scenario = "Instructions:\n\tYou want a card with no annual fee."
+    assert command._opening({"mode": "normal", "user_scenario": scenario}) == [
+        {"role": "assistant", "content": GREETING},
+        {"role": "user", "content": scenario},
+    ]
+    assert command._opening({"mode": "normal", "instruction": "Cancel order #1"})[1]["content"] == "Cancel order #1"
+    assert command._opening({"mode": "solo", "user_scenario": scenario}) == []
+    assert command._opening(None) == []

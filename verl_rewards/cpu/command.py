@@ -47,7 +47,7 @@ FAMILIES: dict[str, FamilySpec] = {
         "recipes/tau2_grpo/run_tau2_grpo.sh",
         ("normal", "solo"),
         "normal",
-        ("airline", "retail", "telecom", "mock"),
+        ("airline", "retail", "telecom", "mock", "banking_knowledge"),
         "airline",
         "TAU2_DATA_DIR",
     ),
@@ -80,8 +80,17 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def _add_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--domain", default=None, help="tau2: airline, retail, telecom, mock; tau_bench: retail, airline")
+    p.add_argument(
+        "--domain",
+        default=None,
+        help="tau2: airline, retail, telecom, mock, banking_knowledge; tau_bench: retail, airline",
+    )
     p.add_argument("--mode", default=None, help="tau2: normal (default) or solo; tau_bench: normal or instruction")
+    p.add_argument(
+        "--retrieval",
+        default=None,
+        help="tau2 banking_knowledge: the retrieval configuration, passed to prepare (default bm25)",
+    )
     p.add_argument("--steps", type=int, default=2, help="training steps (default 2)")
     p.add_argument(
         "--policy",
@@ -133,6 +142,10 @@ def _resolve(args: argparse.Namespace) -> tuple[FamilySpec, str, str]:
         raise SmokeError("set-up", f"{args.family}: --domain must be one of {', '.join(spec.domains)}, got {domain!r}")
     if mode not in spec.modes:
         raise SmokeError("set-up", f"{args.family}: --mode must be one of {', '.join(spec.modes)}, got {mode!r}")
+    if domain == "banking_knowledge" and mode != "normal":
+        raise SmokeError("set-up", f"{args.family}: banking_knowledge runs in normal mode only, got --mode {mode}")
+    if args.retrieval is not None and domain != "banking_knowledge":
+        raise SmokeError("set-up", f"--retrieval is a banking_knowledge option, not {args.family} {domain}'s")
     if args.steps < 1 or args.batch_size < 1 or args.n < 1 or args.val_rows < 1:
         raise SmokeError("set-up", "--steps, --batch-size, --n and --val-rows must be at least 1")
     if not 0.0 <= args.script_ratio <= 1.0:
@@ -165,8 +178,11 @@ def _data_dir(args: argparse.Namespace, spec: FamilySpec) -> str:
     return str(Path(path).resolve())
 
 
-def _prepare(family: str, domain: str, mode: str, data_dir: str, out: Path) -> tuple[Path, Path | None]:
-    """Run ``verl-rewards prepare`` as a user would; returns (parquet, tool_config or None)."""
+def _prepare(
+    family: str, domain: str, mode: str, data_dir: str, out: Path, retrieval: str | None = None
+) -> tuple[Path, Path | None]:
+    """Run ``verl-rewards prepare`` as a user would; returns (parquet, tool_config or None). ``retrieval``:
+    banking_knowledge's retrieval configuration (the rows and the tool config carry it to the tools)."""
     cli = [sys.executable, "-m", "verl_rewards.cli", "prepare", family]
     if family == "toolrl":
         from ..toolrl.data import SAMPLE_PATH
@@ -174,8 +190,11 @@ def _prepare(family: str, domain: str, mode: str, data_dir: str, out: Path) -> t
         cmd = cli + ["--input", str(SAMPLE_PATH), "--out", str(out), "--split", "train"]
         split = "train"
     elif family == "tau2":
-        split = "base" if domain == "mock" else "train"
+        # mock has one split (base); banking_knowledge none (all: its tasks in id order)
+        split = {"mock": "base", "banking_knowledge": "all"}.get(domain, "train")
         cmd = cli + ["--data-dir", data_dir, "--domain", domain, "--out", str(out), "--split", split, "--mode", mode]
+        if retrieval is not None:
+            cmd += ["--retrieval", retrieval]
     else:
         split = "test" if domain == "airline" else "train"
         cmd = cli + ["--data-dir", data_dir, "--domain", domain, "--out", str(out), "--split", split, "--mode", mode]
@@ -292,7 +311,22 @@ def _wrap_loops(data: SmokeData, policy: str, ratio: float, source: str, out: Pa
     return path
 
 
+def _opening(extra_info: Any) -> list[dict[str, str]]:
+    """Normal mode's first exchange, which the loop adds to the prompt before the agent's first turn: the greeting
+    and the user's opening (the scripted user opens with the task's instructions, at most the whole scenario)."""
+    extra = _plain(extra_info) if extra_info is not None else {}
+    if not isinstance(extra, Mapping) or extra.get("mode") != "normal":
+        return []
+    text = extra.get("user_scenario") or extra.get("instruction")
+    if not isinstance(text, str) or not text:
+        return []
+    from ..tau2.normal.prompts import GREETING
+
+    return [{"role": "assistant", "content": GREETING}, {"role": "user", "content": text}]
+
+
 def _prompt_tokens(model_dir: str, data: SmokeData) -> int:
+    """The longest first prompt of the smoke rows (normal mode: with the greeting and the user's opening)."""
     import pandas as pd
     from transformers import AutoTokenizer
 
@@ -300,8 +334,10 @@ def _prompt_tokens(model_dir: str, data: SmokeData) -> int:
     tools: Any = _tool_schemas(data.tool_config) or None
     longest = 0
     for path in (data.train, data.val):
-        for prompt in pd.read_parquet(path)["prompt"]:
-            msgs = [dict(m) for m in _plain(prompt)]
+        frame = pd.read_parquet(path)
+        extras = frame["extra_info"] if "extra_info" in frame else [None] * len(frame)
+        for prompt, extra in zip(frame["prompt"], extras, strict=True):
+            msgs = [dict(m) for m in _plain(prompt)] + _opening(extra)
             ids = tok.apply_chat_template(msgs, tools=tools, add_generation_prompt=True, tokenize=True)
             ids = ids["input_ids"] if isinstance(ids, Mapping) else ids
             longest = max(longest, len(ids))
@@ -534,7 +570,7 @@ def run(args: argparse.Namespace) -> int:
             raise SmokeError("set-up", f"recipe not found: {recipe} (smoke runs the recipes of a source checkout)")
         data_dir = _data_dir(args, spec)
         t0 = time.monotonic()
-        prepared, tools = _prepare(args.family, domain, mode, data_dir, out / "data" / "prepared")
+        prepared, tools = _prepare(args.family, domain, mode, data_dir, out / "data" / "prepared", args.retrieval)
         data = _build_data(prepared, tools, out / "data", args.batch_size * args.steps, args.val_rows, policy, source)
         loops = _wrap_loops(data, policy, args.script_ratio, source, out / "data") if policy == "script" else None
         from .model import build_tiny_qwen2
@@ -623,6 +659,11 @@ def _summary(
     print(f"    {'Ray, actors and models starting':<34} {max(0.0, run_s - in_steps):7.1f} s (the rest of main_ppo)")
     train = [r["data"] for r in records if "actor/grad_norm" in (r.get("data") or {})]
     last: Mapping[str, Any] = train[-1] if train else {}
+    first: Mapping[str, Any] = train[0] if train else {}
+    if "reward_extra/base_score/mean" in first:
+        # with the script policy this is the gold reward of the rows played: 1.0 for tau2 / tau-bench rows whose
+        # gold episode scores 1.0 under the scripted user (not every row's does: see the README)
+        print(f"  {'step 1 reward_extra/base_score/mean':<40} {first['reward_extra/base_score/mean']:.6g}")
     for key in ("critic/score/mean", "actor/grad_norm", "training/rollout_probs_diff_max"):
         if key in last:
             print(f"  {key:<40} {last[key]:.6g}")
