@@ -19,7 +19,7 @@ import pytest
 
 from verl_rewards.tau2 import evaluate_trajectory, load_domain
 from verl_rewards.tau2.domains import telecom
-from verl_rewards.tau2.errors import DataFileError, DataNotFoundError, TaskValidationError
+from verl_rewards.tau2.errors import DataFileError, DataNotFoundError, TaskDataError, TaskValidationError
 from verl_rewards.tau2.scripted import gold_calls, scripted_trajectory
 from verl_rewards.tau2.toolkit import GENERIC, READ, WRITE
 
@@ -550,6 +550,43 @@ def test_unknown_init_helper_is_a_load_error_naming_task_and_file(tmp_path: Path
     message = str(info.value)
     assert "turn_phone_upside_down" in message and str(folder / "tasks.json") in message
     assert info.value.field == "initial_state.initialization_actions[1].func_name"
+
+
+def test_initial_states_are_built_when_the_domain_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = _copy_data(tmp_path)
+    _small_tasks(folder)
+    domain = load_domain("telecom", folder)
+    calls: list[dict[str, Any]] = []
+    original = telecom.TelecomUserTools.set_user_info
+
+    def counting(self: Any, **kwargs: Any) -> None:
+        calls.append(kwargs)
+        original(self, **kwargs)
+
+    monkeypatch.setattr(telecom.TelecomUserTools, "set_user_info", counting)
+    for tid in domain.split("base"):  # every task starts with set_user_info: none runs again after the load
+        env = domain.make_env(tid)
+        assert env.user_tools.surrounding("phone_number") == USER_INFO["phone_number"]
+        messages = scripted_trajectory(domain, tid, gold_calls(domain, tid))
+        assert evaluate_trajectory(domain, tid, messages, "user_stop", nl_policy="skip").reward == 1.0
+    assert calls == []
+
+
+def test_a_failing_initialisation_action_is_reported_when_its_task_is_used(tmp_path: Path) -> None:
+    folder = _copy_data(tmp_path)
+
+    def edit(tasks: list[dict[str, Any]]) -> None:  # no line has this number: the sync after the action raises
+        tasks[1]["initial_state"]["initialization_actions"][0]["arguments"]["phone_number"] = "555-000-0000"
+
+    _small_tasks(folder, edit)
+    domain = load_domain("telecom", folder)  # the load builds the other tasks and leaves this one
+    good, bad = domain.split("base")[0], domain.split("base")[1]
+    assert domain.make_env(good).user_tools.surrounding("phone_number") == USER_INFO["phone_number"]
+    for _ in range(2):  # every use reports it, not only the first
+        with pytest.raises(TaskDataError) as info:
+            domain.make_env(bad)
+        assert info.value.task_id == bad and info.value.field == "initial_state.initialization_actions[0]"
+        assert "line not found for phone number: 555-000-0000" in str(info.value)
 
 
 def test_missing_and_broken_db_files_are_named(tmp_path: Path) -> None:
