@@ -33,7 +33,7 @@ from collections.abc import Callable
 from datetime import datetime
 from functools import cache
 from importlib import resources
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from ...state import DBState
 from ...toolkit import GENERIC, READ, WRITE, Toolkit, tool
@@ -58,27 +58,6 @@ DISCOVERABLE_ATTR = "__bank_discoverable__"
 _TAU2_TOOLS_MODULE = "tau2.domains.banking_knowledge.tools"
 """The module name in one tau2 error text that Python words (see ``call_discoverable_agent_tool``)."""
 
-TRANSFER_REASONS = (
-    "fraud_or_security_concern",
-    "account_closure_request",
-    "deceased_account_holder",
-    "legal_or_regulatory_matter",
-    "account_ownership_dispute",
-    "complex_billing_dispute",
-    "abusive_customer_behavior",
-    "third_party_inquiry",
-    "technical_system_error",
-    "unconfirmed_external_communication",
-    "customer_demands_after_unavailable_offer_refusal",
-    "kb_search_unsuccessful_customer_requests_transfer",
-    "specialized_department_required",
-    "accessibility_or_special_needs",
-    "customer_frustrated_demands_human",
-    "supervisor_request_service_complaint",
-    "customer_requests_human_no_specific_reason",
-    "request_completed_customer_wants_human_followup",
-    "other",
-)
 TransferReason = Literal[
     "fraud_or_security_concern",
     "account_closure_request",
@@ -100,6 +79,7 @@ TransferReason = Literal[
     "request_completed_customer_wants_human_followup",
     "other",
 ]
+TRANSFER_REASONS: tuple[str, ...] = get_args(TransferReason)
 
 _SEQUENTIAL_PINS = (
     "0123 1234 2345 3456 4567 5678 6789 9876 8765 7654 6543 5432 4321 3210".split()  # noqa: SIM905
