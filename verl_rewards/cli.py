@@ -1,6 +1,7 @@
-"""The ``verl-rewards`` command: ``doctor`` (is the plugin active here?), ``demo``, ``score`` (offline),
-``prepare`` (datasets to verl parquet), ``simulate`` (tau2 or tau-bench normal mode against served models), ``eval``
-(pass^k and tau2 statistics of verl dumps / tau2 results / tau-bench results)."""
+"""The verl-rewards command: doctor (is the plugin active here?), demo, score (offline), prepare (datasets to verl
+parquet), simulate (tau2 or tau-bench normal mode against served models), eval (pass^k and tau2 statistics of verl
+dumps / tau2 results / tau-bench results), check (a main_ppo config, as a run's start-up would), smoke (verl's
+main_ppo on the CPU with a tiny model), export-sft (verl multi-turn SFT data from gold or successful runs)."""
 
 from __future__ import annotations
 
