@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 if TYPE_CHECKING:
-    from .tau2.normal.client import Endpoint
+    from .engine.client import Endpoint
 
 
 class _Parser(argparse.ArgumentParser):
@@ -211,8 +211,9 @@ def simulate_command(args: argparse.Namespace) -> int:
     """``verl-rewards simulate``: 0 when the run finished, 2 on configuration errors, 130 when interrupted."""
     import asyncio
 
-    from .tau2.normal.client import Endpoint
-    from .tau2.normal.simulate import SimulateConfig, SimulateError, all_failed, simulate, summary
+    from .engine.client import Endpoint
+    from .engine.simulate import SimulateError, all_failed
+    from .tau2.normal.simulate import SimulateConfig, simulate, summary
     from .tau_bench.simulate import is_tau_bench_domain
 
     tau_bench = is_tau_bench_domain(args.domain)
@@ -309,7 +310,7 @@ def _simulate_tau_bench(args: argparse.Namespace, agent: Endpoint, user: Endpoin
     :mod:`verl_rewards.tau_bench.simulate`)."""
     import asyncio
 
-    from .tau2.normal.simulate import all_failed
+    from .engine.simulate import all_failed
     from .tau_bench.normal import MAX_NUM_STEPS
     from .tau_bench.simulate import TauBenchSimulateConfig, simulate_tau_bench, summary
 

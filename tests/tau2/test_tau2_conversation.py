@@ -9,8 +9,10 @@ from typing import Any
 
 import pytest
 
+from verl_rewards.engine.conversation import Conversation, PlayerError, Reply, trial_seeds
+from verl_rewards.engine.rules import STOP_TOKENS
+from verl_rewards.engine.users import ScriptedUser
 from verl_rewards.tau2 import evaluate_trajectory
-from verl_rewards.tau2.normal.conversation import STOP_TOKENS, Conversation, PlayerError, Reply, trial_seeds
 from verl_rewards.tau2.normal.prompts import (
     GREETING,
     agent_system_prompt,
@@ -18,7 +20,7 @@ from verl_rewards.tau2.normal.prompts import (
     user_system_prompt,
     user_tool_schemas,
 )
-from verl_rewards.tau2.normal.users import ScriptedUser, default_script
+from verl_rewards.tau2.normal.users import default_script
 
 from tau2_support import require_domain
 

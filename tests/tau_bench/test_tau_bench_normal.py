@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from verl_rewards.tau2.normal.conversation import Reply
-from verl_rewards.tau2.normal.users import ScriptedUser
+from verl_rewards.engine.conversation import Reply
+from verl_rewards.engine.users import ScriptedUser
 from verl_rewards.tau_bench.normal import open_conversation
 from verl_rewards.tau_bench.user import GREETING, user_history, user_system_prompt
 from verl_rewards.tau_bench.verl_scorer import TauBenchOptions, score_tau_bench

@@ -21,9 +21,9 @@ loop: :mod:`.data` (``verl-rewards prepare tau2``: parquet + tool config), :mod:
 adapters; imports verl, so it is not imported here) and :mod:`.verl_scorer` (the rewards of the manager).
 """
 
+from ..engine.environment import Environment
 from .domain import Domain, load_domain
 from .domain_spec import DomainSpec
-from .environment import Environment
 from .evaluator import EvaluationResult, evaluate_trajectory
 from .registry import available_domains, domain_spec, register
 from .tau_bench import TauBenchResult, tau_bench_reward

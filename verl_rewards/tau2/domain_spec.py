@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..engine.toolkit import Toolkit, ToolSpec
 from .schemas import function_schema, load_schema_file
-from .toolkit import Toolkit, ToolSpec
 
 Normalizer = Callable[[Any], dict[str, Any]]
 """Raw data file content (JSON or TOML) -> the DB in the shape tau2's pydantic ``model_dump()`` gives."""

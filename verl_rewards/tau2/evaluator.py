@@ -30,8 +30,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..engine.environment import Environment
+from ..engine.trajectory import parse_messages, strip_history
 from .domain import Domain, as_domain
-from .environment import Environment
 from .errors import NLJudgeRequiredError
 from .rewards.action import check_actions
 from .rewards.common import ComponentResult, predicted_env
@@ -40,7 +41,6 @@ from .rewards.db import check_db
 from .rewards.env_assertions import check_env_assertions
 from .rewards.nl_assertions import Judge, check_nl_assertions
 from .tasks import ACTION, COMMUNICATE, DB, ENV_ASSERTION, NL_ASSERTION, REWARD_TYPES
-from .trajectory import parse_messages, strip_history
 
 SCORED_TERMINATIONS = ("agent_stop", "user_stop")
 #: every termination reason tau2 records (``TerminationReason`` in tau2-bench ``src/tau2/data_model/simulation.py``)

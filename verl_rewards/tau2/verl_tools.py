@@ -65,13 +65,13 @@ from verl.tools.schemas import (
     ToolResponse,
 )
 
+from ..engine.environment import Environment
+from ..engine.trajectory import ToolCall
 from .data import DONE_TOOL, done_schema
 from .domain import DATA_DIR_ENV, Domain, load_domain
-from .environment import Environment
 from .registry import domain_spec
 from .rewards.action import compare_action
 from .tasks import Action, Task
-from .trajectory import ToolCall
 
 logger = logging.getLogger(__name__)
 

@@ -20,8 +20,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from ..engine.conversation import Conversation
 from ..tau2.normal.agent_loop import Tau2AgentLoop, settings_of
-from ..tau2.normal.conversation import Conversation
 from .domain import DATA_DIR_ENV, TauBenchDomain, load_domain
 from .normal import TauBenchNormalSettings, default_script, open_conversation
 

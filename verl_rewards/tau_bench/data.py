@@ -42,8 +42,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..engine.errors import DataFileError, DataNotFoundError, TaskValidationError, UnknownDomainError
 from ..files import replace_together
-from ..tau2.errors import DataFileError, DataNotFoundError, TaskValidationError, UnknownDomainError
 from .domain import TauBenchDomain, TauBenchTask, load_domain
 from .normal import AGENT_LOOP_NAME
 

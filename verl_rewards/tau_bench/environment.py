@@ -23,12 +23,12 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from ..tau2.environment import Environment
-from ..tau2.toolkit import Toolkit
-from ..tau2.trajectory import MAX_NAME_CHARS, check_tool_name, parse_arguments
+from ..engine.environment import Environment
+from ..engine.rules import STOP_TOKEN
+from ..engine.toolkit import Toolkit
+from ..engine.trajectory import MAX_NAME_CHARS, check_tool_name, parse_arguments
 
 RESPOND_ACTION = "respond"
-STOP_TOKEN = "###STOP###"
 TERMINATE_TOOLS = ("transfer_to_human_agents",)
 UserReply = Callable[[str], str]
 MAX_ARGUMENT_DEPTH = 100

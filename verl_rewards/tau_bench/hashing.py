@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from ..tau2.state import Codec
+from ..engine.state import Codec
 
 
 def to_hashable(value: Any) -> Any:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..tau2.toolkit import READ, WRITE, clone_json, tool
+from ..engine.toolkit import READ, WRITE, clone_json, tool
 from .domain_spec import TauBenchDomainSpec
 from .toolkit import TauBenchToolkit, dumps
 

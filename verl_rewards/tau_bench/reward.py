@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..tau2.trajectory import Message, pair_tool_calls, parse_messages
+from ..engine.trajectory import Message, pair_tool_calls, parse_messages
 from .domain import TauBenchDomain, load_domain
 from .environment import RESPOND_ACTION, STOP_TOKEN, TauBenchEnvironment
 

@@ -22,39 +22,30 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..engine.client import shared_client
+from ..engine.conversation import trial_seeds
+from ..engine.errors import EngineError
+from ..engine.simulate import SAVE_EVERY_S, OpenAIAgent, RunConfig, SimulateError, check_reachable, run_plan
+from ..engine.termination import TerminationReason
+from ..engine.users import OpenAIUser
 from ..files import OutputPathError, check_output_path, write_text_atomic
-from ..tau2.errors import Tau2Error
-from ..tau2.normal.client import Endpoint, shared_client
-from ..tau2.normal.conversation import INFRASTRUCTURE_ERROR, trial_seeds
-from ..tau2.normal.simulate import OpenAIAgent, SimulateError, check_reachable, run_plan
-from ..tau2.normal.users import OpenAIUser
 from .domain import TauBenchDomain, load_domain
 from .normal import MAX_NUM_STEPS, is_done, open_conversation
 from .reward import tau_bench_reward
 
 SOURCE_PREFIX = "tau_bench/"
 DEFAULT_SPLIT = "test"
-SAVE_EVERY_S = 2.0
 
 
 @dataclass
-class TauBenchSimulateConfig:
-    """What to simulate (``domain`` ``retail`` | ``airline``) and where the two models are served."""
+class TauBenchSimulateConfig(RunConfig):
+    """What to simulate (``domain`` ``retail`` | ``airline``) and where the two models are served
+    (:class:`~verl_rewards.engine.simulate.RunConfig`), with tau-bench's agent budget."""
 
-    domain: str
-    agent: Endpoint
-    user: Endpoint
-    out: str
-    data_dir: str | None = None
-    task_ids: Sequence[str] | None = None
-    split: str | None = None
-    num_trials: int = 1
-    seed: int = 300
     max_num_steps: int = MAX_NUM_STEPS
     concurrency: int = 8
     progress: bool = True
@@ -70,7 +61,7 @@ def _load(config: TauBenchSimulateConfig) -> tuple[TauBenchDomain, list[str]]:
         raise SimulateError("--num-trials, --max-num-steps and --concurrency must be at least 1")
     try:
         domain = load_domain(config.domain.removeprefix(SOURCE_PREFIX), config.data_dir)
-    except (Tau2Error, ValueError) as exc:
+    except (EngineError, ValueError) as exc:
         raise SimulateError(str(exc)) from None
     split = config.split or DEFAULT_SPLIT
     if config.task_ids:
@@ -177,8 +168,8 @@ async def simulate_one(
     try:
         await conv.run(OpenAIAgent(config.agent, domain.tools_info, seed))
     except Exception as exc:  # noqa: BLE001 - one broken simulation must not stop the run
-        conv.end(INFRASTRUCTURE_ERROR, f"{type(exc).__name__}: {exc}")
-    termination = conv.termination or INFRASTRUCTURE_ERROR
+        conv.end(TerminationReason.INFRASTRUCTURE_ERROR, f"{type(exc).__name__}: {exc}")
+    termination = str(conv.termination or TerminationReason.INFRASTRUCTURE_ERROR)
     done = is_done(termination)
     reward_info: dict[str, Any] | None = None
     details: dict[str, Any] = {}
@@ -208,7 +199,7 @@ async def simulate_one(
             "id": task.id,
             "domain": SOURCE_PREFIX + domain.name,
             "split": task.split,
-            "termination": termination,
+            "termination": str(termination),
             "end_cause": conv.cause,
             "seed": seed,
             "agent_turns": conv.agent_turns,

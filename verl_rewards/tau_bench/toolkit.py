@@ -23,7 +23,7 @@ import operator
 import warnings
 from typing import Any
 
-from ..tau2.toolkit import GENERIC, Toolkit, clone_json, tool
+from ..engine.toolkit import GENERIC, Toolkit, clone_json, tool
 
 _MISSING = object()
 TRANSFER_OBSERVATION = "Transfer successful"

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..engine.rules import GREETING
 from .environment import STOP_TOKEN
 
-GREETING = "Hi! How can I help you today?"
 _RULES = """Rules:
 - Just generate one line at a time to simulate the user's message.
 - Do not give away all the instruction at once. Only provide the information that is necessary for the current step.

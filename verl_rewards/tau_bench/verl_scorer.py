@@ -40,11 +40,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..engine.termination import TerminationReason
 from ..rewards.registry import RewardSpec, reward
 from ..scoring.contract import ConfigError, Scorer
 from ..scoring.families import Family
 from ..scoring.runner import RewardScorer
-from ..tau2.normal.conversation import USER_ERROR
 from .domain import DOMAINS, load_domain
 from .normal import is_done
 from .reward import ENDED_BY_TRANSFER, tau_bench_reward
@@ -148,7 +148,7 @@ def score_tau_bench(
         "tb_done": float(bool(details["done"])),
         "tb_transfer": float(details["ended_by"] == ENDED_BY_TRANSFER),
         "termination": termination,
-        "user_error": float(termination == USER_ERROR),
+        "user_error": float(termination == TerminationReason.USER_ERROR),
     }
 
 

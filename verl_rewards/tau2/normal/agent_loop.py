@@ -52,23 +52,14 @@ from uuid import uuid4
 from verl.experimental.agent_loop.agent_loop import AgentLoopOutput
 from verl.experimental.agent_loop.tool_agent_loop import AgentData, AgentState, ToolAgentLoop
 
+from ...engine.conversation import AGENT_MESSAGE_ERRORS, Conversation, PlayerError, Reply, UserRequest, trial_seeds
+from ...engine.rules import DEFAULT_MAX_ERRORS, DEFAULT_MAX_STEPS
+from ...engine.termination import TerminationReason
+from ...engine.users import OpenAIUser, ScriptedUser, UserConfig, user_settings
 from ..domain import DATA_DIR_ENV, Domain, load_domain
 from . import AGENT_LOOP_NAME
-from .conversation import (
-    AGENT_ERROR,
-    AGENT_MESSAGE_ERRORS,
-    DEFAULT_MAX_ERRORS,
-    DEFAULT_MAX_STEPS,
-    INFRASTRUCTURE_ERROR,
-    MAX_STEPS,
-    Conversation,
-    PlayerError,
-    Reply,
-    UserRequest,
-    trial_seeds,
-)
 from .prompts import user_scenario_text, user_system_prompt, user_tool_schemas
-from .users import OpenAIUser, ScriptedUser, UserConfig, script_for, user_settings
+from .users import script_for
 
 logger = logging.getLogger(__name__)
 
@@ -94,7 +85,7 @@ class NormalSettings:
     max_errors: int = DEFAULT_MAX_ERRORS
     enforce_communication_protocol: bool = False
     data_dir: str | None = None
-    agent_message_errors: str = AGENT_ERROR
+    agent_message_errors: str = TerminationReason.AGENT_ERROR
 
     @classmethod
     def from_mapping(cls, section: Mapping[str, Any] | None) -> NormalSettings:
@@ -111,7 +102,7 @@ class NormalSettings:
         if not isinstance(enforce, bool):
             raise ValueError(f"{CONFIG_PATH}.enforce_communication_protocol must be true or false")
         data_dir = section.get("data_dir")
-        rule = section.get("agent_message_errors", AGENT_ERROR)
+        rule = section.get("agent_message_errors", TerminationReason.AGENT_ERROR)
         if rule not in AGENT_MESSAGE_ERRORS:
             raise ValueError(f"{CONFIG_PATH}.agent_message_errors must be one of {AGENT_MESSAGE_ERRORS}, got {rule!r}")
         return cls(user, max_steps, max_errors, enforce, str(data_dir) if data_dir else None, rule)
@@ -271,7 +262,7 @@ class Tau2AgentLoop(ToolAgentLoop):
         if config.backend == "scripted":
             return ScriptedUser(script())
         if config.backend == "openai":
-            from .client import shared_client
+            from ...engine.client import shared_client
 
             assert config.endpoint is not None
             return OpenAIUser(shared_client(config.endpoint))
@@ -283,7 +274,7 @@ class Tau2AgentLoop(ToolAgentLoop):
         output = await super().run(sampling_params, **kwargs)
         conv = self.conversation
         if conv is not None:
-            conv.end(MAX_STEPS, "verl budget: the rollout ended before the conversation did")
+            conv.end(TerminationReason.MAX_STEPS, "verl budget: the rollout ended before the conversation did")
             output.extra_fields.update(conv.extra_fields())
             output.extra_fields["user_seed"] = self._user_seed
         return output
@@ -313,7 +304,10 @@ class Tau2AgentLoop(ToolAgentLoop):
         if conv.done:
             return AgentState.TERMINATED
         if len(agent_data.messages) == before:  # verl's budget ended the turn before parsing it
-            conv.end(MAX_STEPS, "verl budget: response_length / max_assistant_turns / max_user_turns reached")
+            conv.end(
+                TerminationReason.MAX_STEPS,
+                "verl budget: response_length / max_assistant_turns / max_user_turns reached",
+            )
             return AgentState.TERMINATED
         message = agent_data.messages[-1]
         calls = [
@@ -343,7 +337,7 @@ class Tau2AgentLoop(ToolAgentLoop):
             tools=schemas,
         )
         if len(response_mask) >= self.response_length:
-            conv.end(MAX_STEPS, "verl budget: response_length reached")
+            conv.end(TerminationReason.MAX_STEPS, "verl budget: response_length reached")
             return AgentState.TERMINATED
         agent_data.prompt_ids = merge_result.token_ids
         agent_data.response_mask = response_mask
@@ -361,7 +355,7 @@ class Tau2AgentLoop(ToolAgentLoop):
         except Exception as exc:  # noqa: BLE001
             logger.error("%s: the conversation failed: %s", AGENT_NAME, exc, exc_info=True)
             assert self.conversation is not None
-            self.conversation.end(INFRASTRUCTURE_ERROR, f"{type(exc).__name__}: {exc}")
+            self.conversation.end(TerminationReason.INFRASTRUCTURE_ERROR, f"{type(exc).__name__}: {exc}")
             return None
 
     @staticmethod
@@ -398,4 +392,4 @@ class _FailedConversation(Conversation):
     def __init__(self, cause: str):  # noqa: D107 - no environment, no players
         self.trajectory, self.agent_view, self.user_view = [], [], []
         self.steps = self.errors = self.user_calls = 0
-        self.termination, self.cause = INFRASTRUCTURE_ERROR, cause[:500]
+        self.termination, self.cause = TerminationReason.INFRASTRUCTURE_ERROR, cause[:500]

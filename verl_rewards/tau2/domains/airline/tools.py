@@ -12,7 +12,7 @@ Airline tasks use no ``initial_state`` and no ``env_assertions``, so the toolkit
 import copy
 from typing import Any, Literal
 
-from ...toolkit import Record, ToolError, Toolkit, detached_record, tool
+from ....engine.toolkit import Record, ToolError, Toolkit, detached_record, tool
 from ..common import TRANSFER_MESSAGE, calculate_expression
 from .validation import convert_all, no_attribute, validate
 

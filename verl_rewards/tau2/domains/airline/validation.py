@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from ...toolkit import ToolError
+from ....engine.toolkit import ToolError
 
 # A field spec is "str" | "int" | "float" | ("lit", values) | ("opt_lit", values) | ("list", model).
 _MODELS: dict[str, tuple[tuple[str, Any], ...]] = {

@@ -35,8 +35,8 @@ from functools import cache
 from importlib import resources
 from typing import Any, Literal, get_args
 
-from ...state import DBState
-from ...toolkit import GENERIC, READ, WRITE, Toolkit, tool
+from ....engine.state import DBState
+from ....engine.toolkit import GENERIC, READ, WRITE, Toolkit, tool
 from .common import (
     NOW,
     TODAY,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from ...toolkit import Record, ToolError, Toolkit, detached_record, tool
+from ....engine.toolkit import Record, ToolError, Toolkit, detached_record, tool
 from ..common import TRANSFER_MESSAGE, calculate_expression
 from .normalize import ADDRESS_FIELDS
 

@@ -33,8 +33,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from ...state import DBState
-from ...toolkit import READ, WRITE, Toolkit, tool
+from ....engine.state import DBState
+from ....engine.toolkit import READ, WRITE, Toolkit, tool
 from . import models as m
 
 SIGNALS = ("none", "poor", "fair", "good", "excellent")
