@@ -8,11 +8,11 @@ same list (``TerminationReason`` in ``src/tau2/data_model/simulation.py``); tau-
 
 from __future__ import annotations
 
-from enum import StrEnum
+from enum import Enum
 
 
-class TerminationReason(StrEnum):
-    """How an episode ended (see the module doc)."""
+class TerminationReason(str, Enum):
+    """How an episode ended (see the module doc). ``str(reason)`` and ``f"{reason}"`` give the plain value."""
 
     AGENT_STOP = "agent_stop"
     """tau2: the agent called its stop tool (``done`` in solo mode)."""
@@ -34,6 +34,9 @@ class TerminationReason(StrEnum):
     """tau-bench: ``transfer_to_human_agents`` ended the episode."""
     CRASH = "crash"
     """tau-bench: a tool made tau-bench's step raise (the run scores 0)."""
+
+    def __str__(self) -> str:
+        return str(self.value)
 
 
 TAU2_REASONS: tuple[str, ...] = tuple(

@@ -40,28 +40,22 @@ e.g. a "user" that confirms anything), so it is weaker than a fixed, separate us
 
 from __future__ import annotations
 
-import logging
-import os
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
-from uuid import uuid4
 
-from verl.experimental.agent_loop.agent_loop import AgentLoopOutput
-from verl.experimental.agent_loop.tool_agent_loop import AgentData, AgentState, ToolAgentLoop
-
-from ...engine.conversation import AGENT_MESSAGE_ERRORS, Conversation, PlayerError, Reply, UserRequest, trial_seeds
+from ...engine.agent_loop import ConversationAgentLoop
+from ...engine.agent_loop import settings_of as engine_settings_of
+from ...engine.conversation import AGENT_MESSAGE_ERRORS, Conversation
+from ...engine.data_dir import choose_data_dir, row_data_dir
+from ...engine.deprecation import moved
 from ...engine.rules import DEFAULT_MAX_ERRORS, DEFAULT_MAX_STEPS
 from ...engine.termination import TerminationReason
-from ...engine.users import OpenAIUser, ScriptedUser, UserConfig, user_settings
+from ...engine.users import UserConfig, user_settings
 from ..domain import DATA_DIR_ENV, Domain, load_domain
 from . import AGENT_LOOP_NAME
 from .prompts import user_scenario_text, user_system_prompt, user_tool_schemas
 from .users import script_for
-
-logger = logging.getLogger(__name__)
 
 AGENT_NAME = AGENT_LOOP_NAME
 CONFIG_PATH = "actor_rollout_ref.rollout.custom.tau2"
@@ -73,7 +67,6 @@ _SETTINGS_KEYS = {
     "agent_message_errors",
     "data_dir",
 }
-_TRIALS_KEPT = 65536
 
 
 @dataclass(frozen=True)
@@ -108,110 +101,16 @@ class NormalSettings:
         return cls(user, max_steps, max_errors, enforce, str(data_dir) if data_dir else None, rule)
 
 
-_SETTINGS_CACHE: dict[tuple[int, str], tuple[Any, Any]] = {}
-_TRIALS: OrderedDict[str, int] = OrderedDict()
-_LOCK = threading.Lock()
-
-
 def settings_of(config: Any, name: str = "tau2", parse: Callable[[Any], Any] = NormalSettings.from_mapping) -> Any:
-    """The settings ``actor_rollout_ref.rollout.custom.<name>`` of a trainer config, parsed by ``parse`` once per
-    config object (scripts files are read once)."""
-    key = (id(config), name)
-    hit = _SETTINGS_CACHE.get(key)
-    if hit is not None and hit[0] is config:
-        return hit[1]
-    custom = config.actor_rollout_ref.rollout.get("custom") or {}
-    section = custom.get(name) if isinstance(custom, Mapping) else None
-    if section is not None and hasattr(section, "items"):
-        from omegaconf import OmegaConf
-
-        section = OmegaConf.to_container(section, resolve=True) if not isinstance(section, dict) else section
-    settings = parse(section)
-    _SETTINGS_CACHE[key] = (config, settings)
-    return settings
+    """The settings ``actor_rollout_ref.rollout.custom.<name>`` of a trainer config (tau2's by default), parsed by
+    ``parse`` once per config object (:func:`verl_rewards.engine.agent_loop.settings_of`)."""
+    return engine_settings_of(config, name, parse)
 
 
-def next_trial(uid: str) -> int:
-    """How many trajectories of this prompt (``uid``) this worker started before: the trial index of the user
-    seed, so the n rollouts of a GRPO group get tau2's trial seeds 0..n-1."""
-    with _LOCK:
-        n = _TRIALS.pop(uid, 0)
-        _TRIALS[uid] = n + 1
-        while len(_TRIALS) > _TRIALS_KEPT:
-            _TRIALS.popitem(last=False)
-    return n
-
-
-class PolicyUser:
-    """The ``policy`` backend: the rollout server plays the user in requests of its own (never trained)."""
-
-    def __init__(self, loop: Tau2AgentLoop, config: UserConfig):
-        self.loop = loop
-        self.config = config
-        self.request_id = uuid4().hex
-
-    async def reply(self, request: UserRequest) -> Reply:
-        loop = self.loop
-        messages = [dict(m, content=m.get("content") or "") for m in request.chat_messages()]
-        try:
-            prompt_ids = await loop.loop.run_in_executor(
-                None,
-                lambda: loop.tokenizer.apply_chat_template(  # type: ignore[attr-defined]
-                    messages,
-                    tools=request.tools,
-                    add_generation_prompt=True,
-                    tokenize=True,
-                    **loop.apply_chat_template_kwargs,
-                ),
-            )
-        except Exception as exc:  # noqa: BLE001 - a template that cannot render the user's view
-            raise PlayerError(f"policy user: cannot render the user's prompt: {exc}") from exc
-        if isinstance(prompt_ids, Mapping):
-            prompt_ids = prompt_ids["input_ids"]
-        prompt_ids = list(prompt_ids)
-        if len(prompt_ids) > loop.prompt_length + loop.response_length:
-            raise PlayerError(
-                f"policy user: the user's prompt has {len(prompt_ids)} tokens, more than the rollout "
-                f"allows ({loop.prompt_length} + {loop.response_length})"
-            )
-        sampling = dict(self.config.sampling)
-        sampling["max_tokens"] = self.config.max_tokens
-        if request.seed is not None:
-            sampling.setdefault("seed", request.seed)
-        try:
-            output = await loop.server_manager.generate(
-                request_id=self.request_id, prompt_ids=prompt_ids, sampling_params=sampling
-            )
-        except Exception as exc:  # noqa: BLE001 - the server failing a user turn ends the run as USER_ERROR
-            raise PlayerError(f"policy user: generation failed: {exc}") from exc
-        schemas = [t.tool_schema for t in loop.tools.values()] if request.tools else None
-        content, calls = await loop.tool_parser.extract_tool_calls(output.token_ids, schemas)
-        return Reply(
-            content=loop.clean_text(content),
-            tool_calls=[{"name": c.name, "arguments": c.arguments} for c in calls] if request.tools else [],
-        )
-
-
-class Tau2AgentLoop(ToolAgentLoop):
+class Tau2AgentLoop(ConversationAgentLoop):
     """``tau2_agent``: ToolAgentLoop whose tool and text turns are played by the normal-mode conversation engine."""
 
-    def __init__(self, *args: Any, **kwargs: Any):
-        super().__init__(*args, **kwargs)
-        self.settings = self.load_settings(self.config)
-        self.conversation: Conversation | None = None
-        self._row: dict[str, Any] = {}
-        self._reply: Reply | None = None
-        self._user_seed: int | None = None
-        specials = getattr(self.tokenizer, "all_special_tokens", None) or []
-        self._special_tokens = sorted((t for t in specials if t), key=len, reverse=True)
-
-    def clean_text(self, text: str | None) -> str:
-        """Message text without the tokenizer's special tokens (the parser's content keeps e.g. ``<|im_end|>``)."""
-        text = text or ""
-        for token in self._special_tokens:
-            if token in text:
-                text = text.replace(token, "")
-        return text.strip()
+    agent_name = AGENT_NAME
 
     # ------------------------------------------------------------------ set-up
     @staticmethod
@@ -222,13 +121,7 @@ class Tau2AgentLoop(ToolAgentLoop):
     def _domain(self) -> Domain:
         extra = self._row.get("extra_info") or {}
         name = extra.get("domain") or str(self._row.get("data_source", "")).removeprefix("tau2/")
-        data_dir = self.settings.data_dir or os.environ.get(DATA_DIR_ENV) or extra.get("data_dir") or None
-        if not data_dir:
-            for entry in (self._row.get("tools_kwargs") or {}).values():
-                create = entry.get("create_kwargs") if isinstance(entry, Mapping) else None
-                if isinstance(create, Mapping) and create.get("data_dir"):
-                    data_dir = create["data_dir"]
-                    break
+        data_dir = choose_data_dir(self.settings.data_dir, DATA_DIR_ENV, row_data_dir(extra, self._row))
         return load_domain(str(name), data_dir, **dict(extra.get("domain_options") or {}))
 
     def _open(self) -> Conversation:
@@ -252,144 +145,8 @@ class Tau2AgentLoop(ToolAgentLoop):
             agent_message_errors=self.settings.agent_message_errors,
         )
 
-    def trial_seed(self, config: UserConfig, task_id: str) -> int:
-        """The user seed of this trajectory: tau2's seed of its trial within the prompt's group."""
-        trial = next_trial(str(self._row.get("uid") or task_id))
-        return trial_seeds(config.seed, trial + 1)[trial]
 
-    def user_player(self, config: UserConfig, script: Callable[[], Sequence[Reply]]) -> Any:
-        """The configured user backend (``script`` gives the scripted backend's turns)."""
-        if config.backend == "scripted":
-            return ScriptedUser(script())
-        if config.backend == "openai":
-            from ...engine.client import shared_client
-
-            assert config.endpoint is not None
-            return OpenAIUser(shared_client(config.endpoint))
-        return PolicyUser(self, config)
-
-    # ------------------------------------------------------------------ the loop
-    async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
-        self._row = kwargs
-        output = await super().run(sampling_params, **kwargs)
-        conv = self.conversation
-        if conv is not None:
-            conv.end(TerminationReason.MAX_STEPS, "verl budget: the rollout ended before the conversation did")
-            output.extra_fields.update(conv.extra_fields())
-            output.extra_fields["user_seed"] = self._user_seed
-        return output
-
-    async def _handle_pending_state(self, agent_data: AgentData, sampling_params: dict[str, Any]) -> AgentState:
-        """Open the conversation (greeting, the user's first message) before verl builds the prompt tokens."""
-        try:
-            self.conversation = self._open()
-        except Exception as exc:  # noqa: BLE001 - a row the loop cannot play: visible, never a crash of the step
-            logger.error("%s: cannot start the conversation: %s", AGENT_NAME, exc)
-            self.conversation = _FailedConversation(f"cannot start the conversation: {exc}")
-            return await super()._handle_pending_state(agent_data, sampling_params)
-        turn = await self._guard(self.conversation.start())
-        if turn is not None:
-            agent_data.messages.extend(turn.messages)
-        # the prompt gets the user's first message; when the run already ended, the agent still generates once
-        # so the sample has a response (it scores 0: the termination is not a stop)
-        return await super()._handle_pending_state(agent_data, sampling_params)
-
-    async def _handle_generating_state(
-        self, agent_data: AgentData, sampling_params: dict[str, Any], ignore_termination: bool = False
-    ) -> AgentState:
-        before = len(agent_data.messages)
-        await super()._handle_generating_state(agent_data, sampling_params, ignore_termination)
-        conv = self.conversation
-        assert conv is not None
-        if conv.done:
-            return AgentState.TERMINATED
-        if len(agent_data.messages) == before:  # verl's budget ended the turn before parsing it
-            conv.end(
-                TerminationReason.MAX_STEPS,
-                "verl budget: response_length / max_assistant_turns / max_user_turns reached",
-            )
-            return AgentState.TERMINATED
-        message = agent_data.messages[-1]
-        calls = [
-            {"id": c.get("id"), "name": c["function"]["name"], "arguments": c["function"]["arguments"]}
-            for c in message.get("tool_calls") or ()
-        ]
-        self._reply = Reply(content=self.clean_text(message.get("content")), tool_calls=calls)
-        return AgentState.PROCESSING_TOOLS
-
-    async def _handle_processing_tools_state(self, agent_data: AgentData) -> AgentState:
-        """Play the agent's message in the conversation; append the tool results or the user's reply (mask 0)."""
-        conv = self.conversation
-        assert conv is not None and self._reply is not None
-        turn = await self._guard(conv.agent_turn(self._reply))
-        self._set_call_ids(agent_data.messages[-1], conv)
-        if turn is None or turn.done:
-            return AgentState.TERMINATED
-        previous = list(agent_data.messages)
-        agent_data.messages.extend(self._truncated(m) for m in turn.messages)
-        schemas = getattr(agent_data, "_active_tool_schemas", self.tool_schemas)
-        merge_result, response_mask, response_logprobs = await self.ct_merge_context_msg(
-            previous,
-            agent_data.messages,
-            agent_data.prompt_ids,
-            agent_data.response_mask,
-            agent_data.response_logprobs if agent_data.response_logprobs else None,
-            tools=schemas,
-        )
-        if len(response_mask) >= self.response_length:
-            conv.end(TerminationReason.MAX_STEPS, "verl budget: response_length reached")
-            return AgentState.TERMINATED
-        agent_data.prompt_ids = merge_result.token_ids
-        agent_data.response_mask = response_mask
-        if agent_data.response_logprobs:
-            agent_data.response_logprobs = response_logprobs or []
-        agent_data.user_turns += 1
-        return AgentState.GENERATING
-
-    # ---------------------------------------------------------------- helpers
-    async def _guard(self, coro: Any) -> Any:
-        """Await an engine step; an unexpected failure ends the run as infrastructure_error (logged), never the
-        rollout step."""
-        try:
-            return await coro
-        except Exception as exc:  # noqa: BLE001
-            logger.error("%s: the conversation failed: %s", AGENT_NAME, exc, exc_info=True)
-            assert self.conversation is not None
-            self.conversation.end(TerminationReason.INFRASTRUCTURE_ERROR, f"{type(exc).__name__}: {exc}")
-            return None
-
-    @staticmethod
-    def _set_call_ids(message: dict[str, Any], conv: Conversation) -> None:
-        """Give the agent's tool calls the ids the engine used (its tool messages answer those ids)."""
-        if not message.get("tool_calls"):
-            return
-        played = next((m for m in reversed(conv.trajectory) if m["role"] == "assistant"), None)
-        ids = [c["id"] for c in (played or {}).get("tool_calls") or ()]
-        for call, cid in zip(message["tool_calls"], ids, strict=False):
-            call["id"] = cid
-
-    def _truncated(self, message: dict[str, Any]) -> dict[str, Any]:
-        """A tool result cut to ``multi_turn.max_tool_response_length`` as ToolAgentLoop cuts its tool answers
-        (what the agent sees; the trajectory keeps the whole observation)."""
-        text = message.get("content")
-        limit = self.max_tool_response_length
-        if message.get("role") != "tool" or not isinstance(text, str) or not limit or len(text) <= limit:
-            return message
-        side = self.tool_response_truncate_side
-        if side == "left":
-            text = "(truncated)..." + text[-limit:]
-        elif side == "right":
-            text = text[:limit] + "...(truncated)"
-        else:
-            half = limit // 2
-            text = text[:half] + "...(truncated)..." + text[-half:]
-        return dict(message, content=text)
-
-
-class _FailedConversation(Conversation):
-    """Stands in for a conversation that could not start: over from the beginning, as infrastructure_error."""
-
-    def __init__(self, cause: str):  # noqa: D107 - no environment, no players
-        self.trajectory, self.agent_view, self.user_view = [], [], []
-        self.steps = self.errors = self.user_calls = 0
-        self.termination, self.cause = TerminationReason.INFRASTRUCTURE_ERROR, cause[:500]
+__getattr__ = moved(
+    __name__,
+    dict.fromkeys(("PolicyUser", "next_trial"), "verl_rewards.engine.agent_loop"),
+)
