@@ -4,6 +4,9 @@ one above it. Read from the source with ``ast``, so imports inside functions cou
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -19,8 +22,9 @@ ALLOWED = {
     "scoring": {"contribution", "coerce"},
     "rewards": {"scoring", "coerce", "files", "contribution"},
     "toolrl": {"scoring", "rewards", "coerce", "files"},
-    "tau2": {"scoring", "rewards", "coerce", "files"},
-    "tau_bench": {"scoring", "rewards", "coerce", "files", "tau2"},
+    "engine": set(),
+    "tau2": {"scoring", "rewards", "coerce", "files", "engine"},
+    "tau_bench": {"scoring", "rewards", "coerce", "files", "engine"},
     "builtins": {"scoring", "rewards", "toolrl", "tau2", "tau_bench"},
     "manager": {"scoring", "rewards", "builtins", "coerce", "contribution", "files"},
 }
@@ -144,3 +148,15 @@ def test_verl_privates_are_reached_only_through_verl_compat():
             if isinstance(node, ast.Name) and node.id in module_level:
                 wrong.append(f"{name}: {node.id}")
     assert wrong == []
+
+
+def test_importing_tau_bench_loads_nothing_of_tau2():
+    """tau2 and tau-bench are siblings on the engine: importing ``verl_rewards.tau_bench`` (in a fresh interpreter)
+    loads no ``verl_rewards.tau2`` module, none of tau2's domains in particular."""
+    code = (
+        "import sys, verl_rewards.tau_bench, verl_rewards.tau_bench.normal, verl_rewards.tau_bench.reward; "
+        "print(sorted(m for m in sys.modules if m.startswith('verl_rewards.tau2')))"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True, cwd=REPO)
+    assert out.stdout.strip() == "[]"

@@ -3,7 +3,7 @@
 The values are the strings written to trajectories, result files and metrics (``extra_fields["termination"]``,
 tau2's ``termination_reason``), so a member compares equal to, and serialises as, its string. tau2-bench keeps the
 same list (``TerminationReason`` in ``src/tau2/data_model/simulation.py``); tau-bench v1 adds ``transfer`` and our
-``crash``. Code that stores a reason stores ``str(reason)`` (the plain value).
+``crash`` and ``agent_reply``. Code that stores a reason stores ``str(reason)`` (the plain value).
 """
 
 from __future__ import annotations
@@ -34,6 +34,8 @@ class TerminationReason(str, Enum):
     """tau-bench: ``transfer_to_human_agents`` ended the episode."""
     CRASH = "crash"
     """tau-bench: a tool made tau-bench's step raise (the run scores 0)."""
+    AGENT_REPLY = "agent_reply"
+    """tau-bench instruction mode: the agent answered in text, which ends verl's tool loop."""
 
     def __str__(self) -> str:
         return str(self.value)

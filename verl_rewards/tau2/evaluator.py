@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.environment import Environment
+from ..engine.termination import SCORED_STOPS, TAU2_REASONS, TerminationReason
 from ..engine.trajectory import parse_messages, strip_history
 from .domain import Domain, as_domain
 from .errors import NLJudgeRequiredError
@@ -42,16 +43,9 @@ from .rewards.env_assertions import check_env_assertions
 from .rewards.nl_assertions import Judge, check_nl_assertions
 from .tasks import ACTION, COMMUNICATE, DB, ENV_ASSERTION, NL_ASSERTION, REWARD_TYPES
 
-SCORED_TERMINATIONS = ("agent_stop", "user_stop")
+SCORED_TERMINATIONS = SCORED_STOPS
 #: every termination reason tau2 records (``TerminationReason`` in tau2-bench ``src/tau2/data_model/simulation.py``)
-TERMINATION_REASONS = (
-    *SCORED_TERMINATIONS,
-    "max_steps",
-    "too_many_errors",
-    "agent_error",
-    "user_error",
-    "infrastructure_error",
-)
+TERMINATION_REASONS = TAU2_REASONS
 NL_POLICIES = ("require", "skip")
 
 
@@ -145,7 +139,7 @@ def evaluate_trajectory(
     domain: Domain | str,
     task_id: Any,
     messages: Sequence[Any],
-    termination: Any = "agent_stop",
+    termination: Any = TerminationReason.AGENT_STOP,
     reward_basis: Sequence[str] | None = None,
     *,
     judge: Judge | None = None,

@@ -32,13 +32,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..engine.termination import TerminationReason
 from ..engine.trajectory import Message, pair_tool_calls, parse_messages
 from .domain import TauBenchDomain, load_domain
 from .environment import RESPOND_ACTION, STOP_TOKEN, TauBenchEnvironment
 
-ENDED_BY_TRANSFER = "transfer"
-ENDED_BY_STOP = "user_stop"
-ENDED_BY_REPLY = "agent_reply"
+ENDED_BY_TRANSFER = str(TerminationReason.TRANSFER)
+ENDED_BY_STOP = str(TerminationReason.USER_STOP)
+ENDED_BY_REPLY = str(TerminationReason.AGENT_REPLY)
 
 
 @dataclass

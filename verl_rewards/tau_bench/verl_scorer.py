@@ -139,7 +139,9 @@ def score_tau_bench(
     )
     details = result.details
     if not isinstance(termination, str) or not termination:
-        termination = details["ended_by"] or ("crash" if details["crash"] else "max_steps")
+        termination = details["ended_by"] or str(
+            TerminationReason.CRASH if details["crash"] else TerminationReason.MAX_STEPS
+        )
     return {
         "reward": float(result.reward),
         "tb_r_actions": float(details["r_actions"]),

@@ -38,7 +38,7 @@ from ...engine.simulate import (
     check_reachable,
     run_plan,
 )
-from ...engine.termination import TerminationReason
+from ...engine.termination import SCORED_STOPS, TerminationReason
 from ...engine.trajectory import parse_messages
 from ...engine.users import OpenAIUser
 from ...files import OutputPathError, check_output_path, write_text_atomic
@@ -280,7 +280,7 @@ async def _reward_info(
         and criteria is not None
         and criteria.nl_assertions
         and "NL_ASSERTION" in criteria.reward_basis
-        and termination in ("agent_stop", "user_stop")
+        and termination in SCORED_STOPS
     )
     error = None
     if needs_judge:
@@ -354,7 +354,7 @@ def reward_info(
         "communicate_checks": None,
     }
     criteria = task.evaluation_criteria
-    if result.termination not in ("agent_stop", "user_stop"):
+    if result.termination not in SCORED_STOPS:
         note = f"Simulation terminated prematurely. Termination reason: {result.termination}"
         return {"reward": 0.0, **empty, "reward_basis": None, "reward_breakdown": None, "info": {"note": note}}
     if criteria is None:
