@@ -22,7 +22,7 @@ ALLOWED = {
     "scoring": {"contribution", "coerce"},
     "rewards": {"scoring", "coerce", "files", "contribution"},
     "toolrl": {"scoring", "rewards", "coerce", "files"},
-    "engine": set(),
+    "engine": {"files"},
     "tau2": {"scoring", "rewards", "coerce", "files", "engine"},
     "tau_bench": {"scoring", "rewards", "coerce", "files", "engine"},
     "builtins": {"scoring", "rewards", "toolrl", "tau2", "tau_bench"},

@@ -10,11 +10,10 @@ from typing import Any
 import pytest
 
 from verl_rewards.engine.conversation import Conversation, PlayerError, Reply, trial_seeds
-from verl_rewards.engine.rules import STOP_TOKENS
+from verl_rewards.engine.rules import GREETING, STOP_TOKENS
 from verl_rewards.engine.users import ScriptedUser
 from verl_rewards.tau2 import evaluate_trajectory
 from verl_rewards.tau2.normal.prompts import (
-    GREETING,
     agent_system_prompt,
     user_scenario_text,
     user_system_prompt,

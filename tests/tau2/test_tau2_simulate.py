@@ -11,8 +11,8 @@ import pytest
 
 from verl_rewards.cli import main
 from verl_rewards.engine.conversation import trial_seeds
+from verl_rewards.engine.rules import GREETING
 from verl_rewards.evaluation.readers import read_tau2_results
-from verl_rewards.tau2.normal.prompts import GREETING
 
 from chat_server import ChatServer, scripted
 from tau2_support import require_domain

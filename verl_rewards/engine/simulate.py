@@ -9,10 +9,12 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
 
+from ..files import OutputPathError, check_output_path
 from .client import Endpoint, shared_client
 from .conversation import Reply
 from .termination import TerminationReason
@@ -54,6 +56,22 @@ class OpenAIAgent:
 
     async def reply(self, messages: list[dict[str, Any]]) -> Reply:
         return await shared_client(self.endpoint).complete(messages, self.tools, self.seed)
+
+
+def results_path(out: str) -> Path:
+    """The checked ``--out`` file of a run (:class:`SimulateError` when it cannot be written)."""
+    try:
+        return check_output_path(out, "--out")
+    except OutputPathError as exc:
+        raise SimulateError(str(exc)) from None
+
+
+async def check_endpoints(agent: Endpoint, user: Endpoint, judge: Endpoint | None = None) -> None:
+    """:func:`check_reachable` for the agent, the user and (when there is one) the judge, in that order."""
+    await check_reachable(agent, "agent")
+    await check_reachable(user, "user")
+    if judge is not None:
+        await check_reachable(judge, "judge")
 
 
 async def check_reachable(endpoint: Endpoint, role: str) -> None:

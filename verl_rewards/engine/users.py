@@ -168,6 +168,18 @@ class OpenAIUser:
         return await self.client.complete(request.chat_messages(), request.tools, request.seed)
 
 
+def positive_setting(section: Mapping[str, Any], key: str, default: int, config_path: str) -> int:
+    """The positive integer ``section[key]`` (``default`` when absent) of a loop's settings; a clear error naming
+    ``config_path.key`` otherwise."""
+    try:
+        value = int(section.get(key, default))
+    except (TypeError, ValueError):
+        raise ValueError(f"{config_path}.{key} must be an integer") from None
+    if value <= 0:
+        raise ValueError(f"{config_path}.{key} must be positive")
+    return value
+
+
 def user_settings(section: Any, config_path: str, loop_name: str, valid_keys: Collection[str]) -> UserConfig:
     """The ``user`` backend of a normal-mode loop's settings section; a missing section or an unknown key is a
     clear error naming ``config_path``."""

@@ -286,7 +286,8 @@ def _normal_row(
     create: dict[str, Any],
     names: list[str],
 ) -> dict[str, Any]:
-    from .normal.prompts import GREETING, agent_system_prompt, user_scenario_text
+    from ..engine.rules import GREETING
+    from .normal.prompts import agent_system_prompt, user_scenario_text
 
     if task.history:
         raise TaskValidationError(

@@ -28,7 +28,7 @@ from typing import Any
 from ..engine.conversation import Conversation, Reply, UserPlayer
 from ..engine.rules import DEFAULT_MAX_AGENT_TURNS, TAU_BENCH
 from ..engine.termination import TerminationReason
-from ..engine.users import FINAL_TURN, UserConfig, user_settings
+from ..engine.users import FINAL_TURN, UserConfig, positive_setting, user_settings
 from .domain import TauBenchDomain, TauBenchTask
 from .user import user_system_prompt
 
@@ -92,11 +92,6 @@ class TauBenchNormalSettings:
     def from_mapping(cls, section: Mapping[str, Any] | None) -> TauBenchNormalSettings:
         user = user_settings(section, CONFIG_PATH, AGENT_LOOP_NAME, _SETTINGS_KEYS)
         assert isinstance(section, Mapping)
-        try:
-            steps = int(section.get("max_num_steps", MAX_NUM_STEPS))
-        except (TypeError, ValueError):
-            raise ValueError(f"{CONFIG_PATH}.max_num_steps must be an integer") from None
-        if steps <= 0:
-            raise ValueError(f"{CONFIG_PATH}.max_num_steps must be positive")
+        steps = positive_setting(section, "max_num_steps", MAX_NUM_STEPS, CONFIG_PATH)
         data_dir = section.get("data_dir")
         return cls(user, steps, str(data_dir) if data_dir else None)

@@ -29,10 +29,18 @@ from typing import Any
 from ..engine.client import shared_client
 from ..engine.conversation import trial_seeds
 from ..engine.errors import EngineError
-from ..engine.simulate import SAVE_EVERY_S, OpenAIAgent, RunConfig, SimulateError, check_reachable, run_plan
+from ..engine.simulate import (
+    SAVE_EVERY_S,
+    OpenAIAgent,
+    RunConfig,
+    SimulateError,
+    check_endpoints,
+    results_path,
+    run_plan,
+)
 from ..engine.termination import TerminationReason
 from ..engine.users import OpenAIUser
-from ..files import OutputPathError, check_output_path, write_text_atomic
+from ..files import write_text_atomic
 from .domain import TauBenchDomain, load_domain
 from .normal import MAX_NUM_STEPS, is_done, open_conversation
 from .reward import tau_bench_reward
@@ -214,14 +222,10 @@ async def simulate_one(
 async def simulate_tau_bench(config: TauBenchSimulateConfig) -> list[dict[str, Any]]:
     """Run every missing (task, trial); return the results list (also written to ``config.out``)."""
     domain, task_ids = _load(config)
-    try:
-        out = check_output_path(config.out, "--out")
-    except OutputPathError as exc:
-        raise SimulateError(str(exc)) from None
+    out = results_path(config.out)
     settings = run_settings(config, domain)
     results = _resume(settings, out)
-    await check_reachable(config.agent, "agent")
-    await check_reachable(config.user, "user")
+    await check_endpoints(config.agent, config.user)
     seeds = trial_seeds(config.seed, config.num_trials)
     done = {(s["info"].get("id"), s.get("trial")) for s in results}
     plan = [(t, k) for k in range(config.num_trials) for t in task_ids if (t, k) not in done]

@@ -51,7 +51,7 @@ from ...engine.data_dir import choose_data_dir, row_data_dir
 from ...engine.deprecation import moved
 from ...engine.rules import DEFAULT_MAX_ERRORS, DEFAULT_MAX_STEPS
 from ...engine.termination import TerminationReason
-from ...engine.users import UserConfig, user_settings
+from ...engine.users import UserConfig, positive_setting, user_settings
 from ..domain import DATA_DIR_ENV, Domain, load_domain
 from . import AGENT_LOOP_NAME
 from .prompts import user_scenario_text, user_system_prompt, user_tool_schemas
@@ -78,24 +78,19 @@ class NormalSettings:
     max_errors: int = DEFAULT_MAX_ERRORS
     enforce_communication_protocol: bool = False
     data_dir: str | None = None
-    agent_message_errors: str = TerminationReason.AGENT_ERROR
+    agent_message_errors: str = str(TerminationReason.AGENT_ERROR)
 
     @classmethod
     def from_mapping(cls, section: Mapping[str, Any] | None) -> NormalSettings:
         user = user_settings(section, CONFIG_PATH, AGENT_NAME, _SETTINGS_KEYS)
         assert isinstance(section, Mapping)
-        try:
-            max_steps = int(section.get("max_steps", DEFAULT_MAX_STEPS))
-            max_errors = int(section.get("max_errors", DEFAULT_MAX_ERRORS))
-        except (TypeError, ValueError):
-            raise ValueError(f"{CONFIG_PATH}.max_steps and .max_errors must be integers") from None
-        if max_steps <= 0 or max_errors <= 0:
-            raise ValueError(f"{CONFIG_PATH}.max_steps and .max_errors must be positive")
+        max_steps = positive_setting(section, "max_steps", DEFAULT_MAX_STEPS, CONFIG_PATH)
+        max_errors = positive_setting(section, "max_errors", DEFAULT_MAX_ERRORS, CONFIG_PATH)
         enforce = section.get("enforce_communication_protocol", False)
         if not isinstance(enforce, bool):
             raise ValueError(f"{CONFIG_PATH}.enforce_communication_protocol must be true or false")
         data_dir = section.get("data_dir")
-        rule = section.get("agent_message_errors", TerminationReason.AGENT_ERROR)
+        rule = section.get("agent_message_errors", str(TerminationReason.AGENT_ERROR))
         if rule not in AGENT_MESSAGE_ERRORS:
             raise ValueError(f"{CONFIG_PATH}.agent_message_errors must be one of {AGENT_MESSAGE_ERRORS}, got {rule!r}")
         return cls(user, max_steps, max_errors, enforce, str(data_dir) if data_dir else None, rule)

@@ -35,13 +35,14 @@ from ...engine.simulate import (
     OpenAIAgent,
     RunConfig,
     SimulateError,
-    check_reachable,
+    check_endpoints,
+    results_path,
     run_plan,
 )
 from ...engine.termination import SCORED_STOPS, TerminationReason
 from ...engine.trajectory import parse_messages
 from ...engine.users import OpenAIUser
-from ...files import OutputPathError, check_output_path, write_text_atomic
+from ...files import write_text_atomic
 from ..domain import Domain, load_domain
 from ..errors import Tau2Error
 from ..evaluator import EvaluationResult, evaluate_trajectory
@@ -524,16 +525,10 @@ def _save(run: _Run, out: Path, force: bool = False) -> None:
 async def simulate(config: SimulateConfig) -> dict[str, Any]:
     """Run every missing (task, trial) and return the Results (also written to ``config.out``)."""
     domain, task_ids = _load(config)
-    try:
-        out = check_output_path(config.out, "--out")
-    except OutputPathError as exc:
-        raise SimulateError(str(exc)) from None
+    out = results_path(config.out)
     info = _info(config, domain)
     kept = _resume(config, info, out)
-    await check_reachable(config.agent, "agent")
-    await check_reachable(config.user, "user")
-    if config.judge is not None:
-        await check_reachable(config.judge, "judge")
+    await check_endpoints(config.agent, config.user, config.judge)
     seeds = trial_seeds(config.seed, config.num_trials)
     results: dict[str, Any] = {
         "timestamp": datetime.now().isoformat(),

@@ -12,6 +12,7 @@ Airline tasks use no ``initial_state`` and no ``env_assertions``, so the toolkit
 import copy
 from typing import Any, Literal
 
+from ....engine.retail_airline import reservation_record
 from ....engine.toolkit import Record, ToolError, Toolkit, detached_record, tool
 from ..common import TRANSFER_MESSAGE, calculate_expression
 from .validation import convert_all, no_attribute, validate
@@ -236,23 +237,9 @@ class AgentTools(Toolkit):
         payment_methods, _ = convert_all(payment_methods, "Payment")
         user = self._user(user_id)
         reservation_id = self._new_reservation_id()
+        booking = locals()  # the arguments as converted above (reservation_record reads only those)
         reservation = validate(
-            "Reservation",
-            {
-                "reservation_id": reservation_id,
-                "user_id": user_id,
-                "origin": origin,
-                "destination": destination,
-                "flight_type": flight_type,
-                "cabin": cabin,
-                "flights": [],
-                "passengers": passengers,
-                "payment_history": payment_methods,
-                "created_at": NOW,
-                "total_baggages": total_baggages,
-                "nonfree_baggages": nonfree_baggages,
-                "insurance": insurance,
-            },
+            "Reservation", reservation_record(booking, reservation_id=reservation_id, flights=[], created_at=NOW)
         )
         n_pax = len(passengers)
         total_price: Any = 0

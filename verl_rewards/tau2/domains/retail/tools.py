@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
+from ....engine.retail_airline import user_id_by_email, user_id_by_name_zip
 from ....engine.toolkit import Record, ToolError, Toolkit, detached_record, tool
 from ..common import TRANSFER_MESSAGE, calculate_expression
 from .normalize import ADDRESS_FIELDS
@@ -143,10 +144,10 @@ explicitly asks for a human agent, or if, given the policy and the available too
         Args:
             email: The email of the user, such as 'something@example.com'.
         """
-        for user_id, user in self.db.items("users"):
-            if user["email"].lower() == email.lower():
-                return user_id
-        raise ToolError("User not found")
+        user_id = user_id_by_email(self.db, email)
+        if user_id is None:
+            raise ToolError("User not found")
+        return user_id
 
     @tool("read")
     def find_user_id_by_name_zip(self, first_name: str, last_name: str, zip: str) -> str:
@@ -158,14 +159,10 @@ up by email by default; use this only if the user cannot be found by email or do
             last_name: The last name of the customer, such as 'Doe'.
             zip: The zip code of the customer, such as '12345'.
         """
-        for user_id, user in self.db.items("users"):
-            if (
-                user["name"]["first_name"].lower() == first_name.lower()
-                and user["name"]["last_name"].lower() == last_name.lower()
-                and user["address"]["zip"] == zip
-            ):
-                return user_id
-        raise ToolError("User not found")
+        user_id = user_id_by_name_zip(self.db, first_name, last_name, zip)
+        if user_id is None:
+            raise ToolError("User not found")
+        return user_id
 
     @tool("read")
     def get_order_details(self, order_id: str) -> Record:
