@@ -70,6 +70,7 @@ def test_termination_reasons_are_their_strings():
         "infrastructure_error",
         "transfer",
         "crash",
+        "agent_reply",
     ]
     reason = TerminationReason.INFRASTRUCTURE_ERROR
     assert reason == "infrastructure_error" and type(str(reason)) is str and f"{reason}" == "infrastructure_error"

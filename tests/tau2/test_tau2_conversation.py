@@ -11,6 +11,7 @@ import pytest
 
 from verl_rewards.engine.conversation import Conversation, PlayerError, Reply, trial_seeds
 from verl_rewards.engine.rules import GREETING, STOP_TOKENS
+from verl_rewards.engine.simulate import ScriptedAgent
 from verl_rewards.engine.users import ScriptedUser
 from verl_rewards.tau2 import evaluate_trajectory
 from verl_rewards.tau2.normal.prompts import (
@@ -31,18 +32,6 @@ def call(name: str, args: dict[str, Any] | None = None, cid: str | None = None) 
     if cid:
         out["id"] = cid
     return out
-
-
-class ScriptedAgent:
-    """An agent player answering with fixed replies; records every view it got."""
-
-    def __init__(self, replies: list[Reply]):
-        self.replies = list(replies)
-        self.views: list[list[dict[str, Any]]] = []
-
-    async def reply(self, messages: list[dict[str, Any]]) -> Reply:
-        self.views.append(messages)
-        return self.replies.pop(0) if self.replies else Reply(content="Anything else?")
 
 
 class FailingUser:

@@ -189,6 +189,11 @@ class Environment:
             }
         )
 
+    def _refuse(self, name: Any, arguments: Any, requestor: str, observation: str) -> str:
+        """Log a call that is not run (the observation says why) and return its observation."""
+        self._log(name, arguments, requestor, observation, True)
+        return observation
+
     def step(self, tool_name: str, arguments: Any = None, requestor: str = "assistant") -> str:
         """Execute one model-chosen tool call and return its observation (never raises).
 
@@ -197,15 +202,11 @@ class Environment:
         tool does. A call of a terminate tool sets :attr:`done`. A frozen environment raises ``RuntimeError``.
         """
         self._check_not_frozen()
-        bad = check_tool_name(tool_name)
-        if bad is not None:
-            observation = f"Error: {_not_found(tool_name)}"
-            self._log(tool_name, None, requestor, observation, True)
-            return observation
+        if check_tool_name(tool_name) is not None:
+            return self._refuse(tool_name, None, requestor, f"Error: {_not_found(tool_name)}")
         args, why = parse_arguments(arguments)
         if args is None:
-            observation = f"Error: {why}"
-            self._log(tool_name, None, requestor, observation, True)
+            observation = self._refuse(tool_name, None, requestor, f"Error: {why}")
             if tool_name in self.terminate_tools:
                 self.done = True
             return observation

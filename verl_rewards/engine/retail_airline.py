@@ -32,6 +32,20 @@ def user_id_by_name_zip(db: DBState, first_name: Any, last_name: Any, zip: Any) 
     return None
 
 
+def request_exchange(
+    db: DBState, order_id: Any, item_ids: Any, new_item_ids: Any, payment_method_id: Any, price_difference: Any
+) -> dict[str, Any]:
+    """Mark a delivered retail order as ``exchange requested`` (items, new items, payment method, price difference);
+    returns the written order record (the caller's to serialise)."""
+    order = db.write("orders", order_id)
+    order["status"] = "exchange requested"
+    order["exchange_items"] = sorted(item_ids)
+    order["exchange_new_items"] = sorted(new_item_ids)
+    order["exchange_payment_method_id"] = payment_method_id
+    order["exchange_price_difference"] = price_difference
+    return order
+
+
 BOOKING_FIELDS = (
     "user_id",
     "origin",

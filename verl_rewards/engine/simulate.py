@@ -74,6 +74,20 @@ async def check_endpoints(agent: Endpoint, user: Endpoint, judge: Endpoint | Non
         await check_reachable(judge, "judge")
 
 
+class ScriptedAgent:
+    """An agent player answering with fixed ``replies`` in order, then ``final`` text; ``views`` keeps every view
+    it was shown (tests, demos)."""
+
+    def __init__(self, replies: Sequence[Reply], final: str = "Anything else?"):
+        self.replies = list(replies)
+        self.final = final
+        self.views: list[list[dict[str, Any]]] = []
+
+    async def reply(self, messages: list[dict[str, Any]]) -> Reply:
+        self.views.append(messages)
+        return self.replies.pop(0) if self.replies else Reply(content=self.final)
+
+
 async def check_reachable(endpoint: Endpoint, role: str) -> None:
     """One cheap request (a one-token chat completion of :data:`PROBE_TEXT`) to ``endpoint`` for its model: no
     answer, or an HTTP error (a model name the endpoint does not serve: vLLM and OpenAI answer 404), is a

@@ -71,9 +71,7 @@ class TauBenchEnvironment(Environment):
             return self._respond(arguments, requestor)
         if check_tool_name(tool_name) is not None or not self.tools.has_tool(tool_name):
             shown = tool_name[:MAX_NAME_CHARS] if isinstance(tool_name, str) else repr(tool_name)[:MAX_NAME_CHARS]
-            observation = f"Unknown action {shown}"
-            self._log(tool_name, arguments, requestor, observation, True)
-            return observation
+            return self._refuse(tool_name, arguments, requestor, f"Unknown action {shown}")
         args, why = parse_arguments(arguments)
         if args is None:
             observation = f"Error: {why}"

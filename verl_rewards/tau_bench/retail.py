@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..engine.retail_airline import user_id_by_email, user_id_by_name_zip
+from ..engine.retail_airline import request_exchange, user_id_by_email, user_id_by_name_zip
 from ..engine.toolkit import READ, WRITE, clone_json, tool
 from .domain_spec import TauBenchDomainSpec
 from .toolkit import TauBenchToolkit, dumps
@@ -146,13 +146,7 @@ class RetailTools(TauBenchToolkit):
         method = methods[payment_method_id]
         if method["source"] == "gift_card" and method["balance"] < diff:
             return "Error: insufficient gift card balance to pay for the price difference"
-        order = self.db.write("orders", order_id)
-        order["status"] = "exchange requested"
-        order["exchange_items"] = sorted(item_ids)
-        order["exchange_new_items"] = sorted(new_item_ids)
-        order["exchange_payment_method_id"] = payment_method_id
-        order["exchange_price_difference"] = diff
-        return dumps(order)
+        return dumps(request_exchange(self.db, order_id, item_ids, new_item_ids, payment_method_id, diff))
 
     @tool(WRITE)
     def modify_pending_order_address(

@@ -123,9 +123,11 @@ def score_tau_bench(
     data_source: str,
     ground_truth: Any,
     extra_info: Mapping[str, Any],
-    options: TauBenchOptions,
+    options: TauBenchOptions | None = None,
 ) -> dict[str, Any]:
-    """tau-bench's reward of one rollout with its components (see the module doc)."""
+    """tau-bench's reward of one rollout with its components (see the module doc); ``options`` default to
+    :class:`TauBenchOptions`'s."""
+    options = options or TauBenchOptions()
     domain = load_domain(domain_of(data_source), options.data_dir)
     termination = extra_info.get("termination")
     normal = extra_info.get("mode") == "normal"
@@ -171,7 +173,7 @@ def make_scorer(section: Mapping[str, Any] | None, tokenizer: Any = None) -> Sco
 @reward(name="tau_bench_v1", extra_keys=EXTRA_KEYS)
 def tau_bench_v1(trajectory: list, data_source: str, ground_truth: Any, extra_info: dict) -> dict:
     """tau-bench v1 reward on tau-bench's own data (``TAU_BENCH_DATA_DIR``) for ``tau_bench/<domain>`` rows."""
-    return score_tau_bench(trajectory, data_source, ground_truth, extra_info, TauBenchOptions())
+    return score_tau_bench(trajectory, data_source, ground_truth, extra_info)
 
 
 FAMILY = Family(name="tau_bench", matches=matches, make_scorer=make_scorer, extra_keys=EXTRA_KEYS)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from ....engine.retail_airline import user_id_by_email, user_id_by_name_zip
+from ....engine.retail_airline import request_exchange, user_id_by_email, user_id_by_name_zip
 from ....engine.toolkit import Record, ToolError, Toolkit, detached_record, tool
 from ..common import TRANSFER_MESSAGE, calculate_expression
 from .normalize import ADDRESS_FIELDS
@@ -409,13 +409,9 @@ as 'gift_card_0000000' or 'credit_card_0000000'. It can be looked up in the user
         if _is_gift_card(method) and method["balance"] < diff_price:
             raise ToolError("Insufficient gift card balance to pay for the price difference")
 
-        order = self.db.write("orders", order_id)
-        order["status"] = "exchange requested"
-        order["exchange_items"] = sorted(item_ids)
-        order["exchange_new_items"] = sorted(new_item_ids)
-        order["exchange_payment_method_id"] = payment_method_id
-        order["exchange_price_difference"] = diff_price
-        return detached_record(order)
+        return detached_record(
+            request_exchange(self.db, order_id, item_ids, new_item_ids, payment_method_id, diff_price)
+        )
 
     @tool("write")
     def return_delivered_order_items(self, order_id: str, item_ids: list[str], payment_method_id: str) -> Record:
