@@ -1,4 +1,4 @@
-"""Throughput of the tau2 normal-mode conversation engine (:mod:`verl_rewards.tau2.normal.conversation`).
+"""Throughput of the tau2 normal-mode conversation engine (:mod:`verl_rewards.engine.conversation`).
 
 Three measurements, each printed with the ratio it supports:
 

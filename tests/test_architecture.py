@@ -25,8 +25,8 @@ ALLOWED = {
     "engine": {"files"},
     "tau2": {"scoring", "rewards", "coerce", "files", "engine"},
     "tau_bench": {"scoring", "rewards", "coerce", "files", "engine"},
-    "builtins": {"scoring", "rewards", "toolrl", "tau2", "tau_bench"},
-    "manager": {"scoring", "rewards", "builtins", "coerce", "contribution", "files"},
+    "catalog": {"scoring", "rewards", "toolrl", "tau2", "tau_bench"},
+    "manager": {"scoring", "rewards", "catalog", "coerce", "contribution", "files"},
 }
 DRIVERS = {"cli", "check", "offline", "demo", "evaluation", "gold", "metrics", "plugin"}
 

@@ -197,7 +197,7 @@ class Environment:
     def step(self, tool_name: str, arguments: Any = None, requestor: str = "assistant") -> str:
         """Execute one model-chosen tool call and return its observation (never raises).
 
-        ``arguments`` may be a dict or a JSON string (see :mod:`verl_rewards.tau2.trajectory` for the rules).
+        ``arguments`` may be a dict or a JSON string (see :mod:`verl_rewards.engine.trajectory` for the rules).
         ``requestor="user"`` routes to the user toolkit (mock, telecom); in solo mode an agent call of a user
         tool does. A call of a terminate tool sets :attr:`done`. A frozen environment raises ``RuntimeError``.
         """

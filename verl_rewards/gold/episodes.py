@@ -7,7 +7,7 @@
   tools drive), a text-only turn ends the episode, and the trajectory is what the session recorded (frozen at
   ``done`` or a transfer);
 * normal-mode rows (``tau2_agent``, ``tau_bench_agent``): the conversation engine of
-  :mod:`verl_rewards.tau2.normal.conversation` with the gold turns as the agent and a user backend (by default
+  :mod:`verl_rewards.engine.conversation` with the gold turns as the agent and a user backend (by default
   the loop's scripted user, :func:`~verl_rewards.tau2.normal.users.default_script` /
   :func:`~verl_rewards.tau_bench.normal.default_script`);
 * ToolRL rows: the prompt and the ground-truth answer.

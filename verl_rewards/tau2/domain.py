@@ -3,7 +3,7 @@
 What a domain is made of (data file names, toolkits, normalisers, hooks) is its
 :class:`~verl_rewards.tau2.domain_spec.DomainSpec`, looked up by name in :mod:`verl_rewards.tau2.registry`. This
 module reads the domain spec's files into a :class:`Domain` and builds
-:class:`~verl_rewards.tau2.environment.Environment` objects from its toolkits over copy-on-write DB states.
+:class:`~verl_rewards.engine.environment.Environment` objects from its toolkits over copy-on-write DB states.
 
 The data directory is the ``data_dir`` argument, else the ``TAU2_DATA_DIR`` environment variable
 (:mod:`verl_rewards.engine.data_dir`). It holds one folder per domain (``<dir>/mock/db.json``); a directory that
@@ -336,7 +336,7 @@ class Domain:
         ``message_history`` replayed (strictly: a recorded output that our tools do not reproduce is a
         task-data error). It is computed once per task, when the domain is loaded, and shared, read-only, by the
         task's environments, so a new environment costs O(1). The action log starts empty. ``solo_mode``: see
-        :mod:`verl_rewards.tau2.environment`.
+        :mod:`verl_rewards.engine.environment`.
         """
         if solo_mode and not self.spec.solo:
             raise ValueError(f"{self.name} domain does not support solo mode")
@@ -416,7 +416,7 @@ class Domain:
 
         Every gold action is applied in order to a fresh env with the task's initial state; tool errors are
         recorded and ignored (tau2). Unlike tau2, the domain's sync hook runs after each action, as in a live
-        episode (see :mod:`verl_rewards.tau2.rewards.db`). ``skip_terminate`` leaves out terminate tools
+        episode (see :mod:`verl_rewards.tau2.evaluators.db`). ``skip_terminate`` leaves out terminate tools
         (tau-bench's replay). Gold actions of read-only tools are not run (:meth:`replay_gold`).
         The returned environment is shared and frozen (:meth:`Environment.freeze`): never step it.
         """

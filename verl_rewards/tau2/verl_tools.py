@@ -57,8 +57,8 @@ from ..engine.verl_tools import (
 )
 from .data import DONE_TOOL, done_schema
 from .domain import DATA_DIR_ENV, Domain, load_domain
+from .evaluators.action import compare_action
 from .registry import domain_spec
-from .rewards.action import compare_action
 from .tasks import Action, Task
 
 DONE_OBSERVATION = STOP_OBSERVATION

@@ -64,7 +64,7 @@ class TauBenchEnvironment(Environment):
     def step(self, tool_name: str, arguments: Any = None, requestor: str = "assistant") -> str:
         """Run one action and return its observation (see the module doc). Every action is logged.
 
-        A frozen environment (:meth:`~verl_rewards.tau2.environment.Environment.freeze`) raises ``RuntimeError``.
+        A frozen environment (:meth:`~verl_rewards.engine.environment.Environment.freeze`) raises ``RuntimeError``.
         """
         self._check_not_frozen()
         if tool_name == RESPOND_ACTION:

@@ -1,6 +1,6 @@
 """tau-bench v1's reward (``Env.calculate_reward``) on a recorded trajectory: :func:`tau_bench_reward`.
 
-Reading a trajectory (OpenAI-style messages, see :mod:`verl_rewards.tau2.trajectory`) as tau-bench's actions:
+Reading a trajectory (OpenAI-style messages, see :mod:`verl_rewards.engine.trajectory`) as tau-bench's actions:
 
 * each tool call answered by a tool message was executed, in answer order; an assistant message without tool
   calls is a ``respond`` whose content is the message text (text sent along with tool calls never reaches the

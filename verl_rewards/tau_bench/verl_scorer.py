@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from ..engine.termination import TerminationReason
-from ..rewards.registry import RewardSpec, reward
+from ..rewards.decorators import RewardSpec, reward
 from ..scoring.contract import ConfigError, Scorer
 from ..scoring.families import Family
 from ..scoring.runner import RewardScorer

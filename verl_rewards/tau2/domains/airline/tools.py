@@ -1,6 +1,6 @@
 """The airline agent's tools, re-implemented from tau2-bench's ``src/tau2/domains/airline/tools.py``.
 
-:class:`AgentTools` works on a :class:`~verl_rewards.tau2.state.DBState` of :func:`.normalize.normalize_db` data
+:class:`AgentTools` works on a :class:`~verl_rewards.engine.state.DBState` of :func:`.normalize.normalize_db` data
 and reproduces tau2's airline toolkit, including its quirks: no seat release on cancel, no seat changes on flight
 updates, certificates consumed whole on booking and rejected for updates even at price 0, the unpadded next-day
 date of the one-stop search, string comparison of times, partial mutations that tau2 does not roll back, and
@@ -50,7 +50,7 @@ AIRPORTS: tuple[tuple[str, str], ...] = (
 
 
 class AgentTools(Toolkit):
-    """The airline agent's tools over a :class:`~verl_rewards.tau2.state.DBState` of :func:`normalize_db` data."""
+    """The airline agent's tools over a :class:`~verl_rewards.engine.state.DBState` of :func:`normalize_db` data."""
 
     # ------------------------------------------------------------------ lookups (tau2's shared helpers)
     def _user(self, user_id: Any) -> dict[str, Any]:

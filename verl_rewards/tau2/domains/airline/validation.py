@@ -3,7 +3,7 @@
 tau2-bench's airline tools (``src/tau2/domains/airline/tools.py``) build models of ``data_model.py``
 (``FlightInfo``, ``Passenger``, ``Payment``, ``Reservation``, ...) from the model's arguments. :func:`validate`
 does the same without pydantic: extra keys dropped, lax coercion (``"3"`` -> 3), fields in model order, and on
-failure a :class:`~verl_rewards.tau2.toolkit.ToolError` with pydantic's message layout, which becomes the
+failure a :class:`~verl_rewards.engine.toolkit.ToolError` with pydantic's message layout, which becomes the
 observation. :func:`lax_int` and :func:`lax_float` are the lax conversions, also used to normalise the DB.
 """
 

@@ -1,9 +1,9 @@
 """The retail agent's tools, re-implemented from tau2-bench's ``src/tau2/domains/retail/tools.py``.
 
 The same tool names, parameters, check order, error messages and upstream quirks, so that replaying a trajectory
-here gives the DB hash tau2 would give. Tools read records through :class:`~verl_rewards.tau2.state.DBState` and
+here gives the DB hash tau2 would give. Tools read records through :class:`~verl_rewards.engine.state.DBState` and
 mutate only the copies ``db.write`` hands out; a check that fails raises
-:class:`~verl_rewards.tau2.toolkit.ToolError` before any write, except where tau2 itself writes first (noted per
+:class:`~verl_rewards.engine.toolkit.ToolError` before any write, except where tau2 itself writes first (noted per
 tool). The DB is :func:`.normalize.normalize_db`'s.
 """
 

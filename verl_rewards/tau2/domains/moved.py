@@ -1,0 +1,12 @@
+"""Old import paths of names that moved between the tau2 domain modules, kept for one release.
+
+A module whose names moved sets ``__getattr__ = moved_names(__name__, {name: new module})``: reading a moved
+name from the old module still works and warns with a :class:`DeprecationWarning` naming the new path. It is the
+engine's rule for every moved name (:func:`verl_rewards.engine.deprecation.moved`).
+"""
+
+from __future__ import annotations
+
+from ...engine.deprecation import moved as moved_names
+
+__all__ = ["moved_names"]
