@@ -46,8 +46,8 @@ from ...files import write_text_atomic
 from ..domain import Domain, load_domain
 from ..errors import Tau2Error
 from ..evaluator import EvaluationResult, evaluate_trajectory
-from ..rewards.env_assertions import check_env_assertions
-from ..rewards.nl_assertions import judge_view
+from ..evaluators.env_assertions import check_env_assertions
+from ..evaluators.nl_assertions import judge_view
 from .judge import OpenAIJudge
 from .prompts import (
     agent_system_prompt,
