@@ -1,0 +1,85 @@
+"""The discoverable-tool protocol of ``banking_knowledge`` and the base every banking toolkit part builds on.
+
+Discoverable tools (marked :func:`discoverable`) are not offered to the model and cannot be called by name: the
+agent reaches them through ``unlock_discoverable_agent_tool`` + ``call_discoverable_agent_tool``, the user through
+``give_discoverable_user_tool`` (agent) + ``call_discoverable_user_tool``. Their definitions (shown on unlock and
+give) are tau2's parsed docstrings, shipped in ``discoverable_tools.json``.
+
+The agent's discoverable tools are written in one class per concern (accounts, credit cards, debit cards, ...),
+all :class:`BankTools`; the toolkit combines them. Python words a bad call's ``TypeError`` with the method's
+qualified name, and tau2's texts name its own classes (``KnowledgeTools.x() missing 1 required positional
+argument: ...``), so :func:`tau2_method_names` gives every discoverable method the combined class's name.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from functools import cache
+from importlib import resources
+from typing import Any, TypeVar
+
+from ...state import DBState
+from ...toolkit import Toolkit
+from .common import Tables, by_field, found
+
+DISCOVERABLE_ATTR = "__bank_discoverable__"
+
+_T = TypeVar("_T", bound=type)
+
+
+def discoverable(kind: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Mark a toolkit method as a discoverable tool of type ``kind`` (reachable only through the protocol)."""
+
+    def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
+        setattr(fn, DISCOVERABLE_ATTR, kind)
+        return fn
+
+    return mark
+
+
+@cache
+def discoverable_definitions() -> dict[str, dict[str, Any]]:
+    """``{"agent": {name: definition}, "user": {...}}``: tau2's parsed docstrings of the discoverable tools."""
+    text = resources.files(__package__).joinpath("discoverable_tools.json").read_text(encoding="utf-8")
+    data = json.loads(text)
+    return {"agent": data["agent"], "user": data["user"]}
+
+
+def discoverable_methods(cls: type) -> dict[str, Callable[..., Any]]:
+    """The discoverable methods of ``cls`` and its bases by name (unbound functions; cached on the class)."""
+    cached = cls.__dict__.get("_bank_discoverable_cache")
+    if cached is None:
+        cached = {}
+        for klass in reversed(cls.__mro__):
+            for name, fn in vars(klass).items():
+                if getattr(fn, DISCOVERABLE_ATTR, None) is not None:
+                    cached[name] = fn
+        cls._bank_discoverable_cache = cached  # type: ignore[attr-defined]
+    return cached
+
+
+def tau2_method_names(cls: _T) -> _T:
+    """Class decorator: every discoverable method of ``cls`` (its parts' included) is named ``<cls>.<method>``."""
+    for name, fn in discoverable_methods(cls).items():
+        fn.__qualname__ = f"{cls.__name__}.{name}"
+    return cls
+
+
+class BankTools(Toolkit):
+    """What every banking toolkit part has: the tables of its DB state and tau2's query-text helpers."""
+
+    def __init__(self, db: DBState):
+        super().__init__(db)
+        self.t = Tables(db)
+
+    def _q(self, table: str, field: str, value: Any) -> str:
+        """tau2's query text of the records whose ``field`` is ``value``."""
+        return self.t.query(table, by_field(field, value))
+
+    def _history(self, header: str, tool_name: str, title: str, table: str, field: str, value: str, none: str) -> str:
+        """The shape of tau2's ``get_*_history`` readers: header lines, then the query or a fixed line."""
+        result = self._q(table, field, value)
+        parts = [header, "", f"Executed: {tool_name}", title]
+        parts.append(result if found(result) else none)
+        return "\n".join(parts)
