@@ -3,7 +3,7 @@ tables, the ATM deposit scans tau2 hard-codes (tau2-bench 1.0.1, ``src/tau2/doma
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import Literal, NamedTuple, get_args
 
 TransferReason = Literal[
     "fraud_or_security_concern",
@@ -172,3 +172,53 @@ ATM_SCANS: dict[str, tuple[str, str, str]] = {
     ),
 }
 """The three deposits whose envelope scans tau2 hard-codes: ``(atm, scan text, verification notes)``."""
+
+
+class HistoryReader(NamedTuple):
+    """One of tau2's ``get_*_history`` readers: a header, ``Executed: <tool>``, a title, then the records whose
+    ``field`` is the argument (tau2's query text) or ``none``. The tool's one argument is named ``field``."""
+
+    header: str
+    title: str  # ``{}``: the argument
+    table: str
+    field: str
+    none: str
+
+
+HISTORY_READERS: dict[str, HistoryReader] = {
+    "get_pending_replacement_orders_5765": HistoryReader(
+        "Pending replacement orders check completed.",
+        "Replacement orders for credit card account {}:",
+        "credit_card_orders",
+        "credit_card_account_id",
+        "\nNo pending replacement orders found for this credit card account.",
+    ),
+    "get_closure_reason_history_8293": HistoryReader(
+        "Closure reason history retrieved successfully.",
+        "Closure reason history for credit card account {}:",
+        "credit_card_closure_reasons",
+        "credit_card_account_id",
+        "\nNo closure reason records found for this credit card account.",
+    ),
+    "get_credit_limit_increase_history_4829": HistoryReader(
+        "Credit limit increase history retrieved.",
+        "Credit limit increase history for account {}:",
+        "credit_limit_increase_requests",
+        "credit_card_account_id",
+        "\nNo credit limit increase requests found for this account.",
+    ),
+    "get_debit_dispute_status_7483": HistoryReader(
+        "Debit card dispute history retrieved successfully.",
+        "Debit card dispute history for user {}:",
+        "debit_card_disputes",
+        "user_id",
+        "\nNo debit card disputes found for this user.",
+    ),
+    "get_user_dispute_history_7291": HistoryReader(
+        "User transaction dispute history retrieved successfully.",
+        "Transaction dispute history for user {}:",
+        "transaction_disputes",
+        "user_id",
+        "\nNo transaction disputes found for this user.",
+    ),
+}

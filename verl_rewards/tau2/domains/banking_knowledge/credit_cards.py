@@ -85,17 +85,7 @@ class CreditCardTools(BankTools):
 
     @discoverable(READ)
     def get_pending_replacement_orders_5765(self, credit_card_account_id: str) -> str:
-        if not credit_card_account_id:
-            return "Error: Missing required parameter: credit_card_account_id"
-        return self._history(
-            "Pending replacement orders check completed.",
-            "get_pending_replacement_orders_5765",
-            f"Replacement orders for credit card account {credit_card_account_id}:",
-            "credit_card_orders",
-            "credit_card_account_id",
-            credit_card_account_id,
-            "\nNo pending replacement orders found for this credit card account.",
-        )
+        return self._history("get_pending_replacement_orders_5765", credit_card_account_id)
 
     @discoverable(WRITE)
     def log_credit_card_closure_reason_4521(
@@ -134,17 +124,7 @@ class CreditCardTools(BankTools):
 
     @discoverable(READ)
     def get_closure_reason_history_8293(self, credit_card_account_id: str) -> str:
-        if not credit_card_account_id:
-            return "Error: Missing required parameter: credit_card_account_id"
-        return self._history(
-            "Closure reason history retrieved successfully.",
-            "get_closure_reason_history_8293",
-            f"Closure reason history for credit card account {credit_card_account_id}:",
-            "credit_card_closure_reasons",
-            "credit_card_account_id",
-            credit_card_account_id,
-            "\nNo closure reason records found for this credit card account.",
-        )
+        return self._history("get_closure_reason_history_8293", credit_card_account_id)
 
     @discoverable(WRITE)
     def apply_statement_credit_8472(self, user_id: str, credit_card_account_id: str, amount: float, reason: str) -> str:
@@ -354,17 +334,7 @@ class CreditCardTools(BankTools):
 
     @discoverable(READ)
     def get_credit_limit_increase_history_4829(self, credit_card_account_id: str) -> str:
-        if not credit_card_account_id:
-            return "Error: Missing required parameter: credit_card_account_id"
-        return self._history(
-            "Credit limit increase history retrieved.",
-            "get_credit_limit_increase_history_4829",
-            f"Credit limit increase history for account {credit_card_account_id}:",
-            "credit_limit_increase_requests",
-            "credit_card_account_id",
-            credit_card_account_id,
-            "\nNo credit limit increase requests found for this account.",
-        )
+        return self._history("get_credit_limit_increase_history_4829", credit_card_account_id)
 
     @discoverable(READ)
     def get_payment_history_6183(self, credit_card_account_id: str, months: int) -> str:

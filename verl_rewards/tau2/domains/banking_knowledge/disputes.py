@@ -225,17 +225,7 @@ class DisputeTools(BankTools):
 
     @discoverable(READ)
     def get_debit_dispute_status_7483(self, user_id: str) -> str:
-        if not user_id:
-            return "Error: Missing required parameter: user_id"
-        return self._history(
-            "Debit card dispute history retrieved successfully.",
-            "get_debit_dispute_status_7483",
-            f"Debit card dispute history for user {user_id}:",
-            "debit_card_disputes",
-            "user_id",
-            user_id,
-            "\nNo debit card disputes found for this user.",
-        )
+        return self._history("get_debit_dispute_status_7483", user_id)
 
     @discoverable(READ)
     def get_atm_deposit_images_8473(self, transaction_id: str) -> str:
@@ -278,14 +268,4 @@ class DisputeTools(BankTools):
 
     @discoverable(READ)
     def get_user_dispute_history_7291(self, user_id: str) -> str:
-        if not user_id:
-            return "Error: Missing required parameter: user_id"
-        return self._history(
-            "User transaction dispute history retrieved successfully.",
-            "get_user_dispute_history_7291",
-            f"Transaction dispute history for user {user_id}:",
-            "transaction_disputes",
-            "user_id",
-            user_id,
-            "\nNo transaction disputes found for this user.",
-        )
+        return self._history("get_user_dispute_history_7291", user_id)

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from ...state import DBState
 from ...toolkit import Toolkit
+from .catalog import HISTORY_READERS
 from .common import Tables, by_field, found
 
 DISCOVERABLE_ATTR = "__bank_discoverable__"
@@ -77,9 +78,12 @@ class BankTools(Toolkit):
         """tau2's query text of the records whose ``field`` is ``value``."""
         return self.t.query(table, by_field(field, value))
 
-    def _history(self, header: str, tool_name: str, title: str, table: str, field: str, value: str, none: str) -> str:
-        """The shape of tau2's ``get_*_history`` readers: header lines, then the query or a fixed line."""
-        result = self._q(table, field, value)
-        parts = [header, "", f"Executed: {tool_name}", title]
-        parts.append(result if found(result) else none)
+    def _history(self, tool_name: str, value: str) -> str:
+        """Run the ``get_*_history`` reader ``tool_name`` of :data:`~.catalog.HISTORY_READERS` on its argument."""
+        reader = HISTORY_READERS[tool_name]
+        if not value:
+            return f"Error: Missing required parameter: {reader.field}"
+        result = self._q(reader.table, reader.field, value)
+        parts = [reader.header, "", f"Executed: {tool_name}", reader.title.format(value)]
+        parts.append(result if found(result) else reader.none)
         return "\n".join(parts)
