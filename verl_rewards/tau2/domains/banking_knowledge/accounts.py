@@ -7,8 +7,8 @@ from datetime import datetime
 from typing import Any
 
 from ...toolkit import READ, WRITE
-from .catalog import CHECKING_EARLY_CLOSURE, SAVINGS_EARLY_CLOSURE
-from .checks import days_since, is_active, missing_args, one_of
+from .catalog import ACCOUNT_TYPES, CHECKING_EARLY_CLOSURE, SAVINGS_EARLY_CLOSURE
+from .checks import days_since, invalid, is_active, missing_args, one_of
 from .common import NOW, TODAY, account_balance, deterministic_id, format_records, found, record_matches
 from .protocol import BankTools, discoverable
 
@@ -20,9 +20,9 @@ class AccountTools(BankTools):
     def open_bank_account_4821(self, user_id: str, account_type: str, account_class: str) -> str:
         if missing_args(user_id, account_type, account_class):
             return "Error: Missing required parameters."
-        types = ["checking", "savings", "business_checking", "business_savings"]
-        if account_type not in types:
-            return one_of("account_type", types)
+        error = invalid(("account_type", account_type, ACCOUNT_TYPES))
+        if error:
+            return error
         denied = "Error: Account eligibility requirements not met."
         mine = [a for a in self.t.r("accounts").values() if a.get("user_id") == user_id]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -52,3 +53,12 @@ def days_since(date_text: Any) -> int:
         return (NOW - datetime.strptime(date_text, "%m/%d/%Y")).days
     except ValueError:
         return 0
+
+
+def invalid(*checks: tuple[str, Any, Sequence[str]]) -> str | None:
+    """The first failing ``(argument, value, allowed values)`` check as tau2 words it (``Error: Invalid <argument>.
+    Must be one of: [...]``), or None when every value is allowed."""
+    for arg, value, allowed in checks:
+        if value not in allowed:
+            return one_of(arg, list(allowed))
+    return None

@@ -4,7 +4,8 @@ from checking, credit limit increases (tau2-bench 1.0.1, ``src/tau2/domains/bank
 from __future__ import annotations
 
 from ...toolkit import READ, WRITE
-from .checks import args_json, missing_args, one_of
+from .catalog import CLOSURE_REASONS, FLAG_REASONS, FLAG_TYPES, REPLACEMENT_REASONS, STATEMENT_CREDIT_REASONS
+from .checks import args_json, invalid, missing_args
 from .common import TODAY, account_balance, found, prefixed_id, title_words, transaction_id
 from .protocol import BankTools, discoverable
 
@@ -45,12 +46,9 @@ class CreditCardTools(BankTools):
     ) -> str:
         if missing_args(credit_card_account_id, user_id, shipping_address, reason):
             return "Error: Missing required parameters (credit_card_account_id, user_id, shipping_address, reason)."
-        reasons = ["fraud_suspected", "lost", "stolen", "damaged", "expired", "other"]
-        if reason not in reasons:
-            return one_of("reason", reasons)
-        missing = self._cc_missing(credit_card_account_id)
-        if missing:
-            return missing
+        error = invalid(("reason", reason, REPLACEMENT_REASONS)) or self._cc_missing(credit_card_account_id)
+        if error:
+            return error
         order_id = prefixed_id("ccord", f"credit_card_order:{credit_card_account_id}:{user_id}:{reason}")
         record = {
             "order_id": order_id,
@@ -93,17 +91,9 @@ class CreditCardTools(BankTools):
     ) -> str:
         if missing_args(credit_card_account_id, user_id, closure_reason):
             return "Error: Missing required parameters."
-        reasons = [
-            "annual_fee",
-            "not_using_card",
-            "found_better_card",
-            "unhappy_with_rewards",
-            "simplifying_finances",
-            "negative_experience",
-            "other",
-        ]
-        if closure_reason not in reasons:
-            return one_of("closure_reason", reasons)
+        error = invalid(("closure_reason", closure_reason, CLOSURE_REASONS))
+        if error:
+            return error
         record_id = prefixed_id("clsr", f"closure_reason:{credit_card_account_id}:{user_id}")
         record = {
             "record_id": record_id,
@@ -132,23 +122,9 @@ class CreditCardTools(BankTools):
             return "Error: Missing required parameters (user_id, credit_card_account_id, amount, reason)."
         if amount <= 0:
             return "Error: Credit amount must be positive."
-        reasons = [
-            "goodwill_adjustment",
-            "promotional_credit",
-            "annual_fee_reversal",
-            "late_fee_reversal",
-            "interest_charge_reversal",
-            "dispute_resolution",
-            "price_match",
-            "retention_offer",
-            "error_correction",
-            "other",
-        ]
-        if reason not in reasons:
-            return one_of("reason", reasons)
-        missing = self._cc_missing(credit_card_account_id)
-        if missing:
-            return missing
+        error = invalid(("reason", reason, STATEMENT_CREDIT_REASONS)) or self._cc_missing(credit_card_account_id)
+        if error:
+            return error
         txn_id = transaction_id(user_id, "STATEMENT_CREDIT", reason, amount, "Statement Credit")
         record = {
             "transaction_id": txn_id,
@@ -185,15 +161,11 @@ class CreditCardTools(BankTools):
                 "Error: Missing required parameters (credit_card_account_id, user_id, flag_type, expiration_date, "
                 "reason)."
             )
-        flags = ["annual_fee_waived", "promotional_apr", "rewards_bonus", "other"]
-        if flag_type not in flags:
-            return one_of("flag_type", flags)
-        reasons = ["retention_offer", "loyalty_benefit", "promotional", "error_correction", "other"]
-        if reason not in reasons:
-            return one_of("reason", reasons)
-        missing = self._cc_missing(credit_card_account_id)
-        if missing:
-            return missing
+        error = invalid(("flag_type", flag_type, FLAG_TYPES), ("reason", reason, FLAG_REASONS)) or self._cc_missing(
+            credit_card_account_id
+        )
+        if error:
+            return error
         flag_id = prefixed_id("ccflag", f"account_flag:{credit_card_account_id}:{flag_type}:{expiration_date}")
         record = {
             "flag_id": flag_id,

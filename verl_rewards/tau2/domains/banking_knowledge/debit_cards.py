@@ -89,24 +89,36 @@ class DebitCardTools(BankTools):
         parts.append("Any recurring payments linked to this card will need to be updated with new payment information.")
         return "\n".join(parts)
 
-    @discoverable(WRITE)
-    def freeze_debit_card_3892(self, card_id: str) -> str:
+    def _move_card(self, card_id: str, *, to: str, done: str, already: str, needs: str) -> str | None:
+        """tau2's checks before freezing or unfreezing: the card exists, is not already ``to`` (``already`` names
+        that state), has status ``needs`` and, when unfreezing, its checking account is open; then the move."""
         if not card_id:
             return "Error: Missing required parameter: card_id."
         cards = self.t.r("debit_cards")
         if card_id not in cards:
             return f"Error: Debit card '{card_id}' not found."
         status = cards[card_id].get("status")
-        if status == "FROZEN":
-            return f"Error: Debit card '{card_id}' is already frozen."
-        if status != "ACTIVE":
+        if status == to:
+            return f"Error: Debit card '{card_id}' is already {already}."
+        if status != needs:
             return (
-                f"Error: Debit card '{card_id}' cannot be frozen. Current status: {status}. "
-                "Only ACTIVE cards can be frozen."
+                f"Error: Debit card '{card_id}' cannot be {done}. Current status: {status}. "
+                f"Only {needs} cards can be {done}."
             )
+        if to == "ACTIVE":
+            error = self._closed_account_error(cards[card_id], done)
+            if error:
+                return error
         card = self.t.rec("debit_cards", card_id)
-        card["status"] = "FROZEN"
-        card["frozen_date"] = TODAY
+        card["status"] = to
+        card[f"{done}_date"] = TODAY
+        return None
+
+    @discoverable(WRITE)
+    def freeze_debit_card_3892(self, card_id: str) -> str:
+        error = self._move_card(card_id, to="FROZEN", done="frozen", already="frozen", needs="ACTIVE")
+        if error:
+            return error
         return "\n".join(
             [
                 "Debit Card Frozen Successfully",
@@ -126,26 +138,9 @@ class DebitCardTools(BankTools):
 
     @discoverable(WRITE)
     def unfreeze_debit_card_3893(self, card_id: str) -> str:
-        if not card_id:
-            return "Error: Missing required parameter: card_id."
-        cards = self.t.r("debit_cards")
-        if card_id not in cards:
-            return f"Error: Debit card '{card_id}' not found."
-        status = cards[card_id].get("status")
-        if status == "ACTIVE":
-            return f"Error: Debit card '{card_id}' is already active."
-        if status != "FROZEN":
-            return (
-                f"Error: Debit card '{card_id}' cannot be unfrozen. Current status: {status}. "
-                "Only FROZEN cards can be unfrozen."
-            )
-        account_id = cards[card_id].get("account_id")
-        accounts = self.t.r("accounts")
-        if account_id and account_id in accounts and accounts[account_id].get("status") != "OPEN":
-            return f"Error: The linked checking account '{account_id}' is no longer open. Card cannot be unfrozen."
-        card = self.t.rec("debit_cards", card_id)
-        card["status"] = "ACTIVE"
-        card["unfrozen_date"] = TODAY
+        error = self._move_card(card_id, to="ACTIVE", done="unfrozen", already="active", needs="FROZEN")
+        if error:
+            return error
         return "\n".join(
             [
                 "Debit Card Unfrozen Successfully",
@@ -213,35 +208,32 @@ class DebitCardTools(BankTools):
             ]
         )
 
-    @discoverable(WRITE)
-    def reset_debit_card_pin_6284(self, card_id: str, last_4_digits: str, new_pin: str) -> str:
-        if missing_args(card_id, last_4_digits, new_pin):
-            return "Error: Missing required parameters. Required: card_id, last_4_digits, new_pin."
-        if not digits(last_4_digits, 4):
-            return "Error: Last 4 digits must be exactly 4 digits."
+    def _pin_error(self, card_id: str, new_pin: str, verb: str, *, last_4: str | None = None) -> str | None:
+        """tau2's checks of a new PIN and its card (exists, matches ``last_4`` when given, ACTIVE) for ``verb``."""
         pin_error = pin_problem(new_pin)
         if pin_error:
             return f"Error: {pin_error}"
         cards = self.t.r("debit_cards")
         if card_id not in cards:
             return f"Error: Debit card '{card_id}' not found."
-        if cards[card_id].get("last_4_digits") != last_4_digits:
+        if last_4 is not None and cards[card_id].get("last_4_digits") != last_4:
             return "Error: Card verification failed. The last 4 digits do not match our records."
         status = cards[card_id].get("status")
         if status != "ACTIVE":
-            return f"Error: Cannot reset PIN. Card status is {status}. Only ACTIVE cards can have their PIN reset."
-        card = self.t.rec("debit_cards", card_id)
-        card["pin_last_changed"] = TODAY
-        card["pin_locked"] = False
-        card["pin_attempts_remaining"] = 3
+            done = {"reset": "reset", "change": "changed"}[verb]
+            return f"Error: Cannot {verb} PIN. Card status is {status}. Only ACTIVE cards can have their PIN {done}."
+        return None
+
+    @staticmethod
+    def _pin_text(title: str, card_id: str, *notes: str) -> str:
         return "\n".join(
             [
-                "Debit Card PIN Reset Successfully",
+                f"Debit Card PIN {title} Successfully",
                 f"Card ID: {card_id}",
                 f"PIN Changed: {TODAY}",
                 "",
                 "The new PIN is effective immediately.",
-                "Your card has been unlocked and is ready to use.",
+                *notes,
                 "Customer can use the new PIN for ATM withdrawals and point-of-sale transactions.",
                 "",
                 "Security reminder: Never share your PIN with anyone.",
@@ -249,35 +241,31 @@ class DebitCardTools(BankTools):
         )
 
     @discoverable(WRITE)
+    def reset_debit_card_pin_6284(self, card_id: str, last_4_digits: str, new_pin: str) -> str:
+        if missing_args(card_id, last_4_digits, new_pin):
+            return "Error: Missing required parameters. Required: card_id, last_4_digits, new_pin."
+        if not digits(last_4_digits, 4):
+            return "Error: Last 4 digits must be exactly 4 digits."
+        error = self._pin_error(card_id, new_pin, "reset", last_4=last_4_digits)
+        if error:
+            return error
+        card = self.t.rec("debit_cards", card_id)
+        card.update(pin_last_changed=TODAY, pin_locked=False, pin_attempts_remaining=3)
+        return self._pin_text("Reset", card_id, "Your card has been unlocked and is ready to use.")
+
+    @discoverable(WRITE)
     def change_debit_card_pin_6285(self, card_id: str, current_pin: str, new_pin: str) -> str:
         if missing_args(card_id, current_pin, new_pin):
             return "Error: Missing required parameters. Required: card_id, current_pin, new_pin."
         if not digits(current_pin, 4):
             return "Error: Current PIN must be exactly 4 digits."
-        pin_error = pin_problem(new_pin)
-        if pin_error:
-            return f"Error: {pin_error}"
-        if current_pin == new_pin:
+        if current_pin == new_pin and not pin_problem(new_pin):
             return "Error: New PIN must be different from current PIN."
-        cards = self.t.r("debit_cards")
-        if card_id not in cards:
-            return f"Error: Debit card '{card_id}' not found."
-        status = cards[card_id].get("status")
-        if status != "ACTIVE":
-            return f"Error: Cannot change PIN. Card status is {status}. Only ACTIVE cards can have their PIN changed."
+        error = self._pin_error(card_id, new_pin, "change")
+        if error:
+            return error
         self.t.rec("debit_cards", card_id)["pin_last_changed"] = TODAY
-        return "\n".join(
-            [
-                "Debit Card PIN Changed Successfully",
-                f"Card ID: {card_id}",
-                f"PIN Changed: {TODAY}",
-                "",
-                "The new PIN is effective immediately.",
-                "Customer can use the new PIN for ATM withdrawals and point-of-sale transactions.",
-                "",
-                "Security reminder: Never share your PIN with anyone.",
-            ]
-        )
+        return self._pin_text("Changed", card_id)
 
     @discoverable(READ)
     def get_debit_cards_by_account_id_7823(self, account_id: str) -> str:

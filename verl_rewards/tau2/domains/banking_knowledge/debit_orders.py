@@ -230,11 +230,7 @@ class DebitOrderTools(BankTools):
             )
         if card.get("last_4_digits") != last_4_digits:
             return "Error: Card verification failed. The last 4 digits do not match our records."
-        account_id = card.get("account_id")
-        accounts = self.t.r("accounts")
-        if account_id and account_id in accounts and accounts[account_id].get("status") != "OPEN":
-            return f"Error: The linked checking account '{account_id}' is no longer open. Card cannot be activated."
-        return None
+        return self._closed_account_error(card, "activated")
 
     def _activate(self, card_id: str, status: str, updates: Callable[[], dict[str, Any]]) -> tuple[dict, list[str]]:
         """Activate the card; other ACTIVE cards of its account get ``status`` and ``updates()``."""

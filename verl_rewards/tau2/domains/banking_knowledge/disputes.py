@@ -4,8 +4,17 @@ images (tau2-bench 1.0.1, ``src/tau2/domains/banking_knowledge/tools.py``; texts
 from __future__ import annotations
 
 from ...toolkit import READ, WRITE
-from .catalog import ATM_SCANS
-from .checks import missing_args, one_of
+from .catalog import (
+    ATM_SCANS,
+    CREDIT_DISPUTE_CARD_ACTIONS,
+    CREDIT_DISPUTE_REASONS,
+    CREDIT_DISPUTE_RESOLUTIONS,
+    DEBIT_DISPUTE_CARD_ACTIONS,
+    DEBIT_DISPUTE_CATEGORIES,
+    DEBIT_DISPUTE_PIN_ANSWERS,
+    DEBIT_DISPUTE_TRANSACTION_TYPES,
+)
+from .checks import invalid, missing_args
 from .common import TODAY, prefixed_id, title_words
 from .protocol import BankTools, discoverable
 
@@ -34,23 +43,13 @@ class DisputeTools(BankTools):
     ) -> str:
         if missing_args(transaction_id, user_id):
             return "Error: Missing required parameters."
-        actions = ["keep_active", "cancel_and_reissue"]
-        if card_action not in actions:
-            return one_of("card_action", actions)
-        reasons = [
-            "unauthorized_fraudulent_charge",
-            "duplicate_charge",
-            "incorrect_amount",
-            "goods_services_not_received",
-            "goods_services_not_as_described",
-            "canceled_subscription_still_charging",
-            "refund_never_processed",
-        ]
-        if dispute_reason not in reasons:
-            return one_of("dispute_reason", reasons)
-        resolutions = ["full_refund", "partial_refund"]
-        if resolution_requested not in resolutions:
-            return one_of("resolution_requested", resolutions)
+        error = invalid(
+            ("card_action", card_action, CREDIT_DISPUTE_CARD_ACTIONS),
+            ("dispute_reason", dispute_reason, CREDIT_DISPUTE_REASONS),
+            ("resolution_requested", resolution_requested, CREDIT_DISPUTE_RESOLUTIONS),
+        )
+        if error:
+            return error
         if resolution_requested == "partial_refund" and partial_refund_amount is None:
             return "Error: partial_refund_amount is required when resolution_requested is 'partial_refund'."
         dispute_id = prefixed_id("dsp", f"dispute:{user_id}:{transaction_id}")
@@ -137,36 +136,14 @@ class DisputeTools(BankTools):
                 "Error: card_in_possession, contacted_merchant, police_report_filed, and written_statement_provided "
                 "are required boolean fields."
             )
-        categories = [
-            "unauthorized_transaction",
-            "atm_cash_discrepancy",
-            "atm_deposit_not_credited",
-            "duplicate_charge",
-            "incorrect_amount",
-            "goods_services_not_received",
-            "recurring_charge_after_cancellation",
-            "card_present_fraud",
-            "card_not_present_fraud",
-        ]
-        if dispute_category not in categories:
-            return one_of("dispute_category", categories)
-        types = [
-            "pin_purchase",
-            "signature_purchase",
-            "online_purchase",
-            "atm_withdrawal",
-            "atm_deposit",
-            "recurring_payment",
-            "person_to_person",
-        ]
-        if transaction_type not in types:
-            return one_of("transaction_type", types)
-        pins = ["yes_shared", "yes_observed", "no", "unknown"]
-        if pin_compromised not in pins:
-            return one_of("pin_compromised", pins)
-        actions = ["keep_active", "freeze_pending_investigation", "close_and_reissue"]
-        if card_action not in actions:
-            return one_of("card_action", actions)
+        error = invalid(
+            ("dispute_category", dispute_category, DEBIT_DISPUTE_CATEGORIES),
+            ("transaction_type", transaction_type, DEBIT_DISPUTE_TRANSACTION_TYPES),
+            ("pin_compromised", pin_compromised, DEBIT_DISPUTE_PIN_ANSWERS),
+            ("card_action", card_action, DEBIT_DISPUTE_CARD_ACTIONS),
+        )
+        if error:
+            return error
         if disputed_amount <= 0:
             return "Error: disputed_amount must be a positive number."
         dispute_id = prefixed_id("dsp", f"dispute:{user_id}:{transaction_id}")

@@ -78,6 +78,14 @@ class BankTools(Toolkit):
         """tau2's query text of the records whose ``field`` is ``value``."""
         return self.t.query(table, by_field(field, value))
 
+    def _closed_account_error(self, card: dict[str, Any], done: str) -> str | None:
+        """tau2's refusal to act on a debit card whose linked checking account is no longer open."""
+        account_id = card.get("account_id")
+        accounts = self.t.r("accounts")
+        if account_id and account_id in accounts and accounts[account_id].get("status") != "OPEN":
+            return f"Error: The linked checking account '{account_id}' is no longer open. Card cannot be {done}."
+        return None
+
     def _history(self, tool_name: str, value: str) -> str:
         """Run the ``get_*_history`` reader ``tool_name`` of :data:`~.catalog.HISTORY_READERS` on its argument."""
         reader = HISTORY_READERS[tool_name]
