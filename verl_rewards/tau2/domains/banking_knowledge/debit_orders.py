@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from ...toolkit import WRITE
@@ -198,9 +197,10 @@ class DebitOrderTools(BankTools):
         return "\n".join(parts)
 
     def _activation_error(
-        self, card_id: Any, last_4_digits: Any, expiration_date: Any, cvv: Any, pin: Any, allowed: list[str], name: str
+        self, name: str, card_id: Any, last_4_digits: Any, expiration_date: Any, cvv: Any, pin: Any
     ) -> str | None:
-        """tau2's checks shared by the three activation tools (None: the card may be activated)."""
+        """tau2's checks shared by the three activation tools (None: the card may be activated); the tool ``name``
+        activates the cards whose issue reason :data:`~.catalog.ACTIVATION_TOOL` maps to it."""
         if missing_args(card_id, last_4_digits, expiration_date, cvv, pin):
             return "Error: Missing required parameters. Required: card_id, last_4_digits, expiration_date, cvv, pin."
         pin_error = pin_problem(pin)
@@ -215,7 +215,7 @@ class DebitOrderTools(BankTools):
             return f"Error: Debit card '{card_id}' not found."
         card = cards[card_id]
         issue_reason = card.get("issue_reason", "new_account")
-        if issue_reason not in allowed:
+        if ACTIVATION_TOOL.get(issue_reason) != name:
             right = ACTIVATION_TOOL.get(issue_reason, "unknown")
             return (
                 f"Error: Wrong activation tool. This card has issue_reason='{issue_reason}'. "
@@ -232,8 +232,8 @@ class DebitOrderTools(BankTools):
             return "Error: Card verification failed. The last 4 digits do not match our records."
         return self._closed_account_error(card, "activated")
 
-    def _activate(self, card_id: str, status: str, updates: Callable[[], dict[str, Any]]) -> tuple[dict, list[str]]:
-        """Activate the card; other ACTIVE cards of its account get ``status`` and ``updates()``."""
+    def _activate(self, card_id: str, status: str, updates: dict[str, Any]) -> list[str]:
+        """Activate the card; other ACTIVE cards of its account get ``status`` and ``updates`` (their ids returned)."""
         card = self.t.rec("debit_cards", card_id)
         card["status"] = "ACTIVE"
         card["activated_date"] = TODAY
@@ -246,23 +246,19 @@ class DebitOrderTools(BankTools):
             ):
                 writable = self.t.rec("debit_cards", other_id)
                 writable["status"] = status
-                writable.update(updates())
+                writable.update(updates)
                 others.append(other_id)
-        return card, others
+        return others
 
     @discoverable(WRITE)
     def activate_debit_card_8291(
         self, card_id: str, last_4_digits: str, expiration_date: str, cvv: str, pin: str
     ) -> str:
-        error = self._activation_error(
-            card_id, last_4_digits, expiration_date, cvv, pin, ["new_account", "first_card"], "activate_debit_card_8291"
-        )
+        error = self._activation_error("activate_debit_card_8291", card_id, last_4_digits, expiration_date, cvv, pin)
         if error:
             return error
-        _, others = self._activate(
-            card_id,
-            "DEACTIVATED",
-            lambda: {"deactivated_date": TODAY, "deactivation_reason": "New card activated"},
+        others = self._activate(
+            card_id, "DEACTIVATED", {"deactivated_date": TODAY, "deactivation_reason": "New card activated"}
         )
         parts = [
             "New Debit Card Activation Successful",
@@ -281,17 +277,12 @@ class DebitOrderTools(BankTools):
     def activate_debit_card_8292(
         self, card_id: str, last_4_digits: str, expiration_date: str, cvv: str, pin: str
     ) -> str:
-        error = self._activation_error(
-            card_id, last_4_digits, expiration_date, cvv, pin, ["lost", "stolen", "fraud"], "activate_debit_card_8292"
-        )
+        error = self._activation_error("activate_debit_card_8292", card_id, last_4_digits, expiration_date, cvv, pin)
         if error:
             return error
         reason = self.t.r("debit_cards")[card_id].get("issue_reason", "lost")
-        _, others = self._activate(
-            card_id,
-            "DEACTIVATED",
-            lambda: {"deactivated_date": TODAY, "deactivation_reason": f"Replacement card activated ({reason})"},
-        )
+        retired = {"deactivated_date": TODAY, "deactivation_reason": f"Replacement card activated ({reason})"}
+        others = self._activate(card_id, "DEACTIVATED", retired)
         parts = [
             "Replacement Debit Card Activation Successful",
             f"Card ID: {card_id}",
@@ -315,23 +306,12 @@ class DebitOrderTools(BankTools):
     def activate_debit_card_8293(
         self, card_id: str, last_4_digits: str, expiration_date: str, cvv: str, pin: str
     ) -> str:
-        error = self._activation_error(
-            card_id,
-            last_4_digits,
-            expiration_date,
-            cvv,
-            pin,
-            ["expired", "damaged", "upgrade", "bank_reissue"],
-            "activate_debit_card_8293",
-        )
+        error = self._activation_error("activate_debit_card_8293", card_id, last_4_digits, expiration_date, cvv, pin)
         if error:
             return error
         reason = self.t.r("debit_cards")[card_id].get("issue_reason", "expired")
-        _, others = self._activate(
-            card_id,
-            "GRACE_PERIOD",
-            lambda: {"grace_period_ends": TODAY, "deactivation_reason": f"Reissued card activated ({reason})"},
-        )
+        retired = {"grace_period_ends": TODAY, "deactivation_reason": f"Reissued card activated ({reason})"}
+        others = self._activate(card_id, "GRACE_PERIOD", retired)
         parts = [
             "Reissued Debit Card Activation Successful",
             f"Card ID: {card_id}",

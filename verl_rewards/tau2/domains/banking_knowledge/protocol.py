@@ -14,7 +14,7 @@ argument: ...``), so :func:`tau2_method_names` gives every discoverable method t
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import cache
 from importlib import resources
 from typing import Any, TypeVar
@@ -58,6 +58,23 @@ def discoverable_methods(cls: type) -> dict[str, Callable[..., Any]]:
                     cached[name] = fn
         cls._bank_discoverable_cache = cached  # type: ignore[attr-defined]
     return cached
+
+
+def parse_arguments(arguments: Any, *, floats: bool) -> tuple[Any, str | None]:
+    """``(arguments, None)`` from a tool's JSON ``arguments`` (every integer a float when ``floats``: tau2 PR #397),
+    or ``(None, tau2's error text)``."""
+    try:
+        return json.loads(arguments, parse_int=float if floats else None), None
+    except json.JSONDecodeError as exc:
+        return None, f"Error: Invalid JSON in arguments: {exc}"
+
+
+def unexpected_parameter(args: Any, params: Mapping[str, Any]) -> str | None:
+    """tau2's error for the first argument the tool's signature (``params``) does not have."""
+    for key in args:
+        if key not in params:
+            return f"Error: Unexpected parameter: {key}"
+    return None
 
 
 def tau2_method_names(cls: _T) -> _T:

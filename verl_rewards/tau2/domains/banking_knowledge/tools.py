@@ -44,7 +44,9 @@ from .protocol import (
     discoverable,
     discoverable_definitions,
     discoverable_methods,
+    parse_arguments,
     tau2_method_names,
+    unexpected_parameter,
 )
 from .user_tools import KnowledgeUserTools
 
@@ -158,14 +160,10 @@ class KnowledgeTools(AccountTools, CreditCardTools, DebitCardTools, DebitOrderTo
         methods = KnowledgeUserTools.discoverable_tools()
         if not isinstance(discoverable_tool_name, str) or discoverable_tool_name not in methods:
             return f"Error: Unknown discoverable tool '{discoverable_tool_name}'."
-        try:
-            args = json.loads(arguments)
-        except json.JSONDecodeError as exc:
-            return f"Error: Invalid JSON in arguments: {exc}"
-        params = inspect.signature(methods[discoverable_tool_name]).parameters
-        for key in args:
-            if key not in params and key != "self":
-                return f"Error: Unexpected parameter: {key}"
+        args, error = parse_arguments(arguments, floats=False)
+        error = error or unexpected_parameter(args, inspect.signature(methods[discoverable_tool_name]).parameters)
+        if error:
+            return error
         info = discoverable_definitions()["user"][discoverable_tool_name]
         self._given[discoverable_tool_name] = {"arguments": args, "given_at": NOW.isoformat()}
         record_id = deterministic_id(f"user_discoverable_tool:{discoverable_tool_name}")
@@ -206,10 +204,9 @@ class KnowledgeTools(AccountTools, CreditCardTools, DebitCardTools, DebitOrderTo
                 f"Error: Tool '{agent_tool_name}' has not been unlocked. "
                 f"You must first use `unlock_discoverable_agent_tool` to unlock this tool before calling it."
             )
-        try:
-            args = json.loads(arguments, parse_int=float)
-        except json.JSONDecodeError as exc:
-            return f"Error: Invalid JSON in arguments: {exc}"
+        args, error = parse_arguments(arguments, floats=True)
+        if error:
+            return error
         method = getattr(self, agent_tool_name)
         if not isinstance(args, dict):
             # tau2 lets Python word this TypeError, and Python names the module the tool is defined in (tau2's). The

@@ -16,7 +16,14 @@ from ...toolkit import READ, WRITE, tool
 from .catalog import CARD_REWARDS, CARD_TYPES
 from .checks import args_json, is_active
 from .common import TODAY, by_field, deterministic_id, found, parse_balance, prefixed_id, transaction_id
-from .protocol import BankTools, discoverable, discoverable_methods, tau2_method_names
+from .protocol import (
+    BankTools,
+    discoverable,
+    discoverable_methods,
+    parse_arguments,
+    tau2_method_names,
+    unexpected_parameter,
+)
 
 
 @tau2_method_names
@@ -213,17 +220,16 @@ class KnowledgeUserTools(BankTools):
         methods = self.discoverable_tools()
         if not isinstance(discoverable_tool_name, str) or discoverable_tool_name not in methods:
             return f"Error: Unknown discoverable tool '{discoverable_tool_name}'."
-        try:
-            args = json.loads(arguments, parse_int=float)
-        except json.JSONDecodeError as exc:
-            return f"Error: Invalid JSON in arguments: {exc}"
+        args, error = parse_arguments(arguments, floats=True)
+        if error:
+            return error
         params = inspect.signature(methods[discoverable_tool_name]).parameters
         for pname, param in params.items():
             if pname != "self" and param.default is inspect.Parameter.empty and pname not in args:
                 return f"Error: Missing required parameter: {pname}"
-        for key in args:
-            if key not in params:
-                return f"Error: Unexpected parameter: {key}"
+        error = unexpected_parameter(args, params)
+        if error:
+            return error
         try:
             return getattr(self, discoverable_tool_name)(**args)
         except TypeError as exc:
