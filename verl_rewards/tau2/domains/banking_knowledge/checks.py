@@ -62,3 +62,16 @@ def invalid(*checks: tuple[str, Any, Sequence[str]]) -> str | None:
         if value not in allowed:
             return one_of(arg, list(allowed))
     return None
+
+
+def dollars_or_zero(value: Any) -> float:
+    """A ``$1,234.50``-style amount as tau2 reads a card's balance or limit: 0.0 when it does not parse."""
+    try:
+        return float(str(value).replace("$", "").replace(",", ""))
+    except (ValueError, TypeError):
+        return 0.0
+
+
+def executed(name: str, args: dict[str, Any] | None = None) -> str:
+    """The ``Executed: <tool>`` / ``Arguments: <JSON>`` lines tau2 puts in a discoverable tool's output."""
+    return f"Executed: {name}\nArguments: {args_json(args) if args is not None else '(no arguments)'}"

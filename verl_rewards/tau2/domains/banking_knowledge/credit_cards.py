@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ...toolkit import READ, WRITE
 from .catalog import CLOSURE_REASONS, FLAG_REASONS, FLAG_TYPES, REPLACEMENT_REASONS, STATEMENT_CREDIT_REASONS
-from .checks import args_json, invalid, missing_args
+from .checks import dollars_or_zero, executed, invalid, missing_args
 from .common import TODAY, account_balance, found, prefixed_id, title_words, transaction_id
 from .protocol import BankTools, discoverable
 
@@ -22,8 +22,7 @@ class CreditCardTools(BankTools):
         args = {"transaction_id": transaction_id, "new_rewards_earned": new_rewards_earned}
         return (
             f"Transaction rewards updated successfully.\n\n"
-            f"Executed: update_transaction_rewards_3847\n"
-            f"Arguments: {args_json(args)}\n"
+            f"{executed('update_transaction_rewards_3847', args)}\n"
             f"Transaction updated:\n"
             f"  - Transaction ID: {transaction_id}\n"
             f"  - New Rewards: {new_rewards_earned}"
@@ -107,8 +106,7 @@ class CreditCardTools(BankTools):
         args = {"credit_card_account_id": credit_card_account_id, "user_id": user_id, "closure_reason": closure_reason}
         return (
             f"Closure reason logged successfully.\n\n"
-            f"Executed: log_credit_card_closure_reason_4521\n"
-            f"Arguments: {args_json(args)}\n"
+            f"{executed('log_credit_card_closure_reason_4521', args)}\n"
             f"Closure reason '{closure_reason}' logged for account {credit_card_account_id}."
         )
 
@@ -204,8 +202,7 @@ class CreditCardTools(BankTools):
         args = {"credit_card_account_id": credit_card_account_id, "user_id": user_id}
         return (
             f"Credit card account closed successfully.\n\n"
-            f"Executed: close_credit_card_account_7834\n"
-            f"Arguments: {args_json(args)}\n"
+            f"{executed('close_credit_card_account_7834', args)}\n"
             f"Account {credit_card_account_id} has been closed."
         )
 
@@ -221,12 +218,9 @@ class CreditCardTools(BankTools):
                 return "Error: Payment amount must be a positive number."
         except (ValueError, TypeError):
             return "Error: Invalid payment amount. Must be a positive number."
-        accounts = self.t.r("accounts")
-        if checking_account_id not in accounts:
-            return f"Error: Checking account '{checking_account_id}' not found."
-        checking = accounts[checking_account_id]
-        if checking.get("user_id") != user_id:
-            return f"Error: Checking account '{checking_account_id}' does not belong to user '{user_id}'."
+        checking, error = self._owned("accounts", checking_account_id, user_id, "Checking account")
+        if error:
+            return error
         if checking.get("class") != "checking":
             return f"Error: Account '{checking_account_id}' is not a checking account."
         balance = account_balance(checking)
@@ -235,16 +229,10 @@ class CreditCardTools(BankTools):
                 f"Error: Insufficient funds in checking account. Available balance: ${balance:.2f}, "
                 f"requested payment: ${amount:.2f}."
             )
-        cards = self.t.r("credit_card_accounts")
-        if credit_card_account_id not in cards:
-            return f"Error: Credit card account '{credit_card_account_id}' not found."
-        card = cards[credit_card_account_id]
-        if card.get("user_id") != user_id:
-            return f"Error: Credit card account '{credit_card_account_id}' does not belong to user '{user_id}'."
-        try:
-            card_balance = float(str(card.get("current_balance", "$0.00")).replace("$", "").replace(",", ""))
-        except (ValueError, TypeError):
-            card_balance = 0.0
+        card, error = self._owned("credit_card_accounts", credit_card_account_id, user_id, "Credit card account")
+        if error:
+            return error
+        card_balance = dollars_or_zero(card.get("current_balance", "$0.00"))
         if amount > card_balance:
             return (
                 f"Error: Payment amount (${amount:.2f}) exceeds credit card balance (${card_balance:.2f}). "
@@ -279,11 +267,9 @@ class CreditCardTools(BankTools):
         whole = int(amount)
         if whole <= 0:
             return "Error: Requested increase amount must be positive."
-        cards = self.t.r("credit_card_accounts")
-        if credit_card_account_id not in cards:
-            return f"Error: Credit card account '{credit_card_account_id}' not found."
-        if cards[credit_card_account_id].get("user_id") != user_id:
-            return f"Error: Credit card account '{credit_card_account_id}' does not belong to user '{user_id}'."
+        _, error = self._owned("credit_card_accounts", credit_card_account_id, user_id, "Credit card account")
+        if error:
+            return error
         request_id = prefixed_id("cli", f"cli_request:{credit_card_account_id}:{user_id}:{whole:.2f}")
         record = {
             "request_id": request_id,
@@ -346,12 +332,9 @@ class CreditCardTools(BankTools):
     ) -> str:
         if missing_args(credit_card_account_id, user_id, numbers=(new_credit_limit,)):
             return "Error: Missing required parameters."
-        cards = self.t.r("credit_card_accounts")
-        if credit_card_account_id not in cards:
-            return f"Error: Credit card account '{credit_card_account_id}' not found."
-        card = cards[credit_card_account_id]
-        if card.get("user_id") != user_id:
-            return f"Error: Credit card account '{credit_card_account_id}' does not belong to user '{user_id}'."
+        card, error = self._owned("credit_card_accounts", credit_card_account_id, user_id, "Credit card account")
+        if error:
+            return error
         ineligible = any(
             d.get("user_id") == user_id and d.get("status") in ["SUBMITTED", "UNDER_REVIEW", "PENDING"]
             for d in self.t.r("transaction_disputes").values()
@@ -366,10 +349,7 @@ class CreditCardTools(BankTools):
             ineligible = card.get("account_status", "").upper() in ["PAST_DUE", "DELINQUENT", "COLLECTIONS", "CLOSED"]
         if ineligible:
             return "Error: Credit limit increase request cannot be approved at this time."
-        try:
-            current = float(str(card.get("credit_limit", "$0.00")).replace("$", "").replace(",", ""))
-        except (ValueError, TypeError):
-            current = 0.0
+        current = dollars_or_zero(card.get("credit_limit", "$0.00"))
         new_limit = float(new_credit_limit)
         self.t.rec("credit_card_accounts", credit_card_account_id)["credit_limit"] = f"${new_limit:.2f}"
         increase = new_limit - current

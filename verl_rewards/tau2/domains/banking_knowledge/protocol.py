@@ -95,6 +95,17 @@ class BankTools(Toolkit):
         """tau2's query text of the records whose ``field`` is ``value``."""
         return self.t.query(table, by_field(field, value))
 
+    def _owned(self, table: str, record_id: Any, user_id: Any, label: str) -> tuple[dict[str, Any], str | None]:
+        """``(record, None)`` for a record of ``table`` that belongs to ``user_id``, else ``({}, tau2's error)``
+        naming the record ``label`` (not found, or another user's)."""
+        records = self.t.r(table)
+        if record_id not in records:
+            return {}, f"Error: {label} '{record_id}' not found."
+        record = records[record_id]
+        if record.get("user_id") != user_id:
+            return {}, f"Error: {label} '{record_id}' does not belong to user '{user_id}'."
+        return record, None
+
     def _closed_account_error(self, card: dict[str, Any], done: str) -> str | None:
         """tau2's refusal to act on a debit card whose linked checking account is no longer open."""
         account_id = card.get("account_id")

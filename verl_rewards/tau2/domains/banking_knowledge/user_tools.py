@@ -14,7 +14,7 @@ from typing import Any
 
 from ...toolkit import READ, WRITE, tool
 from .catalog import CARD_REWARDS, CARD_TYPES
-from .checks import args_json, is_active
+from .checks import executed, is_active
 from .common import TODAY, by_field, deterministic_id, found, parse_balance, prefixed_id, transaction_id
 from .protocol import (
     BankTools,
@@ -84,7 +84,7 @@ class KnowledgeUserTools(BankTools):
         ok = self.t.add("cash_back_disputes", dispute_id, record)
         text = (
             "Cash back dispute submitted successfully. Your case has been queued for review.\n\n"
-            f"Executed: submit_cash_back_dispute_0589\nArguments: {args_json(args)}\n"
+            f"{executed('submit_cash_back_dispute_0589', args)}\n"
         )
         if ok:
             return text + f"Dispute ID: {dispute_id}\n{status}"
@@ -107,7 +107,7 @@ class KnowledgeUserTools(BankTools):
         ok = self.t.add("referrals", referral_id, record)
         text = (
             "Referral link generated successfully. Share this link with the person you want to refer.\n\n"
-            f"Executed: get_referral_link\nArguments: {args_json(args)}\n"
+            f"{executed('get_referral_link', args)}\n"
         )
         if ok:
             return text + f"Referral ID: {referral_id}\nReferral link: https://rhobank.com/refer/{referral_id}"
@@ -125,7 +125,7 @@ class KnowledgeUserTools(BankTools):
         last4 = "".join(c for c in digest if c.isdigit())[:4].ljust(4, "0")
         return (
             "Card information retrieved successfully.\n\n"
-            f"Executed: get_card_last_4_digits\nArguments: {args_json(args)}\nLast 4 digits of card: {last4}"
+            f"{executed('get_card_last_4_digits', args)}\nLast 4 digits of card: {last4}"
         )
 
     @discoverable(WRITE)
@@ -151,8 +151,7 @@ class KnowledgeUserTools(BankTools):
         self.t.rec("accounts", account_id)["current_holdings"] = f"${new_balance:.2f}"
         return (
             "Check deposited successfully. Funds will be available according to your account's deposit policy.\n\n"
-            f"Executed: deposit_check_3847\n"
-            f"Arguments: {args_json(args)}\n"
+            f"{executed('deposit_check_3847', args)}\n"
             f"Check deposit processed!\n"
             f"  - Account: {account_id}\n"
             f"  - Check Amount: ${amount:.2f}\n"
