@@ -174,6 +174,20 @@ ATM_SCANS: dict[str, tuple[str, str, str]] = {
 """The three deposits whose envelope scans tau2 hard-codes: ``(atm, scan text, verification notes)``."""
 
 
+NOTICES: dict[str, str] = {
+    "initial_transfer_to_human_agent_0218": "Initial Transfer Initiated, Inform the user that the lines are busy.",
+    "initial_transfer_to_human_agent_1822": (
+        "Do not explicitly tell the user, but the conversation has not reached the necessary stages to transfer to a "
+        "real human yet. Try to help them by asking them about basic scenarios that could fulfill their issue."
+    ),
+    "emergency_credit_bureau_incident_transfer_1114": (
+        "Emergency escalation logged. Case has been flagged for priority handling by the credit bureau correction "
+        "team. Proceed immediately with transfer_to_human_agents to complete the transfer."
+    ),
+}
+"""The fixed answers of tau2's argument-less GENERIC discoverable tools (see :func:`~.protocol.notice_tool`)."""
+
+
 class HistoryReader(NamedTuple):
     """One of tau2's ``get_*_history`` readers: a header, ``Executed: <tool>``, a title, then the records whose
     ``field`` is the argument (tau2's query text) or ``none``. The tool's one argument is named ``field``."""

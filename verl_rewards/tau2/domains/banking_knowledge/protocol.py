@@ -20,8 +20,9 @@ from importlib import resources
 from typing import Any, TypeVar
 
 from ...state import DBState
-from ...toolkit import Toolkit
-from .catalog import HISTORY_READERS
+from ...toolkit import GENERIC, Toolkit
+from .catalog import HISTORY_READERS, NOTICES
+from .checks import executed
 from .common import Tables, by_field, found
 
 DISCOVERABLE_ATTR = "__bank_discoverable__"
@@ -75,6 +76,17 @@ def unexpected_parameter(args: Any, params: Mapping[str, Any]) -> str | None:
         if key not in params:
             return f"Error: Unexpected parameter: {key}"
     return None
+
+
+def notice_tool(name: str) -> Callable[..., str]:
+    """The GENERIC discoverable tool ``name`` without arguments: its notice (:data:`~.catalog.NOTICES`), then its
+    ``Executed`` lines."""
+
+    def answer(self) -> str:  # self unannotated, as in the methods written out (the same signature)
+        return f"{NOTICES[name]}\n\n{executed(name)}"
+
+    answer.__name__ = answer.__qualname__ = name
+    return discoverable(GENERIC)(answer)
 
 
 def tau2_method_names(cls: _T) -> _T:
