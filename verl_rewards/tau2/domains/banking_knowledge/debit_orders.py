@@ -110,13 +110,7 @@ class DebitOrderTools(BankTools):
             return "Error: Failed to create debit card order. Order may already exist."
         if total > 0:
             self.t.rec("accounts", account_id)["current_holdings"] = f"{holdings - total:.2f}"
-            fees = []
-            if delivery > 0:
-                fees.append(f"Delivery ${delivery}")
-            if design > 0:
-                fees.append(f"Design ${design}")
-            if excess > 0:
-                fees.append(f"Excess Replacement ${excess:.0f}")
+            fees = _fee_items(delivery, design, excess, "")
             fee_txn = f"btxn_dcfee_{order_id[-8:]}"
             self.t.add(
                 "bank_account_transaction_history",
@@ -131,6 +125,29 @@ class DebitOrderTools(BankTools):
                     "status": "posted",
                 },
             )
+        card_id = self._new_card(account_id, user_id, look)
+        parts = [
+            "Debit Card Order Confirmed",
+            f"Order ID: {order_id}",
+            f"Card ID: {card_id}",
+            f"Linked Account: {account_id}",
+            f"Delivery Option: {option}",
+            f"Card Design: {look}",
+            f"Shipping Address: {shipping_address}",
+            f"Expected Delivery: {expected}",
+            "",
+            "Note: Card will arrive with status PENDING. Customer must call to activate after receiving the card.",
+        ]
+        if total > 0:
+            details = _fee_items(delivery, design, excess, ":")
+            parts.append(f"Total Fees: ${total:.2f} ({', '.join(details)}) - CHARGED to account {account_id}")
+            parts.append(f"New Account Balance: ${holdings - total:.2f}")
+        else:
+            parts.append("Total Fees: $0 (No additional charges)")
+        return "\n".join(parts)
+
+    def _new_card(self, account_id: str, user_id: str, look: str) -> str:
+        """Add the PENDING card of a new order (number, CVV, holder, expiry and issue reason as tau2 derives them)."""
         card_id = prefixed_id("dbc", f"debit_card:{account_id}:{user_id}:{TODAY}")
         seed = f"card_details:{card_id}"
         last4 = "".join(c for c in deterministic_id(seed + ":last4", 8) if c.isdigit())[:4].zfill(4)
@@ -170,31 +187,7 @@ class DebitOrderTools(BankTools):
                 "issue_reason": issue_reason,
             },
         )
-        parts = [
-            "Debit Card Order Confirmed",
-            f"Order ID: {order_id}",
-            f"Card ID: {card_id}",
-            f"Linked Account: {account_id}",
-            f"Delivery Option: {option}",
-            f"Card Design: {look}",
-            f"Shipping Address: {shipping_address}",
-            f"Expected Delivery: {expected}",
-            "",
-            "Note: Card will arrive with status PENDING. Customer must call to activate after receiving the card.",
-        ]
-        if total > 0:
-            details = []
-            if delivery > 0:
-                details.append(f"Delivery: ${delivery}")
-            if design > 0:
-                details.append(f"Design: ${design}")
-            if excess > 0:
-                details.append(f"Excess Replacement: ${excess:.0f}")
-            parts.append(f"Total Fees: ${total:.2f} ({', '.join(details)}) - CHARGED to account {account_id}")
-            parts.append(f"New Account Balance: ${holdings - total:.2f}")
-        else:
-            parts.append("Total Fees: $0 (No additional charges)")
-        return "\n".join(parts)
+        return card_id
 
     def _activation_error(
         self, name: str, card_id: Any, last_4_digits: Any, expiration_date: Any, cvv: Any, pin: Any
@@ -333,3 +326,13 @@ class DebitOrderTools(BankTools):
                 "details."
             )
         return "\n".join(parts)
+
+
+def _fee_items(delivery: float, design: float, excess: float, sep: str) -> list[str]:
+    """The charged fees of a debit card order as tau2 lists them (``sep`` after each label: "" or ":")."""
+    items = [
+        (f"Delivery{sep} ${delivery}", delivery),
+        (f"Design{sep} ${design}", design),
+        (f"Excess Replacement{sep} ${excess:.0f}", excess),
+    ]
+    return [text for text, fee in items if fee > 0]
