@@ -237,21 +237,13 @@ HISTORY_READERS: dict[str, HistoryReader] = {
     ),
 }
 
-# The allowed values of enumerated tool arguments (tau2 prints them as a list in its error text).
-ACCOUNT_TYPES: tuple[str, ...] = (
-    "checking",
-    "savings",
-    "business_checking",
-    "business_savings",
-)  # open_bank_account_4821
-REPLACEMENT_REASONS: tuple[str, ...] = (
-    "fraud_suspected",
-    "lost",
-    "stolen",
-    "damaged",
-    "expired",
-    "other",
-)  # order_replacement_credit_card_7291
+# The allowed values of enumerated tool arguments, by the tool that checks them (tau2 prints them as a list in its
+# error text: ``Error: Invalid <argument>. Must be one of: [...]``, see ``checks.invalid``).
+# open_bank_account_4821
+ACCOUNT_TYPES: tuple[str, ...] = ("checking", "savings", "business_checking", "business_savings")
+# order_replacement_credit_card_7291
+REPLACEMENT_REASONS: tuple[str, ...] = ("fraud_suspected", "lost", "stolen", "damaged", "expired", "other")
+# log_credit_card_closure_reason_4521
 CLOSURE_REASONS: tuple[str, ...] = (
     "annual_fee",
     "not_using_card",
@@ -260,7 +252,8 @@ CLOSURE_REASONS: tuple[str, ...] = (
     "simplifying_finances",
     "negative_experience",
     "other",
-)  # log_credit_card_closure_reason_4521
+)
+# apply_statement_credit_8472
 STATEMENT_CREDIT_REASONS: tuple[str, ...] = (
     "goodwill_adjustment",
     "promotional_credit",
@@ -272,24 +265,14 @@ STATEMENT_CREDIT_REASONS: tuple[str, ...] = (
     "retention_offer",
     "error_correction",
     "other",
-)  # apply_statement_credit_8472
-FLAG_TYPES: tuple[str, ...] = (
-    "annual_fee_waived",
-    "promotional_apr",
-    "rewards_bonus",
-    "other",
-)  # apply_credit_card_account_flag_6147
-FLAG_REASONS: tuple[str, ...] = (
-    "retention_offer",
-    "loyalty_benefit",
-    "promotional",
-    "error_correction",
-    "other",
-)  # apply_credit_card_account_flag_6147
-CREDIT_DISPUTE_CARD_ACTIONS: tuple[str, ...] = (
-    "keep_active",
-    "cancel_and_reissue",
-)  # file_credit_card_transaction_dispute_4829
+)
+# apply_credit_card_account_flag_6147
+FLAG_TYPES: tuple[str, ...] = ("annual_fee_waived", "promotional_apr", "rewards_bonus", "other")
+# apply_credit_card_account_flag_6147
+FLAG_REASONS: tuple[str, ...] = ("retention_offer", "loyalty_benefit", "promotional", "error_correction", "other")
+# file_credit_card_transaction_dispute_4829
+CREDIT_DISPUTE_CARD_ACTIONS: tuple[str, ...] = ("keep_active", "cancel_and_reissue")
+# file_credit_card_transaction_dispute_4829
 CREDIT_DISPUTE_REASONS: tuple[str, ...] = (
     "unauthorized_fraudulent_charge",
     "duplicate_charge",
@@ -298,11 +281,10 @@ CREDIT_DISPUTE_REASONS: tuple[str, ...] = (
     "goods_services_not_as_described",
     "canceled_subscription_still_charging",
     "refund_never_processed",
-)  # file_credit_card_transaction_dispute_4829
-CREDIT_DISPUTE_RESOLUTIONS: tuple[str, ...] = (
-    "full_refund",
-    "partial_refund",
-)  # file_credit_card_transaction_dispute_4829
+)
+# file_credit_card_transaction_dispute_4829
+CREDIT_DISPUTE_RESOLUTIONS: tuple[str, ...] = ("full_refund", "partial_refund")
+# file_debit_card_transaction_dispute_6281
 DEBIT_DISPUTE_CATEGORIES: tuple[str, ...] = (
     "unauthorized_transaction",
     "atm_cash_discrepancy",
@@ -313,7 +295,8 @@ DEBIT_DISPUTE_CATEGORIES: tuple[str, ...] = (
     "recurring_charge_after_cancellation",
     "card_present_fraud",
     "card_not_present_fraud",
-)  # file_debit_card_transaction_dispute_6281
+)
+# file_debit_card_transaction_dispute_6281
 DEBIT_DISPUTE_TRANSACTION_TYPES: tuple[str, ...] = (
     "pin_purchase",
     "signature_purchase",
@@ -322,15 +305,8 @@ DEBIT_DISPUTE_TRANSACTION_TYPES: tuple[str, ...] = (
     "atm_deposit",
     "recurring_payment",
     "person_to_person",
-)  # file_debit_card_transaction_dispute_6281
-DEBIT_DISPUTE_PIN_ANSWERS: tuple[str, ...] = (
-    "yes_shared",
-    "yes_observed",
-    "no",
-    "unknown",
-)  # file_debit_card_transaction_dispute_6281
-DEBIT_DISPUTE_CARD_ACTIONS: tuple[str, ...] = (
-    "keep_active",
-    "freeze_pending_investigation",
-    "close_and_reissue",
-)  # file_debit_card_transaction_dispute_6281
+)
+# file_debit_card_transaction_dispute_6281
+DEBIT_DISPUTE_PIN_ANSWERS: tuple[str, ...] = ("yes_shared", "yes_observed", "no", "unknown")
+# file_debit_card_transaction_dispute_6281
+DEBIT_DISPUTE_CARD_ACTIONS: tuple[str, ...] = ("keep_active", "freeze_pending_investigation", "close_and_reissue")

@@ -103,6 +103,11 @@ class BankTools(Toolkit):
         super().__init__(db)
         self.t = Tables(db)
 
+    @classmethod
+    def discoverable_tools(cls) -> dict[str, Callable[..., Any]]:
+        """This toolkit's discoverable tools by name (unbound functions)."""
+        return discoverable_methods(cls)
+
     def _q(self, table: str, field: str, value: Any) -> str:
         """tau2's query text of the records whose ``field`` is ``value``."""
         return self.t.query(table, by_field(field, value))

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Callable
 from typing import Any
 
 from ...state import DBState
@@ -43,7 +42,6 @@ from .protocol import (
     DISCOVERABLE_ATTR,
     discoverable,
     discoverable_definitions,
-    discoverable_methods,
     notice_tool,
     parse_arguments,
     tau2_method_names,
@@ -68,11 +66,6 @@ class KnowledgeTools(AccountTools, CreditCardTools, DebitCardTools, DebitOrderTo
         self.read_log_allowlist = frozenset()
 
     # ------------------------------------------------------------ protocol helpers
-    @classmethod
-    def discoverable_tools(cls) -> dict[str, Callable[..., Any]]:
-        """The agent discoverable tools by name (unbound functions)."""
-        return discoverable_methods(cls)
-
     @property
     def unlocked_tools(self) -> tuple[str, ...]:
         """Names unlocked in this environment (in memory, as in tau2)."""
@@ -243,6 +236,7 @@ class KnowledgeTools(AccountTools, CreditCardTools, DebitCardTools, DebitOrderTo
     emergency_credit_bureau_incident_transfer_1114 = notice_tool("emergency_credit_bureau_incident_transfer_1114")
 
 
+# The names this module held before the toolkit was split by concern still import from here.
 __all__ = [
     "CARD_REWARDS",
     "CARD_TYPES",

@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
-from collections.abc import Callable
 from typing import Any
 
 from ...toolkit import READ, WRITE, tool
@@ -19,7 +18,6 @@ from .common import TODAY, by_field, deterministic_id, found, parse_balance, pre
 from .protocol import (
     BankTools,
     discoverable,
-    discoverable_methods,
     parse_arguments,
     tau2_method_names,
     unexpected_parameter,
@@ -29,11 +27,6 @@ from .protocol import (
 @tau2_method_names
 class KnowledgeUserTools(BankTools):
     """The simulated customer's tools; they act on the agent's DB (tau2 shares one DB object)."""
-
-    @classmethod
-    def discoverable_tools(cls) -> dict[str, Callable[..., Any]]:
-        """The user discoverable tools by name (unbound functions)."""
-        return discoverable_methods(cls)
 
     def _not_given(self, name: str) -> str | None:
         if not found(self.t.query("user_discoverable_tools", by_field("tool_name", name))):
