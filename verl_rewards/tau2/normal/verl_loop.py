@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from uuid import uuid4
 
-from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutput
+from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopMetrics, AgentLoopOutput
 from verl.experimental.agent_loop.tool_agent_loop import SPEC_DECODE_EXTRA_KEYS
 from verl.experimental.agent_loop.tool_parser import ToolParser
 from verl.tools.schemas import OpenAIFunctionCallSchema, OpenAIFunctionParsedSchema
@@ -232,7 +232,7 @@ class TurnLoop(AgentLoopBase):
             mm_processor_output=None,
             response_logprobs=stream.response_logprobs[: self.response_length] if stream.response_logprobs else None,
             num_turns=stream.user_turns + stream.assistant_turns + 1,
-            metrics=stream.metrics,
+            metrics=AgentLoopMetrics.model_validate(stream.metrics),
             routed_experts=(
                 stream.routed_experts[: len(prompt_ids) + self.response_length]
                 if stream.routed_experts is not None
