@@ -9,7 +9,7 @@ import gc
 import os
 import threading
 
-from verl_rewards.rewards.registry import reward
+from verl_rewards.rewards.decorators import reward
 
 #: set by the tests when they are done, so that slow conversions and blocking callbacks in threads end
 RELEASE = threading.Event()

@@ -87,12 +87,12 @@ def _watch_parent(parent_pid: int) -> None:
 
 
 def _init_child(modules: Sequence[str]) -> None:
-    """Import the configured reward modules (the engine adds ``verl_rewards.builtins``)."""
+    """Import the configured reward modules (the engine adds ``verl_rewards.catalog``)."""
     load_modules(list(modules))
 
 
 def _resolve(name: str) -> RewardSpec:
-    """The registered reward ``name`` (the runner's modules, ``verl_rewards.builtins`` among them, registered it)."""
+    """The registered reward ``name`` (the runner's modules, ``verl_rewards.catalog`` among them, registered it)."""
     return get_reward(name)
 
 
