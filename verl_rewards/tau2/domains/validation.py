@@ -21,6 +21,7 @@ kept as text in the form ``str(date)`` / ``str(datetime)`` give, which is what t
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import math
 import re
@@ -49,6 +50,10 @@ class Model:
     name: str
     fields: tuple[FieldSpec, ...]
     extra: Literal["ignore", "forbid"] = "ignore"
+    names: frozenset[str] = dataclasses.field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "names", frozenset(spec[0] for spec in self.fields))
 
 
 class FieldError(Exception):
@@ -264,15 +269,20 @@ def _check_model(model: Model, data: Any, errors: list[_Err]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, kind, default in model.fields:
         if name in data:
-            out[name] = _check(kind, data[name], (name,), errors)
+            value = data[name]
+            try:  # inlined _check: this loop runs for every field of every record of a DB file
+                out[name] = kind(value)
+            except FieldError as bad:
+                errors.append(((name,), bad.msg, bad.kind, value))
+            except _Invalid as nested:
+                errors.extend(((name, *where), msg, kind_, input_) for where, msg, kind_, input_ in nested.errors)
         elif default is REQUIRED:
             errors.append(((name,), "Field required", "missing", data))
         else:
             out[name] = default() if callable(default) else default
-    if model.extra == "forbid":
-        known = {spec[0] for spec in model.fields}
+    if model.extra == "forbid" and not model.names.issuperset(data):
         for key, value in data.items():
-            if key not in known:
+            if key not in model.names:
                 errors.append(((str(key),), "Extra inputs are not permitted", "extra_forbidden", value))
     return out
 
