@@ -24,6 +24,7 @@ from ..scoring.decoding import DecodeBatcher
 from ..scoring.executors.process import shared_runner
 from ..scoring.executors.threads import thread_executor
 from ..scoring.extras import ExtraKeys
+from ..scoring.recorded import TRAJECTORY_KEY, trajectory_text
 from ..scoring.result import ScoreResult, ScoreResultError
 from ..scoring.sample import Sample
 from ..scoring.spec import get_reward, registered_names
@@ -72,7 +73,8 @@ class ScoringCore:
                 f"got {config.fallback_reward}"
             )
         try:
-            self.keys = ExtraKeys([*config.extra_keys, *config.contribution.extra_keys, *declared_keys])
+            recorded = [TRAJECTORY_KEY] if config.record_trajectory else []
+            self.keys = ExtraKeys([*config.extra_keys, *config.contribution.extra_keys, *declared_keys, *recorded])
         except ValueError as exc:
             raise ManagerConfigError(str(exc)) from None
         self._semaphores: dict[int, asyncio.Semaphore] = {}
@@ -147,6 +149,8 @@ class ScoringCore:
             "step_error": int(sample.step_error),
             **contrib.extras,
         }
+        if self.config.record_trajectory:
+            extra[TRAJECTORY_KEY] = trajectory_text(sample)
         for key, value in result.components.items():
             if key not in extra:
                 extra[key] = value
