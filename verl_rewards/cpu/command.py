@@ -718,7 +718,7 @@ def run(args: argparse.Namespace) -> int:
     except SmokeError as exc:
         print(f"smoke: FAILED at stage {exc.stage}: {exc}", file=sys.stderr)
         return 1
-    _summary(out, args.steps, records, setup_s, run_s, time.monotonic() - started, args.wandb)
+    _summary(out, args.steps, records, setup_s, run_s, time.monotonic() - started, args.wandb, bool(sft_losses))
     if sft_losses:
         print(f"  SFT         {sft_checkpoint(out, len(sft_losses))} ({out / 'sft_metrics.jsonl'})")
         print(f"  {'SFT train/loss by step':<40} {', '.join(f'{x:.4g}' for x in sft_losses)}")
@@ -756,7 +756,14 @@ _SHOWN_ENV = (
 
 
 def _summary(
-    out: Path, steps: int, records: Sequence[Mapping[str, Any]], setup_s: float, run_s: float, total_s: float, wb: bool
+    out: Path,
+    steps: int,
+    records: Sequence[Mapping[str, Any]],
+    setup_s: float,
+    run_s: float,
+    total_s: float,
+    wb: bool,
+    sft: bool = False,
 ) -> None:
     timings = stage_timings(records)
     in_steps = timings.get("steps total", 0.0) + timings.get("validation", 0.0)
@@ -767,10 +774,12 @@ def _summary(
     print(f"  command     {out / 'command.sh'}")
     if wb:
         print(f"  wandb       {out / 'wandb'} (offline)")
-    print(f"  time        {total_s:.0f} s: set-up {setup_s:.0f} s, main_ppo {run_s:.0f} s")
+    ran = "SFT + main_ppo" if sft else "main_ppo"
+    print(f"  time        {total_s:.0f} s: set-up {setup_s:.0f} s, {ran} {run_s:.0f} s")
     for name, seconds in timings.items():
         print(f"    {name:<34} {seconds:7.1f} s")
-    print(f"    {'Ray, actors and models starting':<34} {max(0.0, run_s - in_steps):7.1f} s (the rest of main_ppo)")
+    rest = "SFT stage, Ray, actors and models starting" if sft else "Ray, actors and models starting"
+    print(f"    {rest:<34} {max(0.0, run_s - in_steps):7.1f} s (the rest of {ran})")
     train = [r["data"] for r in records if "actor/grad_norm" in (r.get("data") or {})]
     last: Mapping[str, Any] = train[-1] if train else {}
     first: Mapping[str, Any] = train[0] if train else {}

@@ -140,7 +140,7 @@ class ScoringCore:
             total = read_float(result.score + bonus)
             if total is None:  # the bonus alone is out of range: the fallback without it
                 bonus, total = 0.0, result.score
-        extra = {
+        extra: dict[str, Any] = {
             "base_score": result.score,
             "contrib": bonus,
             "reward_error": error,
