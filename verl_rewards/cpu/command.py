@@ -308,18 +308,20 @@ class SftPlan:
 
 
 def _sft_data(family: str, domain: str, mode: str, data_dir: str, split: str, out: Path, steps: int) -> SftPlan:
-    """``export-sft gold`` of the smoke's split (the tasks the GRPO stage trains on) into ``out/<split>.parquet``."""
+    """``verl-rewards export-sft gold`` of the smoke's split (the tasks the GRPO stage trains on), run as a user
+    would, into ``out/<split>.parquet``."""
     import pandas as pd
 
-    from ..gold.export import ExportError, export_gold
-
-    try:
-        report = export_gold(family, domain, split, out, mode=mode, data_dir=data_dir, force=True, progress=False)
-    except ExportError as exc:
-        raise SmokeError("set-up", f"--sft: export-sft gold {family} {domain} {split}: {exc}") from None
-    frame = pd.read_parquet(report.out)
+    cmd = [sys.executable, "-m", "verl_rewards.cli", "export-sft", "gold", family, "--domain", domain, "--split", split,
+           "--mode", mode, "--data-dir", data_dir, "--out", str(out), "--force"]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SmokeError("set-up", f"--sft: export-sft gold failed ({shlex.join(cmd)}):\n{proc.stderr[-2000:]}")
+    dropped = re.search(r"; dropped (\d+)", proc.stdout)
+    frame = pd.read_parquet(out / f"{split}.parquet")
     texts = [*frame["messages_json"], *dict.fromkeys(frame["tools_json"])]
-    return SftPlan(Path(report.out), len(frame), report.dropped, texts, steps, min(2, len(frame)))
+    return SftPlan(out / f"{split}.parquet", len(frame), int(dropped.group(1)) if dropped else 0, texts, steps,
+                   min(2, len(frame)))  # fmt: skip
 
 
 def sft_env(plan: SftPlan, out: Path) -> dict[str, str]:
@@ -778,7 +780,7 @@ def _summary(
     print(f"  time        {total_s:.0f} s: set-up {setup_s:.0f} s, {ran} {run_s:.0f} s")
     for name, seconds in timings.items():
         print(f"    {name:<34} {seconds:7.1f} s")
-    rest = "SFT stage, Ray, actors and models starting" if sft else "Ray, actors and models starting"
+    rest = "SFT, Ray, actors, models starting" if sft else "Ray, actors and models starting"
     print(f"    {rest:<34} {max(0.0, run_s - in_steps):7.1f} s (the rest of {ran})")
     train = [r["data"] for r in records if "actor/grad_norm" in (r.get("data") or {})]
     last: Mapping[str, Any] = train[-1] if train else {}
