@@ -25,7 +25,8 @@ from ...schemas import load_schema_file
 from ...toolkit import ToolSpec
 from . import retrieval
 from .common import TABLES, normalize_db
-from .tools import KnowledgeTools, KnowledgeUserTools
+from .tools import KnowledgeTools
+from .user_tools import KnowledgeUserTools
 
 DOMAIN = "banking_knowledge"
 
