@@ -55,6 +55,19 @@ def test_tau2_rewards_package_is_now_tau2_evaluators():
     assert ComponentResult is common.ComponentResult
 
 
+@pytest.mark.parametrize(
+    "old,new",
+    [
+        ("verl_rewards.rewards.process", "verl_rewards.scoring.executors.process"),
+        ("verl_rewards.scoring.threads", "verl_rewards.scoring.executors.threads"),
+    ],
+)
+def test_executor_modules_moved_to_scoring_executors(old, new):
+    moved = importlib.import_module(new)
+    with pytest.warns(DeprecationWarning, match=f"{old} is deprecated; use {new}"):
+        assert _import_fresh(old) is moved
+
+
 def test_tau2_tau_bench_reward_function_was_tau_bench_reward():
     import verl_rewards.tau2 as tau2
     from verl_rewards.tau2 import tau_bench as module

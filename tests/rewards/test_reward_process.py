@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from verl_rewards.rewards.process import ProcessRunner, RemoteRewardError
+from verl_rewards.scoring.executors.process import ProcessRunner, RemoteRewardError
 
 from repo_paths import SUPPORT
 
@@ -360,7 +360,7 @@ def test_idle_worker_killed_from_outside_is_replaced():
 
 
 def test_hung_worker_deaf_to_sigterm_does_not_stall_calls_in_other_workers(tmp_path, monkeypatch):
-    from verl_rewards.rewards import process
+    from verl_rewards.scoring.executors import process
 
     monkeypatch.setattr(process, "_KILL_GRACE_S", 600.0)  # the deaf worker outlives every call below
     pid_file = tmp_path / "pid"

@@ -41,7 +41,7 @@ def h_forge(final_response: str) -> float:
     if final_response == "forge":
         import multiprocessing.connection
 
-        from verl_rewards.rewards.process import encode_reply
+        from verl_rewards.scoring.executors.process import encode_reply
 
         for obj in gc.get_objects():
             if isinstance(obj, multiprocessing.connection.Connection) and not obj.closed:

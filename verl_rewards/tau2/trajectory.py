@@ -18,7 +18,6 @@ __getattr__ = moved_module(
         "ROLES",
         "ToolCall",
         "check_tool_name",
-        "describe_call",
         "pair_tool_calls",
         "parse_arguments",
         "parse_messages",

@@ -1,18 +1,21 @@
-"""verl's ``tau2_agent`` loop: tau2 normal mode inside the rollout, built on verl's ``ToolAgentLoop``.
+"""verl's ``tau2_agent`` loop: tau2 normal mode inside the rollout, on verl's public ``AgentLoopBase``.
 
 The plugin registers it in verl's agent-loop registry (:mod:`verl_rewards.plugin`); a row selects it with
-``agent_name: tau2_agent`` (``verl-rewards prepare tau2 --mode normal`` writes such rows). ``ToolAgentLoop`` does
-the tokenisation (continuous tokens), generation, tool-call parsing and the assistant message; where it would run
-the tools or end on a text reply, the conversation engine (:mod:`.conversation`) plays the turn instead: tool calls
-run on the trajectory's environment, text goes to the simulated user, whose answer comes back as a ``user``
-message. Token masks: the agent's own tokens 1, tool results and user messages 0 (never trained).
+``agent_name: tau2_agent`` (``verl-rewards prepare tau2 --mode normal`` writes such rows). The engine's loop
+(:class:`verl_rewards.engine.agent_loop.ConversationAgentLoop`, on :mod:`verl_rewards.engine.verl_loop`) does the
+tokenisation (verl's Continuous Token, exactly as verl's ``ToolAgentLoop``), generation, tool-call parsing and the
+assistant message; where ``ToolAgentLoop`` would run the tools or end on a text reply, the conversation engine
+(:mod:`verl_rewards.engine.conversation`, tau2's rule set) plays the turn instead: tool calls run on the
+trajectory's environment, text goes to the simulated user, whose answer comes back as a ``user`` message. Token
+masks: the agent's own tokens 1, tool results and user messages 0 (never trained).
 
 Configuration, Hydra keys under ``actor_rollout_ref.rollout.custom.tau2`` (``+`` prefix on the command line):
 
 ==================================  ===============================================================================
-``user.*``                          the user backend (:class:`~.users.UserConfig`: ``backend`` openai | policy |
-                                    scripted, ``base_url``, ``model``, ``api_key_env``, ``temperature``,
-                                    ``timeout_s``, ``retries``, ``max_concurrency``, ``seed``, ``scripts``, ...)
+``user.*``                          the user backend (:class:`~verl_rewards.engine.users.UserConfig`:
+                                    ``backend`` openai | policy | scripted, ``base_url``, ``model``,
+                                    ``api_key_env``, ``temperature``, ``timeout_s``, ``retries``,
+                                    ``max_concurrency``, ``seed``, ``scripts``, ...)
 ``max_steps``                       tau2's step limit (200, tau2's CLI default)
 ``max_errors``                      tau2's tool-error limit (10)
 ``enforce_communication_protocol``  false (tau2's default): a text + tool-call message runs its calls
