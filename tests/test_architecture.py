@@ -24,7 +24,7 @@ ALLOWED = {
     "builtins": {"scoring", "rewards", "toolrl", "tau2", "tau_bench"},
     "manager": {"scoring", "rewards", "builtins", "coerce", "contribution", "files"},
 }
-DRIVERS = {"cli", "check", "offline", "demo", "evaluation", "gold", "metrics", "plugin"}
+DRIVERS = {"cli", "commands", "check", "offline", "demo", "evaluation", "gold", "metrics", "plugin"}
 
 
 def _modules() -> dict[str, Path]:
