@@ -51,6 +51,7 @@ class ScoringCore:
         route: Callable[[Sample], Scorer],
         declared_keys: Iterable[str] = (),
         modules: Sequence[str] = (),
+        text_keys: Iterable[str] = (),
     ):
         self.tokenizer = tokenizer
         self.config = config
@@ -72,7 +73,7 @@ class ScoringCore:
                 f"got {config.fallback_reward}"
             )
         try:
-            self.keys = ExtraKeys([*config.extra_keys, *config.contribution.extra_keys, *declared_keys])
+            self.keys = ExtraKeys([*config.extra_keys, *config.contribution.extra_keys, *declared_keys], text_keys)
         except ValueError as exc:
             raise ManagerConfigError(str(exc)) from None
         self._semaphores: dict[int, asyncio.Semaphore] = {}
