@@ -5,6 +5,7 @@ main_ppo on the CPU with a tiny model), export-sft (verl multi-turn SFT data fro
 
 from __future__ import annotations
 
+import argparse
 import sys
 import warnings
 from collections.abc import Sequence
@@ -32,7 +33,19 @@ def build_parser() -> CliParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in COMMANDS:
         module.add_parser(sub).set_defaults(_run=module.run)
+    _describe(parser)
     return parser
+
+
+def _describe(parser: argparse.ArgumentParser) -> None:
+    """Give every (sub)command without a description of its own its one-line help as one."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {choice.dest: choice.help for choice in action._choices_actions}
+            for name, sub in action.choices.items():
+                if not sub.description:
+                    sub.description = helps.get(name)
+                _describe(sub)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

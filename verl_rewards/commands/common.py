@@ -69,7 +69,7 @@ def fail(command: str, exc: BaseException | str, flags: Mapping[str, str] | None
 
 
 #: API arguments of the data loaders and the flags that set them (every command with --data-dir)
-DATA_DIR_FLAGS = {"data_dir=": "--data-dir ", "data_dir": "--data-dir"}
+DATA_DIR_FLAGS = {"data_dir=": "--data-dir", "data_dir": "--data-dir"}
 
 
 def default_of(owner: Callable[..., Any] | type, name: str) -> Any:

@@ -66,7 +66,10 @@ def check_options(args: argparse.Namespace, benchmark: str) -> None:
     for other, spec in BENCHMARKS.items():
         given = [o for o in spec.own_options if other != benchmark and _given(args, o)]
         if given:
-            raise ValueError(f"{', '.join(given)}: {spec.label} options; {BENCHMARKS[benchmark].limits}")
+            this = BENCHMARKS[benchmark]
+            raise ValueError(
+                f"{', '.join(given)}: {spec.label} options; a {this.label} run takes none of them ({this.limits})"
+            )
     if benchmark == "tau2" and args.task_ids and args.split:
         raise ValueError("give --task-ids or --split, not both")
 
