@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -264,11 +263,11 @@ def run(args: argparse.Namespace) -> int:
     )
 
 
-def _all_failed_exit(outcomes: list, all_failed: Callable[[list], str | None] | None = None) -> int:
+def _all_failed_exit(outcomes: list) -> int:
     """1 with the first cause on stderr when every simulation ended at an endpoint (a typo'd model name, a
     dead server), else 0."""
-    if all_failed is None:
-        from ..tau2.normal.simulate import all_failed
+    from ..tau2.normal.simulate import all_failed
+
     message = all_failed(outcomes)
     if message is None:
         return 0
