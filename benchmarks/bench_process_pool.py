@@ -23,7 +23,7 @@ REWARDS = os.path.join(HERE, "cpu_rewards.py")
 
 def _pebble_call(text: str) -> float:
     """The pebble side's task: look the reward up in the worker's registry and call it, as ProcessRunner does."""
-    from verl_rewards.rewards.registry import get_reward
+    from verl_rewards.rewards.decorators import get_reward
 
     return get_reward("bench_trivial").invoke(final_response=text)
 

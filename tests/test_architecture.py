@@ -21,8 +21,8 @@ ALLOWED = {
     "toolrl": {"scoring", "rewards", "coerce", "files"},
     "tau2": {"scoring", "rewards", "coerce", "files"},
     "tau_bench": {"scoring", "rewards", "coerce", "files", "tau2"},
-    "builtins": {"scoring", "rewards", "toolrl", "tau2", "tau_bench"},
-    "manager": {"scoring", "rewards", "builtins", "coerce", "contribution", "files"},
+    "catalog": {"scoring", "rewards", "toolrl", "tau2", "tau_bench"},
+    "manager": {"scoring", "rewards", "catalog", "coerce", "contribution", "files"},
 }
 DRIVERS = {"cli", "commands", "check", "offline", "demo", "evaluation", "gold", "metrics", "plugin"}
 

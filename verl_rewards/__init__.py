@@ -5,7 +5,7 @@ Importing this package is cheap and does not import verl. The verl plugin lives 
 """
 
 from .contribution import ContributionConfig, compute_contribution, contrib_binary, contrib_value_delta
-from .rewards.registry import BaseReward, reward
+from .rewards.decorators import BaseReward, reward
 
 __version__ = "0.1.0"
 

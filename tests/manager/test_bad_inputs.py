@@ -100,7 +100,7 @@ def test_score_beyond_float32_is_an_invalid_score(small_tokenizer_dir, small_tok
 def test_rebuilt_cores_share_one_process_pool(small_tokenizer_dir, small_tokenizer):
     import gc
 
-    from verl_rewards.rewards import process
+    from verl_rewards.scoring.executors import process
 
     tok = small_tokenizer
     module = SUPPORT / "reward_fns_process.py"

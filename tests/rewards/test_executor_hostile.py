@@ -12,8 +12,8 @@ import threading
 
 import pytest
 
+from verl_rewards.scoring.executors.threads import ThreadExecutor
 from verl_rewards.scoring.loading import load_module
-from verl_rewards.scoring.threads import ThreadExecutor
 
 from manager_support import make_batch
 from repo_paths import SUPPORT
@@ -188,7 +188,7 @@ def test_timed_out_async_reward_leaves_no_unretrieved_future_exception(caplog):
 def test_past_the_hung_thread_cap_sync_rewards_move_to_the_process_executor(
     small_tokenizer_dir, small_tokenizer, hostile, caplog
 ):
-    from verl_rewards.scoring import threads
+    from verl_rewards.scoring.executors import threads
 
     mgr = _manager(small_tokenizer_dir, small_tokenizer, reward_fn="h_hang", timeout_s=0.5)
     executor = threads.thread_executor()

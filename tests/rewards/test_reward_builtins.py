@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from verl_rewards.rewards.builtin import (
+from verl_rewards.rewards.decorators import get_reward
+from verl_rewards.rewards.text import (
     MAX_TEXT_CHARS,
     length_penalty,
     normalize_answer,
@@ -15,7 +16,6 @@ from verl_rewards.rewards.builtin import (
     qa_f1,
     qa_scores,
 )
-from verl_rewards.rewards.registry import get_reward
 
 
 @pytest.mark.parametrize(

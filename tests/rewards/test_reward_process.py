@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from verl_rewards.rewards.process import ProcessRunner, RemoteRewardError
+from verl_rewards.scoring.executors.process import ProcessRunner, RemoteRewardError
 
 from repo_paths import SUPPORT
 
@@ -64,7 +64,7 @@ async def meet(runner: ProcessRunner, folder: Path, n: int = 2) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def runner():
-    r = ProcessRunner(max_workers=2, modules=[FNS, "verl_rewards.rewards.builtin"])
+    r = ProcessRunner(max_workers=2, modules=[FNS, "verl_rewards.rewards.text"])
     yield r
     r.close()
 
@@ -95,7 +95,7 @@ def test_builtin_reward_by_module_name(runner):
 
 
 def test_listed_builtins_are_registered_in_workers_and_unknown_names_fail():
-    with ProcessRunner(max_workers=1, modules=[FNS, "verl_rewards.builtins"]) as r:  # as the engine lists them
+    with ProcessRunner(max_workers=1, modules=[FNS, "verl_rewards.catalog"]) as r:  # as the engine lists them
         assert run(r, "proc_test_trivial", final_response="x") == 1.0
         out = run(r, "qa_em", timeout_s=60.0, final_response="The answer.", ground_truth=["an answer", "x"])
         assert out["reward"] == 1.0
@@ -360,7 +360,7 @@ def test_idle_worker_killed_from_outside_is_replaced():
 
 
 def test_hung_worker_deaf_to_sigterm_does_not_stall_calls_in_other_workers(tmp_path, monkeypatch):
-    from verl_rewards.rewards import process
+    from verl_rewards.scoring.executors import process
 
     monkeypatch.setattr(process, "_KILL_GRACE_S", 600.0)  # the deaf worker outlives every call below
     pid_file = tmp_path / "pid"

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from verl_rewards.scoring.threads import ThreadExecutor
+from verl_rewards.scoring.executors.threads import ThreadExecutor
 
 from manager_support import build_manager, make_batch
 

@@ -9,7 +9,7 @@ import gc
 import os
 import threading
 
-from verl_rewards.rewards.registry import reward
+from verl_rewards.rewards.decorators import reward
 
 #: set by the tests when they are done, so that slow conversions and blocking callbacks in threads end
 RELEASE = threading.Event()
@@ -41,7 +41,7 @@ def h_forge(final_response: str) -> float:
     if final_response == "forge":
         import multiprocessing.connection
 
-        from verl_rewards.rewards.process import encode_reply
+        from verl_rewards.scoring.executors.process import encode_reply
 
         for obj in gc.get_objects():
             if isinstance(obj, multiprocessing.connection.Connection) and not obj.closed:

@@ -8,7 +8,7 @@ import signal
 import threading
 import time
 
-from verl_rewards.rewards.registry import reward
+from verl_rewards.rewards.decorators import reward
 
 
 @reward(name="proc_test_cpu")

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import builtins
+from .. import catalog
 from ..coerce import finite_float, parse_bool
 from ..contribution import ContributionConfig, ContributionConfigError
 from ..scoring.contract import ConfigError, DecodeConfig, Scorer
@@ -49,7 +49,7 @@ ENGINE_KEYS = frozenset(
 
 def known_keys() -> frozenset[str]:
     """Every valid top-level key: the engine's and one section per registered reward family."""
-    builtins.load()
+    catalog.register_builtins()
     return ENGINE_KEYS | {family.name for family in families()}
 
 
@@ -216,7 +216,7 @@ def family_scorer(family: Family, settings: ManagerConfig, tokenizer: Any = None
 def configured_family_scorers(settings: ManagerConfig, tokenizer: Any = None) -> dict[str, Scorer]:
     """The scorer of every family whose section is configured: each section is validated whatever scores the rows
     (a custom function, ``reward_fn``), so a typo there stops the run at start-up."""
-    builtins.load()
+    catalog.register_builtins()
     return {f.name: family_scorer(f, settings, tokenizer) for f in families() if settings.section(f.name) is not None}
 
 

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .. import catalog
 from ..coerce import read_float
 from ..scoring.contract import RewardInputError, Scorer, ScoringContext
 from ..scoring.decoding import DecodeBatcher
@@ -89,7 +90,7 @@ class ScoringCore:
     def _process_runner(self) -> Any:
         """The worker processes for ``executor=process`` (shared by every engine with the same modules)."""
         if self._runner is None:
-            self._runner = shared_runner((*self._modules, "verl_rewards.builtins"), owner=self)
+            self._runner = shared_runner((*self._modules, catalog.MODULE), owner=self)
         return self._runner
 
     def _semaphore(self) -> asyncio.Semaphore:

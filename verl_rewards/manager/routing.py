@@ -9,7 +9,7 @@ Order of precedence, first match wins:
 3. ``reward.reward_kwargs.reward_fn`` (the default registered reward);
 4. a custom function configured in verl (``reward.custom_reward_function.path``; legacy API: the
    ``compute_score`` argument) — a plain function, or a ``@reward`` function / ``BaseReward`` class;
-5. a built-in reward family whose data sources match (:mod:`verl_rewards.builtins`: ToolRL for sources
+5. a built-in reward family whose data sources match (:mod:`verl_rewards.catalog`: ToolRL for sources
    containing ``"rlla"``, tau2 for ``tau2/<domain>``, tau-bench v1 for ``tau_bench/<domain>``);
 6. verl's ``default_compute_score`` (gsm8k, math, ...), which raises for unknown sources — reported as a
    scoring failure with the sample id.
@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import builtins
-from ..rewards.registry import BaseReward, RewardFunction, RewardRegistryError, get_reward, registered_names
+from .. import catalog
+from ..rewards.decorators import BaseReward, RewardFunction, RewardRegistryError, get_reward, registered_names
 from ..scoring.contract import RewardInputError, Scorer, ScoringContext
 from ..scoring.families import Family, families
 from ..scoring.loading import RewardModuleError, load_modules
@@ -87,7 +87,7 @@ class Router:
         custom_path: str | None = None,
         tokenizer: Any = None,
     ):
-        builtins.load()
+        catalog.register_builtins()
         self.config = config
         self.tokenizer = tokenizer
         self._named: dict[str, Scorer] = {}

@@ -1,7 +1,16 @@
-"""Moved to :mod:`verl_rewards.scoring.executors.process`; this name stays the same module object."""
+"""Deprecated (removed in 0.3.0): moved to :mod:`verl_rewards.scoring.executors.process`.
+
+Importing this name warns once and gives that very module.
+"""
 
 import sys
+import warnings
 
-from ..scoring.executors import process as _process
+from ..scoring.executors import process as _moved
 
-sys.modules[__name__] = _process
+warnings.warn(
+    "verl_rewards.rewards.process is deprecated; use verl_rewards.scoring.executors.process",
+    DeprecationWarning,
+    stacklevel=2,
+)
+sys.modules[__name__] = _moved

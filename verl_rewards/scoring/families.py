@@ -3,7 +3,7 @@
 A family (ToolRL for sources containing ``"rlla"``, tau2 for ``tau2/<domain>``, tau-bench v1 for
 ``tau_bench/<domain>``) is a :class:`Family`: how it recognises a data source, how it builds its scorer from its
 ``reward.reward_kwargs.<name>`` section (raising :class:`~verl_rewards.scoring.contract.ConfigError` for a bad
-option) and every extra key its scorer may report. :mod:`verl_rewards.builtins` registers the built-in families
+option) and every extra key its scorer may report. :mod:`verl_rewards.catalog` registers the built-in families
 explicitly, in the order they are tried.
 """
 
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .contract import Scorer
+from .registries import register_unique
 
 
 @dataclass(frozen=True)
@@ -33,11 +34,18 @@ _FAMILIES: dict[str, Family] = {}
 _LOCK = threading.Lock()
 
 
-def register_family(family: Family) -> Family:
-    """Add ``family`` (again under the same name: replaced in place, keeping its position)."""
+def register_family(family: Family, *, replace: bool = False) -> Family:
+    """Add ``family``, tried after those registered before it. The same family again is a no-op; a different one
+    under a taken name is an error unless ``replace`` (it then takes the old one's place in the order)."""
     with _LOCK:
-        _FAMILIES[family.name] = family
-    return family
+        return register_unique(
+            _FAMILIES,
+            family.name,
+            family,
+            kind="reward family",
+            replace=replace,
+            hint="register_family(..., replace=True)",
+        )
 
 
 def families() -> list[Family]:

@@ -92,7 +92,3 @@ class EnvPool:
             else:
                 self._created -= 1
             cond.notify()
-
-    @property
-    def in_use(self) -> int:
-        return len(self._held)

@@ -157,11 +157,6 @@ def read_step(row: Mapping[str, Any], meta_info: Mapping[str, Any], extra_info: 
     return 0, bad
 
 
-def resolve_step(row: Mapping[str, Any], meta_info: Mapping[str, Any], extra_info: Mapping[str, Any]) -> int:
-    """:func:`read_step` without the flag."""
-    return read_step(row, meta_info, extra_info)[0]
-
-
 def _ground_truth(row: Mapping[str, Any]) -> Any:
     rm = _as_dict(row.get("reward_model"))
     if "ground_truth" in rm:

@@ -1,18 +1,21 @@
 """A reward as the scorer runs it (:class:`RewardSpec`), and the process-wide registry of named rewards.
 
 Every way to define a reward ends as one ``RewardSpec``: a ``@reward`` function or a ``BaseReward`` class
-(:mod:`verl_rewards.rewards.registry`, registered under a name), a reward family's scoring function, and a
+(:mod:`verl_rewards.rewards.decorators`, registered under a name), a reward family's scoring function, and a
 plain verl-style ``compute_score`` (:func:`spec_from_callable`, unregistered). The spec records the callable's
 parameters once, so inputs are resolved by name (:mod:`verl_rewards.scoring.inputs`) the same way for all.
 
 Names are case-insensitive. Registering a second, different reward under a taken name is an error; loading
-the same module twice is not.
+the same module twice is not (the rule of every registry here, :mod:`.registries`). A renamed reward keeps its old
+name for one release as a deprecated alias (:func:`deprecated_alias`): looking it up gives the reward and logs a
+warning, once per name.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
+import logging
 import os
 import threading
 from collections.abc import Callable, Mapping
@@ -21,6 +24,7 @@ from typing import Any
 
 from .contract import RESPONSE_DECODE, DecodeConfig
 from .executors.base import EXECUTORS
+from .registries import register_unique
 from .result import TUPLE_KEYS
 
 
@@ -87,7 +91,10 @@ class RewardSpec:
 
 
 _REGISTRY: dict[str, RewardSpec] = {}
+_ALIASES: dict[str, str] = {}  # deprecated name -> the current name (both lower-case)
+_ALIASES_WARNED: set[str] = set()
 _LOCK = threading.RLock()
+logger = logging.getLogger(__name__)
 
 
 def _origin(obj: Any) -> str:
@@ -103,22 +110,43 @@ def register(spec: RewardSpec) -> RewardSpec:
     """Add ``spec`` to the registry; a different reward under the same name is an error."""
     key = spec.name.lower()
     with _LOCK:
-        existing = _REGISTRY.get(key)
-        if existing is not None and existing.origin != spec.origin:
+        if key in _ALIASES:
             raise RewardRegistryError(
-                f"reward name {spec.name!r} is already registered by {existing.origin}; "
-                f"cannot register {spec.origin} under the same name"
+                f"reward name {spec.name!r} is a deprecated alias of {_ALIASES[key]!r}; choose another name"
             )
-        _REGISTRY[key] = spec
-    return spec
+        return register_unique(
+            _REGISTRY,
+            key,
+            spec,
+            kind="reward",
+            same=lambda old, new: old.origin == new.origin,
+            describe=lambda s: s.origin,
+            error=RewardRegistryError,
+        )
+
+
+def deprecated_alias(old: str, new: str) -> None:
+    """Let ``old`` (a reward's name before a rename) find the reward ``new``, with a warning logged once."""
+    key = old.lower()
+    with _LOCK:
+        if key in _REGISTRY:
+            raise RewardRegistryError(f"cannot make {old!r} an alias: a reward of that name is registered")
+        _ALIASES[key] = new.lower()
 
 
 def get_reward(name: str) -> RewardSpec:
-    """The reward registered as ``name`` (case-insensitive)."""
+    """The reward registered as ``name`` (case-insensitive), or the reward a deprecated alias names."""
+    key = str(name).lower()
     with _LOCK:
-        spec = _REGISTRY.get(str(name).lower())
+        spec = _REGISTRY.get(key)
+        alias = _ALIASES.get(key) if spec is None else None
+        if alias is not None:
+            spec = _REGISTRY.get(alias)
         if spec is None:
             raise RewardRegistryError(f"no reward named {name!r}; registered: {sorted(_REGISTRY)}")
+        if alias is not None and key not in _ALIASES_WARNED:
+            _ALIASES_WARNED.add(key)
+            logger.warning("reward name %r is deprecated (removed in 0.3.0); use %r", key, alias)
         return spec
 
 

@@ -1,7 +1,16 @@
-"""Moved to :mod:`verl_rewards.scoring.executors.threads`; this name stays the same module object."""
+"""Deprecated (removed in 0.3.0): moved to :mod:`verl_rewards.scoring.executors.threads`.
+
+Importing this name warns once and gives that very module.
+"""
 
 import sys
+import warnings
 
-from .executors import threads as _threads
+from .executors import threads as _moved
 
-sys.modules[__name__] = _threads
+warnings.warn(
+    "verl_rewards.scoring.threads is deprecated; use verl_rewards.scoring.executors.threads",
+    DeprecationWarning,
+    stacklevel=2,
+)
+sys.modules[__name__] = _moved

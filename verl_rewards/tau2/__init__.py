@@ -14,19 +14,23 @@ Public API:
   :class:`DomainSpec` in the registry: :func:`available_domains`, :func:`domain_spec` ``(name)``,
   :func:`register` ``(spec)`` for another domain.
 * :func:`evaluate_trajectory` — tau2's evaluator (DB, ENV_ASSERTION, ACTION, COMMUNICATE, NL_ASSERTION).
-* :func:`tau_bench_reward` — tau-bench's DB-hash + required-outputs reward.
+* :func:`tau2_tau_bench_reward` — tau-bench's DB-hash + required-outputs reward on tau2 tasks (tau-bench's own
+  data and reward: :mod:`verl_rewards.tau_bench`). ``tau_bench_reward`` is its deprecated alias.
 
 The trajectory format is described in :mod:`verl_rewards.tau2.trajectory`. Training with verl's tool agent
 loop: :mod:`.data` (``verl-rewards prepare tau2``: parquet + tool config), :mod:`.verl_tools` (verl ``BaseTool``
 adapters; imports verl, so it is not imported here) and :mod:`.verl_scorer` (the rewards of the manager).
 """
 
+import warnings
+from typing import Any
+
 from .domain import Domain, load_domain
 from .domain_spec import DomainSpec
 from .environment import Environment
 from .evaluator import EvaluationResult, evaluate_trajectory
 from .registry import available_domains, domain_spec, register
-from .tau_bench import TauBenchResult, tau_bench_reward
+from .tau_bench import TauBenchResult, tau2_tau_bench_reward
 
 __all__ = [
     "Domain",
@@ -39,5 +43,17 @@ __all__ = [
     "evaluate_trajectory",
     "load_domain",
     "register",
-    "tau_bench_reward",
+    "tau2_tau_bench_reward",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``tau_bench_reward``: deprecated alias of :func:`tau2_tau_bench_reward` (removed in 0.3.0)."""
+    if name == "tau_bench_reward":
+        warnings.warn(
+            "verl_rewards.tau2.tau_bench_reward is deprecated; use verl_rewards.tau2.tau2_tau_bench_reward",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return tau2_tau_bench_reward
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

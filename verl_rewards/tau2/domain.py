@@ -428,7 +428,7 @@ class Domain:
 
         Every gold action is applied in order to a fresh env with the task's initial state; tool errors are
         recorded and ignored (tau2). Unlike tau2, the domain's sync hook runs after each action, as in a live
-        episode (see :mod:`verl_rewards.tau2.rewards.db`). ``skip_terminate`` leaves out terminate tools
+        episode (see :mod:`verl_rewards.tau2.evaluators.db`). ``skip_terminate`` leaves out terminate tools
         (tau-bench's replay). Gold actions of read-only tools are not run (:meth:`replay_gold`).
         The returned environment is shared and frozen (:meth:`Environment.freeze`): never step it.
         """

@@ -5,7 +5,7 @@ Order of operations:
 1. **Termination gate.** Only ``"agent_stop"`` and ``"user_stop"`` are scored; any other reason (``max_steps``,
    ``too_many_errors``, ``timeout``, ``agent_error`` ...) gives reward 0.0 with ``reward_basis=None``.
 2. A task without ``evaluation_criteria`` gives 1.0.
-3. Components (each in :mod:`verl_rewards.tau2.rewards`):
+3. Components (each in :mod:`verl_rewards.tau2.evaluators`):
 
    * ENV: when the task has neither ``actions`` nor ``env_assertions`` it passes (``db_match=True``). Otherwise the
      trajectory's mutating calls are replayed on a fresh env with the task's initial state and compared with the
@@ -33,12 +33,12 @@ from typing import Any
 from .domain import Domain, as_domain
 from .environment import Environment
 from .errors import NLJudgeRequiredError
-from .rewards.action import check_actions
-from .rewards.common import ComponentResult, predicted_env
-from .rewards.communicate import check_communicate
-from .rewards.db import check_db
-from .rewards.env_assertions import check_env_assertions
-from .rewards.nl_assertions import Judge, check_nl_assertions
+from .evaluators.action import check_actions
+from .evaluators.common import ComponentResult, predicted_env
+from .evaluators.communicate import check_communicate
+from .evaluators.db import check_db
+from .evaluators.env_assertions import check_env_assertions
+from .evaluators.nl_assertions import Judge, check_nl_assertions
 from .tasks import ACTION, COMMUNICATE, DB, ENV_ASSERTION, NL_ASSERTION, REWARD_TYPES
 from .trajectory import parse_messages, strip_history
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 
+from ..scoring.registries import register_unique
 from .domain_spec import DomainSpec
 from .domains import airline, banking_knowledge, mock, retail, telecom
 from .errors import UnknownDomainError
@@ -20,15 +21,14 @@ _lock = threading.Lock()
 
 
 def register(spec: DomainSpec, *, replace: bool = False) -> DomainSpec:
-    """Make ``spec`` loadable by its name. A second spec of the same name is refused unless ``replace``."""
+    """Make ``spec`` loadable by its name. The same spec again is a no-op; a different spec of a taken name is
+    refused unless ``replace``."""
     if not isinstance(spec, DomainSpec):
         raise TypeError(f"register() takes a DomainSpec, got {type(spec).__name__}")
     with _lock:
-        known = _specs.get(spec.name)
-        if known is not None and known is not spec and not replace:
-            raise ValueError(f"a tau2 domain named {spec.name!r} is already registered")
-        _specs[spec.name] = spec
-    return spec
+        return register_unique(
+            _specs, spec.name, spec, kind="tau2 domain", replace=replace, hint="register(spec, replace=True)"
+        )
 
 
 def available_domains() -> list[str]:

@@ -77,11 +77,6 @@ class BaseDB:
         self._collection_texts: dict[str, str] = {}
         self._hash: str | None = None
 
-    def record_text(self, collection: str, key: Any) -> str:
-        """Canonical JSON of one base record (cached)."""
-        chunks = self._serialised()
-        return chunks[collection][key]
-
     def _serialised(self) -> dict[str, Any]:
         if self._chunks is None:
             text = self.codec.record
@@ -229,13 +224,6 @@ class DBState:
         idx = len(self.base.data[collection]) + len(app) - 1
         self._overlay.setdefault(collection, {})[idx] = record
         return idx
-
-    def replace_all(self, data: dict[str, Any]) -> None:
-        """Replace the whole state (used by deep-merge initialisation); later reads see ``data``."""
-        self.base = BaseDB(data, self.base.codec)
-        self._overlay.clear()
-        self._added.clear()
-        self._appended.clear()
 
     # ------------------------------------------------------------- comparison
     def touched(self) -> dict[str, set[Any]]:

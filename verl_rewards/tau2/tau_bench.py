@@ -1,4 +1,4 @@
-"""The tau-bench (v1) reward on tau2 tasks: :func:`tau_bench_reward`.
+"""The tau-bench (v1) reward on tau2 tasks: :func:`tau2_tau_bench_reward` (the reward ``tau2_tau_bench``).
 
 This is tau-bench's formula applied to tau2's tasks and data. tau-bench's own environments, data and tasks are
 :mod:`verl_rewards.tau_bench`.
@@ -20,13 +20,14 @@ episode: ``terminated=False`` (ran out of steps) gives 0.0.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from .domain import Domain, as_domain
-from .rewards.common import predicted_env
-from .rewards.communicate import assistant_texts, info_met
+from .evaluators.common import predicted_env
+from .evaluators.communicate import assistant_texts, info_met
 from .trajectory import parse_messages, strip_history
 
 
@@ -39,7 +40,7 @@ class TauBenchResult:
     actions: list[dict[str, Any]] = field(default_factory=list)
 
 
-def tau_bench_reward(
+def tau2_tau_bench_reward(
     domain: Domain | str,
     task_id: Any,
     messages: Sequence[Any],
@@ -78,3 +79,15 @@ def tau_bench_reward(
         if not all(found.values()):
             reward = 0.0
     return TauBenchResult(reward=reward, info=info, actions=gold_actions)
+
+
+def __getattr__(name: str) -> Any:
+    """``tau_bench_reward``: deprecated alias of :func:`tau2_tau_bench_reward` (removed in 0.3.0)."""
+    if name == "tau_bench_reward":
+        warnings.warn(
+            "verl_rewards.tau2.tau_bench.tau_bench_reward is deprecated; use tau2_tau_bench_reward",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return tau2_tau_bench_reward
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

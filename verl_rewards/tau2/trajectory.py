@@ -87,10 +87,6 @@ class Pairing:
     orphan_tool_messages: list[Message] = field(default_factory=list)
 
 
-def _short(text: str, limit: int = 80) -> str:
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
 def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
     """``(arguments, None)`` for usable arguments, ``(None, reason)`` otherwise (see module doc)."""
     if raw is None:
@@ -257,11 +253,3 @@ def strip_history(messages: Sequence[Message], history: Sequence[Message]) -> li
     ):
         return body[len(hist) :]
     return body
-
-
-def describe_call(call: ToolCall) -> dict[str, Any]:
-    """A small JSON-able description of a call for result details."""
-    out: dict[str, Any] = {"id": call.id, "name": call.name, "requestor": call.requestor}
-    if call.error is not None:
-        out["error"] = _short(call.error, 200)
-    return out

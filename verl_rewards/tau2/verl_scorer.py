@@ -1,8 +1,10 @@
 """tau2 and tau-bench as rewards of the ``contribution`` manager.
 
 Rows whose ``data_source`` is ``tau2/<domain>`` (or ``tau2``) are scored by the tau2 evaluator on our own
-domain environments; ``reward.reward_kwargs.tau2.reward=tau_bench`` switches to the tau-bench reward. The
-rewards are also registered by name (``tau2``, ``tau_bench``) for ``reward_fn`` / ``reward_fn_by_source``.
+domain environments; ``reward.reward_kwargs.tau2.reward=tau_bench`` switches to tau-bench's formula on tau2 tasks.
+The rewards are also registered by name (``tau2``, ``tau2_tau_bench``; ``tau_bench`` is a deprecated alias of
+``tau2_tau_bench``, resolved with a warning logged once) for ``reward_fn`` / ``reward_fn_by_source``. (tau-bench on
+its own data is the family of :mod:`verl_rewards.tau_bench`, reward ``tau_bench_v1``.)
 
 What a row must carry:
 
@@ -46,13 +48,14 @@ from pathlib import Path
 from typing import Any
 
 from ..coerce import finite_float, parse_bool
-from ..rewards.registry import RewardSpec, reward
+from ..rewards.decorators import RewardSpec, reward
 from ..scoring.contract import ConfigError, Scorer
 from ..scoring.families import Family
 from ..scoring.runner import RewardScorer
+from ..scoring.spec import deprecated_alias
 from .domain import load_domain
 from .evaluator import NL_POLICIES, SCORED_TERMINATIONS, TERMINATION_REASONS, evaluate_trajectory
-from .tau_bench import tau_bench_reward
+from .tau_bench import tau2_tau_bench_reward
 
 COMPONENTS = ("DB", "ENV_ASSERTION", "ACTION", "COMMUNICATE", "NL_ASSERTION")
 TAU2_KEYS = ("db_match", *(f"tau2_{c.lower()}" for c in COMPONENTS))
@@ -74,6 +77,8 @@ EXTRA_KEYS = (*TAU2_KEYS, *TAU2_EVAL_KEYS, *TAU_BENCH_KEYS, PARTIAL_CREDIT_KEY)
 _OPTION_KEYS = {"data_dir", "reward", "nl_policy", "judge", "assertion_errors", "default_termination", "partial_credit"}
 #: ``tau2.partial_credit: true``: 0.7 actions, 0.2 env assertions, 0.1 communicate (as tau2 partial credit on slime)
 DEFAULT_PARTIAL_CREDIT = (("action", 0.7), ("env_assertion", 0.2), ("communicate", 0.1))
+#: ``tau2.reward`` (the formula) -> the registered reward of that formula
+REWARD_NAMES = {"tau2": "tau2", "tau_bench": "tau2_tau_bench"}
 
 
 class Tau2InputError(ValueError):
@@ -242,7 +247,7 @@ def score_tau2(
     domain = load_domain(domain_of(data_source, extra_info), options.data_dir)
     task_id = task_id_of(ground_truth, extra_info)
     if options.reward == "tau_bench":
-        tb_result = tau_bench_reward(domain, task_id, trajectory)
+        tb_result = tau2_tau_bench_reward(domain, task_id, trajectory)
         info = tb_result.info or {}
         return {
             "reward": float(tb_result.reward),
@@ -300,7 +305,7 @@ def _spec(name: str, options: Tau2Options) -> RewardSpec:
 def make_scorer(section: Mapping[str, Any] | None, tokenizer: Any = None) -> Scorer:
     """The scorer for ``tau2/<domain>`` rows, configured by ``reward.reward_kwargs.tau2``."""
     options = Tau2Options.from_config(section)
-    return RewardScorer(_spec(options.reward, options), executor="thread")
+    return RewardScorer(_spec(REWARD_NAMES[options.reward], options), executor="thread")
 
 
 @reward(name="tau2", extra_keys=TAU2_KEYS + TAU2_EVAL_KEYS, text_keys=TEXT_KEYS)
@@ -309,10 +314,13 @@ def tau2(trajectory: list, data_source: str, ground_truth: Any, extra_info: dict
     return score_tau2(trajectory, data_source, ground_truth, extra_info, Tau2Options())
 
 
-@reward(name="tau_bench", extra_keys=TAU_BENCH_KEYS)
-def tau_bench(trajectory: list, data_source: str, ground_truth: Any, extra_info: dict) -> dict:
-    """tau-bench reward (final DB hash vs gold replay, required outputs) with default options."""
+@reward(name="tau2_tau_bench", extra_keys=TAU_BENCH_KEYS)
+def tau2_tau_bench(trajectory: list, data_source: str, ground_truth: Any, extra_info: dict) -> dict:
+    """tau-bench's reward on tau2 tasks (final DB hash vs gold replay, required outputs), default options."""
     return score_tau2(trajectory, data_source, ground_truth, extra_info, Tau2Options(reward="tau_bench"))
+
+
+deprecated_alias("tau_bench", "tau2_tau_bench")  # its name before 0.2.0 (also the tau-bench v1 family's name)
 
 
 FAMILY = Family(name="tau2", matches=matches, make_scorer=make_scorer, extra_keys=EXTRA_KEYS, text_keys=TEXT_KEYS)

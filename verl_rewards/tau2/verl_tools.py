@@ -68,8 +68,8 @@ from verl.tools.schemas import (
 from .data import DONE_TOOL, done_schema
 from .domain import DATA_DIR_ENV, Domain, load_domain
 from .environment import Environment
+from .evaluators.action import compare_action
 from .registry import domain_spec
-from .rewards.action import compare_action
 from .tasks import Action, Task
 from .trajectory import ToolCall
 

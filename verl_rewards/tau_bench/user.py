@@ -3,15 +3,13 @@
 The simulated user's history starts as ``[system: user_system_prompt(instruction), user: GREETING]``; the
 model's reply to it is the episode's first observation (the agent never sees the greeting). Each agent
 ``respond`` text is appended as a ``user`` message and each simulator reply as an ``assistant`` message; the
-agent's tool calls are never shown. A reply containing :data:`STOP_TOKEN` anywhere ends the episode. No
+agent's tool calls are never shown. A reply containing :data:`~.environment.STOP_TOKEN` anywhere ends the episode. No
 temperature is set by tau-bench (the provider's default applies).
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-from .environment import STOP_TOKEN
 
 GREETING = "Hi! How can I help you today?"
 _RULES = """Rules:
@@ -49,8 +47,3 @@ def user_history(instruction: str | None, agent_texts: list[str], user_replies: 
     if len(agent_texts) == len(user_replies) and agent_texts:
         messages.append({"role": "user", "content": agent_texts[-1]})
     return messages
-
-
-def is_stop(reply: str) -> bool:
-    """True when a simulated user reply ends the episode (``###STOP###`` anywhere in it)."""
-    return STOP_TOKEN in reply

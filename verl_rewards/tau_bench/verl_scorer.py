@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..rewards.registry import RewardSpec, reward
+from ..rewards.decorators import RewardSpec, reward
 from ..scoring.contract import ConfigError, Scorer
 from ..scoring.families import Family
 from ..scoring.runner import RewardScorer

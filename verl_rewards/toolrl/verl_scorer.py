@@ -16,7 +16,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from ..rewards.registry import reward
+from ..rewards.decorators import reward
 from ..scoring.contract import ConfigError, DecodeConfig, Scorer
 from ..scoring.families import Family
 from ..scoring.runner import RewardScorer

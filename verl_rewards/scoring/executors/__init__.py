@@ -6,7 +6,9 @@ Both implement one interface, ``await executor.run_reward(spec, kwargs, timeout_
 * :class:`~.threads.ThreadExecutor` (``thread``): daemon threads; async rewards on a thread's own event loop;
   abandoned (timed-out) calls free their capacity;
 * :class:`~.process.ProcessRunner` (``process``): worker processes, killed and replaced when a call hangs or
-  crashes; its pipe waits run on a private :class:`~.threads.ThreadExecutor`.
+  crashes; its pipe waits run on a private :class:`~.threads.ThreadExecutor`. The pool, its queue and timeouts are
+  :mod:`.process`; its slots' state machine :mod:`.slots`; what runs in a worker process and the wire format
+  :mod:`.worker`.
 """
 
 from __future__ import annotations

@@ -1,13 +1,11 @@
 """Running sync rewards in worker processes: for CPU-bound rewards and rewards that use signals.
 
 :class:`ProcessRunner` keeps up to ``max_workers`` long-lived child processes (``spawn`` start method, so it is
-safe in processes with threads such as Ray actors). Each child imports the reward modules once, then serves
-jobs ``(request id, reward name, kwargs)`` over its own pipe, one at a time, in its main thread (so
-``signal.signal`` and ``signal.alarm`` work). Every reply carries the request id it answers and the pid of the
-process that sent it; a reply for another request (a reward that forked and whose copy wrote to the pipe, or any
-stray writer) is never handed to a caller: the call fails with :class:`RemoteRewardError` and the worker, whose
-pipe can no longer be trusted, is killed and replaced. A forked copy of a worker that returns from a reward
-exits at once instead of answering or reading jobs.
+safe in processes with threads such as Ray actors). What runs in a child, and the wire format, is
+:mod:`.worker`: jobs one at a time in the child's main thread (so ``signal.signal`` and ``signal.alarm`` work),
+every reply carrying the request id it answers and its sender's pid. A reply for another request (a reward that
+forked and whose copy wrote to the pipe, or any stray writer) is never handed to a caller: the call fails with
+:class:`RemoteRewardError` and the worker, whose pipe can no longer be trusted, is killed and replaced.
 
 Timeouts count from when a worker starts the call: starting a worker is never charged to a call (it is bounded
 by ``start_timeout_s``). Calls beyond ``max_workers`` wait in a FIFO queue; by default that wait is limited by
@@ -24,11 +22,11 @@ With ``normalise=True`` the worker also turns the reward's return value into a
 :class:`~verl_rewards.scoring.result.ScoreResult` (:func:`~verl_rewards.scoring.result.normalise_result`), so that
 this work, however slow, happens inside the call and under its timeout.
 
-Each of the ``max_workers`` slots is a small state machine (:class:`SlotState`: ``EMPTY``, ``STARTING``,
-``IDLE``, ``CLAIMED``, ``STOPPING``); every change is checked against the allowed transitions. Blocking pipe
-waits happen on a private :class:`~verl_rewards.scoring.executors.threads.ThreadExecutor` of ``max_workers``
-threads, never in the event loop; a runner can be used from several event loops (one after another or in
-different threads).
+Each of the ``max_workers`` slots is a small state machine (:mod:`.slots`, :class:`SlotState`: ``EMPTY``,
+``STARTING``, ``IDLE``, ``CLAIMED``, ``STOPPING``); every change is checked against the allowed transitions.
+Blocking pipe waits happen on a private :class:`~verl_rewards.scoring.executors.threads.ThreadExecutor` of
+``max_workers`` threads, never in the event loop; a runner can be used from several event loops (one after
+another or in different threads).
 """
 
 from __future__ import annotations
@@ -37,255 +35,35 @@ import asyncio
 import atexit
 import collections
 import concurrent.futures
-import enum
-import inspect
 import itertools
 import multiprocessing
-import multiprocessing.connection
 import multiprocessing.util  # noqa: F401  (imported before our atexit hook is registered, so ours runs first)
 import os
 import pickle
-import signal
 import threading
 import time
 import weakref
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from ..loading import load_modules
-from ..result import ScoreResult, normalise_result
-from ..spec import RewardSpec, get_reward
-from .base import RewardCallError, error_info, settle
+from ..result import ScoreResult
+from ..spec import RewardSpec
+from .base import error_info, settle
+from .slots import Slot, SlotState
 from .threads import ThreadExecutor
+from .worker import KILL_GRACE_S, Job, RemoteRewardError, WorkerProcess, encode_reply, stop_all
 
-__all__ = ["ProcessRunner", "RemoteRewardError", "encode_reply"]
+__all__ = ["ProcessRunner", "RemoteRewardError", "SlotState", "encode_reply"]
 
-_KILL_GRACE_S = 1.0  # how long a terminated (SIGTERM) worker gets before SIGKILL
-_PARENT_CHECK_S = 1.0  # how often a child checks that its parent is still alive
-_PICKLE_PROTOCOL = pickle.HIGHEST_PROTOCOL
-
-
-class RemoteRewardError(RewardCallError):
-    """A reward failed in a worker process: it raised, the worker died, or a value could not cross the pipe.
-
-    ``exc_type`` is the name of the child's exception type (``"WorkerDied"`` when the process died,
-    ``"MismatchedReply"`` for a reply to another request) and ``remote_traceback`` the child's formatted
-    traceback text; both are also part of the message.
-    """
+_KILL_GRACE_S = KILL_GRACE_S  # how long a terminated (SIGTERM) worker gets before SIGKILL (read at each stop)
 
 
 # --------------------------------------------------------------------------------------------- child side
 
 
-def _watch_parent(parent_pid: int) -> None:
-    """Exit the child when its parent is gone (even while a reward hangs in the main thread)."""
-    while True:
-        time.sleep(_PARENT_CHECK_S)
-        if os.getppid() != parent_pid:
-            os._exit(0)
-
-
-def _init_child(modules: Sequence[str]) -> None:
-    """Import the configured reward modules (the engine adds ``verl_rewards.builtins``)."""
-    load_modules(list(modules))
-
-
-def _resolve(name: str) -> RewardSpec:
-    """The registered reward ``name`` (the runner's modules, ``verl_rewards.builtins`` among them, registered it)."""
-    return get_reward(name)
-
-
-def encode_reply(request_id: int, pid: int, ok: bool, value: Any) -> bytes:
-    """A worker's reply: ``(request id, sender pid, ok, pickled value)``.
-
-    The value is pickled on its own, so the parent always reads which request a reply answers, even when the
-    value cannot be unpickled there. Raises what ``pickle.dumps`` raises for an unpicklable value.
-    """
-    return pickle.dumps((request_id, pid, ok, pickle.dumps(value, _PICKLE_PROTOCOL)), _PICKLE_PROTOCOL)
-
-
-def _run_job(name: str, kwargs: dict[str, Any], post: tuple[str | None] | None, home_pid: int) -> tuple[bool, Any]:
-    """Run the reward (and, with ``post=(number_key,)``, normalise its result); ``(True, result)`` or
-    ``(False, error info)``. A forked copy of the worker that gets here exits at once."""
-    try:
-        spec = _resolve(name)
-        if spec.is_async:
-            raise TypeError(f"reward {spec.name!r} is async; the process executor runs only sync rewards")
-        try:
-            result = spec.invoke(**kwargs)
-        finally:
-            if os.getpid() != home_pid:  # the reward forked and its copy returned: it must not answer or read jobs
-                os._exit(0)
-        if inspect.isawaitable(result):
-            if inspect.iscoroutine(result):
-                result.close()
-            raise TypeError(f"reward {spec.name!r} returned an awaitable; the process executor runs only sync rewards")
-        if post is not None:
-            result = normalise_result(result, number_key=post[0])
-        return True, result
-    except BaseException as exc:  # noqa: BLE001 - SystemExit/KeyboardInterrupt in a reward are its errors too
-        if os.getpid() != home_pid:
-            os._exit(0)
-        return False, error_info(exc)
-
-
-def _ignore_sigint(signum: int, frame: Any) -> None:
-    """SIGINT handler of a worker: Ctrl-C is for the parent, which stops its workers itself.
-
-    A Python-level handler (unlike ``SIG_IGN``) is reset by ``exec``, so programs a reward starts still get
-    the default SIGINT behaviour.
-    """
-
-
-def _child_main(conn: multiprocessing.connection.Connection, modules: Sequence[str], parent_pid: int) -> None:
-    """Entry point of a worker process: initialise, say ready, then serve jobs until the pipe closes."""
-    signal.signal(signal.SIGINT, _ignore_sigint)
-    try:  # let rewards start their own processes (daemonic processes may not have children)
-        multiprocessing.current_process().daemon = False
-    except Exception:
-        pass
-    threading.Thread(target=_watch_parent, args=(parent_pid,), name="parent-watch", daemon=True).start()
-    home_pid = os.getpid()
-    try:
-        _init_child(modules)
-    except BaseException as exc:  # noqa: BLE001
-        conn.send_bytes(encode_reply(0, home_pid, False, error_info(exc)))
-        return
-    conn.send_bytes(encode_reply(0, home_pid, True, home_pid))
-    while True:
-        try:
-            data = conn.recv_bytes()
-        except (EOFError, OSError):
-            return
-        request_id = -1
-        try:
-            request_id, job = pickle.loads(data)
-            name, kwargs, post = pickle.loads(job)
-            ok, value = _run_job(name, kwargs, post, home_pid)
-        except BaseException as exc:  # noqa: BLE001 - a job that cannot be decoded is that job's error
-            ok, value = False, error_info(exc)
-        try:
-            payload = encode_reply(request_id, home_pid, ok, value)
-        except Exception as exc:
-            type_name, message, tb = error_info(exc)
-            hint = (
-                f"the reward returned a value of type {type(value).__name__} that cannot be pickled back "
-                f"to the parent process ({type_name}: {message}); return numbers, strings, lists or dicts"
-            )
-            payload = encode_reply(request_id, home_pid, False, (type_name, hint, tb))
-        try:
-            conn.send_bytes(payload)
-        except (EOFError, OSError):
-            return
-
-
-# -------------------------------------------------------------------------------------------- parent side
-
-
-class _Worker:
-    """One child process and the parent's end of its pipe."""
-
-    def __init__(self, ctx: Any, modules: Sequence[str]):
-        parent_conn, child_conn = ctx.Pipe(duplex=True)
-        self.proc = ctx.Process(
-            target=_child_main,
-            args=(child_conn, tuple(modules), os.getpid()),
-            name="verl-rewards-process-worker",
-            daemon=True,  # multiprocessing's own exit hook terminates it if everything else fails
-        )
-        try:
-            self.proc.start()
-        except BaseException:
-            parent_conn.close()
-            raise
-        finally:
-            child_conn.close()
-        self.conn = parent_conn
-        self.pid: int = self.proc.pid or 0  # set once started
-        self.owner_pid = os.getpid()
-        self.ready = False
-
-    def alive(self) -> bool:
-        return self.proc.exitcode is None and self.proc.is_alive()
-
-    def exitcode(self, wait_s: float = 0.5) -> int | None:
-        """The exit code of a child that is dying or dead (waits up to ``wait_s``)."""
-        self.proc.join(wait_s)
-        return self.proc.exitcode
-
-    def stop(self) -> None:
-        """Close the pipe and make sure the process is gone (SIGTERM, SIGKILL after a grace period)."""
-        try:
-            self.conn.close()
-        except OSError:
-            pass
-        if os.getpid() != self.owner_pid:  # a forked copy of the runner must not kill its parent's workers
-            return
-        if self.proc.exitcode is None:
-            self.proc.terminate()
-            self.proc.join(_KILL_GRACE_S)
-            if self.proc.exitcode is None:
-                self.proc.kill()
-                self.proc.join()
-
-
-def _stop_all(workers: Sequence[_Worker]) -> None:
-    """Stop many workers with one shared grace period."""
-    mine = [w for w in workers if w.owner_pid == os.getpid()]
-    for w in mine:
-        try:
-            w.conn.close()
-        except OSError:
-            pass
-        if w.proc.exitcode is None:
-            try:
-                w.proc.terminate()
-            except OSError:
-                pass
-    end = time.monotonic() + _KILL_GRACE_S
-    for w in mine:
-        w.proc.join(max(0.0, end - time.monotonic()))
-    for w in mine:
-        if w.proc.exitcode is None:
-            w.proc.kill()
-            w.proc.join()
-
-
-class SlotState(enum.Enum):
-    """Where one of the runner's ``max_workers`` slots is in its life (the runner's only state)."""
-
-    EMPTY = "empty"  # no process; a call or :meth:`ProcessRunner.start` may start one
-    STARTING = "starting"  # a process started by :meth:`ProcessRunner.start` is importing the reward modules
-    IDLE = "idle"  # a ready process waits for a job
-    CLAIMED = "claimed"  # a call owns the slot: it runs its job there (starting the process first if there is none)
-    STOPPING = "stopping"  # its process is being stopped (hung, crashed, failed to start, replied out of turn)
-
-
-_S = SlotState
-#: the transitions a slot may take; anything else is a bug in the runner
-_NEXT: dict[SlotState, frozenset[SlotState]] = {
-    _S.EMPTY: frozenset({_S.STARTING, _S.CLAIMED}),
-    _S.STARTING: frozenset({_S.IDLE, _S.CLAIMED, _S.STOPPING}),
-    _S.IDLE: frozenset({_S.CLAIMED, _S.STOPPING}),
-    _S.CLAIMED: frozenset({_S.IDLE, _S.CLAIMED, _S.EMPTY, _S.STOPPING}),
-    _S.STOPPING: frozenset({_S.EMPTY, _S.CLAIMED}),
-}
-
-
-class _Slot:
-    """One place for a worker process; its :class:`SlotState` changes only through ``ProcessRunner._move``."""
-
-    __slots__ = ("state", "worker")
-
-    def __init__(self) -> None:
-        self.state = SlotState.EMPTY
-        self.worker: _Worker | None = None
-
-
-def _finalize(slots: list[_Slot], threads: ThreadExecutor) -> None:
+def _finalize(slots: list[Slot], threads: ThreadExecutor) -> None:
     """Clean-up of a runner garbage-collected without ``close()``."""
-    _stop_all([slot.worker for slot in slots if slot.worker is not None])
+    stop_all([slot.worker for slot in slots if slot.worker is not None], _KILL_GRACE_S)
     threads.shutdown()
 
 
@@ -335,21 +113,6 @@ def _release_shared(key: tuple[str, ...], runner: ProcessRunner) -> None:
     runner.close()
 
 
-@dataclass(frozen=True)
-class _Job:
-    """One call: its request id (echoed by the worker's reply), reward, arguments, timeout and post-processing."""
-
-    request_id: int
-    name: str
-    kwargs: dict[str, Any]
-    timeout_s: float | None
-    post: tuple[str | None] | None  # (number_key,): normalise the result in the worker
-
-    def error(self, message: str, *, exc_type: str = "", tb: str = "", pid: int | None = None) -> RemoteRewardError:
-        """A :class:`RemoteRewardError` for this job's reward."""
-        return RemoteRewardError(message, exc_type=exc_type, remote_traceback=tb, reward_name=self.name, pid=pid)
-
-
 _Waiter = tuple[asyncio.AbstractEventLoop, asyncio.Future]
 
 
@@ -379,7 +142,7 @@ class ProcessRunner:
         self._ctx = multiprocessing.get_context("spawn")
         self._lock = threading.Lock()
         self._spawn_lock = threading.Lock()
-        self._slots = [_Slot() for _ in range(self.max_workers)]
+        self._slots = [Slot() for _ in range(self.max_workers)]
         self._waiters: collections.deque[_Waiter] = collections.deque()
         # the threads that wait on the workers' pipes (a job never outlives its timeout plus a kill)
         self._threads = ThreadExecutor(self.max_workers, name="verl-rewards-process-runner")
@@ -396,7 +159,7 @@ class ProcessRunner:
     def worker_pids(self) -> list[int]:
         """Process ids of the live worker processes (for monitoring and tests)."""
         with self._lock:
-            return [s.worker.pid for s in self._slots if s.worker is not None and s.state is not _S.STOPPING]
+            return [s.worker.pid for s in self._slots if s.worker is not None and s.state is not SlotState.STOPPING]
 
     def slot_states(self) -> list[SlotState]:
         """The state of every slot (for monitoring and tests)."""
@@ -438,7 +201,7 @@ class ProcessRunner:
         self._raise_if_unusable(reward_name)
         queue_deadline = None if timeout_s is None or not count_queue_wait else time.monotonic() + float(timeout_s)
         slot = await self._acquire(queue_deadline, reward_name, timeout_s)
-        job = _Job(next(self._request_ids), reward_name, kwargs, timeout_s, (number_key,) if normalise else None)
+        job = Job(next(self._request_ids), reward_name, kwargs, timeout_s, (number_key,) if normalise else None)
         cf: concurrent.futures.Future = concurrent.futures.Future()
         try:
             self._threads.submit(lambda: self._execute(slot, job, cf))
@@ -454,10 +217,10 @@ class ProcessRunner:
             with self._lock:
                 if self._closed or self._init_error is not None or self._waiters:
                     return
-                slot = next((s for s in self._slots if s.state is _S.EMPTY), None)
+                slot = next((s for s in self._slots if s.state is SlotState.EMPTY), None)
                 if slot is None:
                     return
-                self._move(slot, _S.STARTING)
+                self._move(slot, SlotState.STARTING)
             try:
                 worker = self._spawn(slot)
             except BaseException:  # noqa: BLE001 - the slot comes back; a call will try again and report why
@@ -481,7 +244,7 @@ class ProcessRunner:
                 loop.call_soon_threadsafe(_fail_waiter, fut, RuntimeError("ProcessRunner was closed"))
             except RuntimeError:  # that event loop is closed
                 pass
-        _stop_all(workers)
+        stop_all(workers, _KILL_GRACE_S)
         self._threads.shutdown()
         self._finalizer.detach()
 
@@ -493,15 +256,11 @@ class ProcessRunner:
 
     # ------------------------------------------------------------------ the slot state machine
 
-    def _move(self, slot: _Slot, state: SlotState) -> None:
-        """Change ``slot``'s state (lock held); an illegal transition is a bug and raises."""
-        if state not in _NEXT[slot.state]:
-            raise AssertionError(f"process slot cannot go from {slot.state.value} to {state.value}")
-        slot.state = state
-        if state is _S.EMPTY:
-            slot.worker = None
+    def _move(self, slot: Slot, state: SlotState) -> None:
+        """Change ``slot``'s state (lock held; :meth:`Slot.move` checks the transition)."""
+        slot.move(state)
 
-    def _hand_out(self, slot: _Slot) -> bool:
+    def _hand_out(self, slot: Slot) -> bool:
         """Give a slot that just became free to the first queued call (lock held); ``False`` if none waits."""
         while self._waiters:
             loop, fut = self._waiters.popleft()
@@ -509,11 +268,11 @@ class ProcessRunner:
                 loop.call_soon_threadsafe(self._deliver, fut, slot)
             except RuntimeError:  # that caller's event loop is closed
                 continue
-            self._move(slot, _S.CLAIMED)
+            self._move(slot, SlotState.CLAIMED)
             return True
         return False
 
-    def _give_back(self, slot: _Slot) -> None:
+    def _give_back(self, slot: Slot) -> None:
         """A claimed (or starting) slot is free again: to the next queued call, else ``IDLE`` with a live ready
         worker or ``EMPTY`` (a dead worker is stopped first)."""
         worker = slot.worker
@@ -523,11 +282,11 @@ class ProcessRunner:
         with self._lock:
             if self._closed or self._hand_out(slot):
                 return
-            self._move(slot, _S.IDLE if worker is not None else _S.EMPTY)
+            self._move(slot, SlotState.IDLE if worker is not None else SlotState.EMPTY)
 
     def _stop(
         self,
-        slot: _Slot,
+        slot: Slot,
         *,
         replace: bool = False,
         fail: tuple[concurrent.futures.Future, BaseException] | None = None,
@@ -536,21 +295,21 @@ class ProcessRunner:
         as soon as the worker is out of :attr:`worker_pids`, before the (maybe slow) stop; ``replace``: start a
         new worker at once."""
         with self._lock:
-            self._move(slot, _S.STOPPING)
+            self._move(slot, SlotState.STOPPING)
             worker = slot.worker
         if fail is not None:
             settle(fail[0], exc=fail[1])
         if worker is not None:
-            worker.stop()
+            worker.stop(_KILL_GRACE_S)
         with self._lock:
             slot.worker = None
             if not self._closed and self._hand_out(slot):
                 return
-            self._move(slot, _S.EMPTY)
+            self._move(slot, SlotState.EMPTY)
         if replace:
             self.start()
 
-    def _deliver(self, fut: asyncio.Future, slot: _Slot) -> None:
+    def _deliver(self, fut: asyncio.Future, slot: Slot) -> None:
         """Hand a slot to a queued caller (runs in the caller's event loop)."""
         if fut.done():
             self._give_back(slot)
@@ -573,18 +332,18 @@ class ProcessRunner:
             reward_name=reward_name,
         )
 
-    async def _acquire(self, deadline: float | None, reward_name: str, timeout_s: float | None) -> _Slot:
+    async def _acquire(self, deadline: float | None, reward_name: str, timeout_s: float | None) -> Slot:
         """A claimed slot for one job: with an idle worker, or empty (the job starts its worker)."""
         loop = asyncio.get_running_loop()
         with self._lock:
             if self._closed:
                 raise RuntimeError("ProcessRunner is closed")
             if not self._waiters:
-                slot = next((s for s in self._slots if s.state is _S.IDLE), None) or next(
-                    (s for s in self._slots if s.state is _S.EMPTY), None
+                slot = next((s for s in self._slots if s.state is SlotState.IDLE), None) or next(
+                    (s for s in self._slots if s.state is SlotState.EMPTY), None
                 )
                 if slot is not None:
-                    self._move(slot, _S.CLAIMED)
+                    self._move(slot, SlotState.CLAIMED)
                     return slot
             fut: asyncio.Future = loop.create_future()
             entry = (loop, fut)
@@ -634,25 +393,25 @@ class ProcessRunner:
 
     # ------------------------------------------------------------------ job execution (runner threads)
 
-    def _spawn(self, slot: _Slot) -> _Worker:
+    def _spawn(self, slot: Slot) -> WorkerProcess:
         with self._spawn_lock:
-            worker = _Worker(self._ctx, self.modules)
+            worker = WorkerProcess(self._ctx, self.modules)
         with self._lock:
             slot.worker = worker
             closed = self._closed
         if closed:
-            worker.stop()
+            worker.stop(_KILL_GRACE_S)
             raise RuntimeError("ProcessRunner is closed")
         return worker
 
-    def _warm(self, slot: _Slot, worker: _Worker) -> None:
+    def _warm(self, slot: Slot, worker: WorkerProcess) -> None:
         """Wait (in a background thread) for a worker started by :meth:`start`, then hand it out."""
         if self._wait_ready(worker, time.monotonic() + self.start_timeout_s) == "ready":
             self._give_back(slot)
         else:  # a call that takes the free slot starts its own worker and reports the error (or the init error)
             self._stop(slot)
 
-    def _wait_ready(self, worker: _Worker, deadline: float) -> str:
+    def _wait_ready(self, worker: WorkerProcess, deadline: float) -> str:
         """Wait for the child's start message: ``"ready"``, ``"timeout"``, ``"failed"`` or ``"died"``."""
         try:
             if not worker.conn.poll(max(0.0, deadline - time.monotonic())):
@@ -671,15 +430,14 @@ class ProcessRunner:
                 self._init_error = value
         return "failed"
 
-    def _execute(self, slot: _Slot, job: _Job, cf: concurrent.futures.Future) -> None:
+    def _execute(self, slot: Slot, job: Job, cf: concurrent.futures.Future) -> None:
         """Run one job on the claimed ``slot``; settles ``cf`` and frees the slot exactly once."""
         try:
             if not cf.set_running_or_notify_cancel():  # the caller went away before we started
                 self._give_back(slot)
                 return
             try:
-                job_data = pickle.dumps((job.name, job.kwargs, job.post), _PICKLE_PROTOCOL)
-                payload = pickle.dumps((job.request_id, job_data), _PICKLE_PROTOCOL)
+                payload = job.encode()
             except Exception as exc:
                 self._give_back(slot)
                 type_name, message, tb = error_info(exc)
@@ -701,14 +459,14 @@ class ProcessRunner:
             self._call(slot, worker, job, payload, cf)
         except BaseException as exc:  # noqa: BLE001 - never lose a slot or leave the caller waiting
             settle(cf, exc=exc)
-            if slot.state is _S.CLAIMED:
+            if slot.state is SlotState.CLAIMED:
                 self._stop(slot)
 
-    def _start_worker(self, slot: _Slot, job: _Job, cf: concurrent.futures.Future) -> _Worker | None:
+    def _start_worker(self, slot: Slot, job: Job, cf: concurrent.futures.Future) -> WorkerProcess | None:
         """Start a worker in the claimed slot and wait until it is ready (not charged to the call's timeout);
         ``None`` if the job cannot go on (cf settled, slot freed)."""
         if slot.worker is not None:  # a dead idle worker (killed from outside): stop it, keep the claim
-            slot.worker.stop()
+            slot.worker.stop(_KILL_GRACE_S)
             slot.worker = None
         if self._init_error is not None:  # a previous worker could not import the modules: do not retry
             settle(cf, exc=self._init_failure(self._init_error, job.name))
@@ -741,7 +499,7 @@ class ProcessRunner:
         self._stop(slot, fail=(cf, exc))
         return None
 
-    def _call(self, slot: _Slot, worker: _Worker, job: _Job, payload: bytes, cf: concurrent.futures.Future) -> None:
+    def _call(self, slot: Slot, worker: WorkerProcess, job: Job, payload: bytes, cf: concurrent.futures.Future) -> None:
         """Send one job to a ready worker and wait for its answer, the deadline or its death."""
         conn = worker.conn
         name = job.name

@@ -87,11 +87,6 @@ def judge_messages(messages: Sequence[Mapping[str, Any]], assertions: Sequence[s
     ]
 
 
-def parse_grades(content: str | None, assertions: Sequence[str]) -> list[bool]:
-    """``metExpectation`` per assertion (see :func:`parse_judgements`)."""
-    return [met for met, _ in parse_judgements(content, assertions)]
-
-
 def parse_judgements(content: str | None, assertions: Sequence[str]) -> list[tuple[bool, str]]:
     """``(metExpectation, reasoning)`` per assertion: matched by ``expectedOutcome`` text, else by position
     (JudgeError when a grade is missing or not a boolean; a missing reasoning is ``""``)."""

@@ -1,9 +1,18 @@
-"""tau2 reward components, one module each, each a pure function of the task and the (parsed) trajectory.
+"""Deprecated (removed in 0.3.0): renamed :mod:`verl_rewards.tau2.evaluators` (tau2's per-component evaluators).
 
-``db`` (DB), ``env_assertions`` (ENV_ASSERTION), ``action`` (ACTION), ``communicate`` (COMMUNICATE) and
-``nl_assertions`` (NL_ASSERTION). :mod:`verl_rewards.tau2.evaluator` combines them by the task's reward basis.
+Importing this package or one of its modules (``verl_rewards.tau2.rewards.action``, ...) warns once and gives the
+very modules of :mod:`verl_rewards.tau2.evaluators`.
 """
 
-from .common import ComponentResult
+import importlib
+import sys
+import warnings
 
-__all__ = ["ComponentResult"]
+from .. import evaluators as _moved
+
+warnings.warn(
+    "verl_rewards.tau2.rewards is deprecated; use verl_rewards.tau2.evaluators", DeprecationWarning, stacklevel=2
+)
+for _name in ("action", "common", "communicate", "db", "env_assertions", "nl_assertions"):
+    sys.modules[f"{__name__}.{_name}"] = importlib.import_module(f"{_moved.__name__}.{_name}")
+sys.modules[__name__] = _moved

@@ -1,10 +1,11 @@
 """The tau2 ``telecom`` domain: a mobile carrier's accounts (agent side) and the customer's phone (user side).
 
 The agent looks up customers, lines and bills and can resume lines, enable roaming, refuel data and send
-payment requests (:mod:`.agent`, data ``db.toml``); the customer acts on their own phone with 30 user tools
-(:mod:`.device`, data ``user_db.toml``). Tasks break the phone and the account in their initialisation
-actions; they are scored by env assertions on the phone's derived state (can it send MMS, does mobile data
-work, how fast is it), plus ACTION for the 32 transfer tasks.
+payment requests (:mod:`.agent`, data ``db.toml`` as :mod:`.data_model`); the customer acts on their own phone
+with 30 user tools (:mod:`.user_tools`, data ``user_db.toml``). The phone is typed state with its device model
+(:mod:`.phone`); tasks break it and the account in their initialisation actions (:mod:`.initialization`) and are
+scored by env assertions on the phone's derived state (:mod:`.assertions`: can it send MMS, does mobile data work,
+how fast is it), plus ACTION for the 32 transfer tasks.
 
 The two sides are kept consistent by :func:`sync_tools`, which the environment runs after every successful
 tool call and every initialisation action (tau2's ``TelecomEnvironment.sync_tools``).
@@ -21,8 +22,10 @@ from pathlib import Path
 
 from ...domain_spec import DomainSpec
 from ...errors import DataNotFoundError
-from .agent import TODAY, TelecomTools, normalize_db
-from .device import TelecomUserTools, normalize_user_db
+from .agent import TODAY, TelecomTools
+from .data_model import normalize_db
+from .phone import normalize_user_db
+from .user_tools import TelecomUserTools
 
 POLICY_TYPES = ("manual", "workflow")
 _POLICY_FILES = {
@@ -69,29 +72,31 @@ def sync_tools(agent: TelecomTools, user: TelecomUserTools) -> None:
     Paid and is cleared; then, with no request pending, the customer's first Awaiting Payment bill becomes
     the new request (``amount_due`` = its ``total_due``).
     """
-    phone = user.surrounding("phone_number")
+    around = user.phone.surroundings
+    phone = around.phone_number
     if phone is None:
         return
     line = agent.line_by_phone(phone)
     if line is None:
         raise ValueError(f"Wrong scenario, line not found for phone number: {phone}")
-    user.set_surrounding("line_active", line["status"] == "Active")
-    user.set_surrounding("roaming_allowed", bool(line["roaming_enabled"]))
+    around.line_active = line["status"] == "Active"
+    around.roaming_allowed = bool(line["roaming_enabled"])
     plan = agent.plan_of(line)  # raises "Plan with ID ... not found" (tau2's own check never runs)
     exceeded = line["data_used_gb"] >= plan["data_limit_gb"] + line["data_refueling_gb"]
-    user.set_surrounding("mobile_data_usage_exceeded", bool(exceeded))
-    request = user.surrounding("payment_request")
+    around.mobile_data_usage_exceeded = bool(exceeded)
+    request = around.payment_request
     if request is not None and request["paid"]:
         agent.mark_bill_paid(request["bill_id"])
-        user.set_surrounding("payment_request", None)
+        around.payment_request = None
         request = None
     if request is None:
         bills = agent.bills_awaiting_payment(phone)
         if bills:
-            user.set_surrounding(
-                "payment_request",
-                {"bill_id": bills[0]["bill_id"], "amount_due": float(bills[0]["total_due"]), "paid": False},
-            )
+            around.payment_request = {
+                "bill_id": bills[0]["bill_id"],
+                "amount_due": float(bills[0]["total_due"]),
+                "paid": False,
+            }
 
 
 SPEC = DomainSpec(
