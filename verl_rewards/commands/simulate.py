@@ -10,16 +10,19 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ..tau2.normal.client import Endpoint
 from ..tau2.normal.conversation import AGENT_MESSAGE_ERRORS, INFRASTRUCTURE_ERROR
 from ..tau2.normal.simulate import SimulateConfig
 from ..tau_bench.simulate import DEFAULT_SPLIT as TAU_BENCH_SPLIT
 from ..tau_bench.simulate import TauBenchSimulateConfig
 from .common import DATA_DIR_FLAGS, DomainError, default_of, fail, split_domain
 
-if TYPE_CHECKING:
-    from ..tau2.normal.client import Endpoint
+#: seconds one model call attempt may take (the endpoints' own default is shorter; a run's long turns need more)
+CALL_TIMEOUT_S = 120.0
+#: the endpoints' default sampling temperature (tau2's)
+TEMPERATURE = dict(default_of(Endpoint, "sampling"))["temperature"]
 
 HELP = (
     "score a served model in normal mode (a simulated user) on tau2 (tau2-bench's Results JSON) or "
@@ -150,19 +153,25 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "--agent-base-url", required=True, help="OpenAI-compatible endpoint of the agent, e.g. http://127.0.0.1:8000/v1"
     )
     p.add_argument("--agent-model", required=True, help="the agent's model name at --agent-base-url")
-    p.add_argument("--agent-temperature", type=float, default=0.0, help="the agent's sampling temperature")
+    p.add_argument("--agent-temperature", type=float, default=TEMPERATURE, help="the agent's sampling temperature")
     p.add_argument("--user-base-url", required=True, help="OpenAI-compatible endpoint of the user simulator")
     p.add_argument("--user-model", required=True, help="the user simulator's model name at --user-base-url")
-    p.add_argument("--user-temperature", type=float, default=0.0, help="the user simulator's sampling temperature")
+    p.add_argument(
+        "--user-temperature", type=float, default=TEMPERATURE, help="the user simulator's sampling temperature"
+    )
     p.add_argument(
         "--judge-model",
         default=None,
         help="tau2: grade retail's NL assertions with this model (default: NL assertions are skipped)",
     )
     p.add_argument("--judge-base-url", default=None, help="tau2: the judge's endpoint (default: --user-base-url)")
-    p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key")
-    p.add_argument("--timeout-s", type=float, default=120.0, help="seconds per model call attempt")
-    p.add_argument("--retries", type=int, default=3, help="retries of a failed model call")
+    p.add_argument(
+        "--api-key-env",
+        default=default_of(Endpoint, "api_key_env"),
+        help="environment variable holding the API key (none sent when it is unset)",
+    )
+    p.add_argument("--timeout-s", type=float, default=CALL_TIMEOUT_S, help="seconds per model call attempt")
+    p.add_argument("--retries", type=int, default=default_of(Endpoint, "retries"), help="retries of a failed call")
     p.add_argument(
         "--concurrency",
         type=int,
@@ -187,7 +196,6 @@ def _endpoint_flags(role: str) -> dict[str, str]:
 
 
 def _endpoint(args: argparse.Namespace, role: str, base_url: str, model: str, temperature: float | None) -> Endpoint:
-    from ..tau2.normal.client import Endpoint
     from .common import name_flags
 
     section = {
