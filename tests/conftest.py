@@ -51,8 +51,8 @@ def ray_cluster():
 # -- what the data-less run left out ----------------------------------------------------------------------------
 #: the variables naming the benchmarks' data, as every skip message for missing data names them
 DATA_VARIABLES = {
-    "TAU2_DATA_DIR": "a folder holding tau2-bench's data/tau2/domains/<domain>/ folders (and user_simulator/)",
-    "TAU_BENCH_DATA_DIR": "a folder holding tau-bench's retail/ and airline/ data",
+    "TAU2_DATA_DIR": "to tau2-bench's data/tau2/domains, next to its user_simulator/",
+    "TAU_BENCH_DATA_DIR": "to the folder holding tau-bench's retail/ and airline/ data",
 }
 
 
@@ -81,7 +81,7 @@ def missing_data_summary(skipped: list) -> str | None:
     how = " and ".join(f"{name} ({DATA_VARIABLES[name]})" for name in sorted(needed))
     return (
         f"missing benchmark data: {tests} test(s) skipped and {files} test file(s) not collected; "
-        f"to run them, set {how}"
+        f"to run them, set {how} (README: The two commands)"
     )
 
 
