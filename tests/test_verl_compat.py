@@ -3,6 +3,7 @@ the CPU backend assumes; a failure names the private and its verl file."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import inspect
 
@@ -29,6 +30,12 @@ def test_each_verl_private_is_still_there(module_name, attr, where, why):
         assert "self.role_worker_mapping[" in source and "ActorRolloutRefWorker" in source, (
             f"{where}: PPOTrainer._init_resource_pool_mgr no longer maps roles to ActorRolloutRefWorker ({why})"
         )
+    elif tail in ("_server_handle", "_server_address"):
+        prop = getattr(obj, tail.lstrip("_"), None)
+        assert isinstance(prop, property) and f"self.{tail}" in inspect.getsource(prop.fget), (
+            f"{where}: RolloutReplica.{tail.lstrip('_')} no longer reads {tail} ({why})"
+        )
+        assert f"self.{tail}" in inspect.getsource(obj.__init__), f"{where}: {attr} is gone ({why})"
     elif tail:
         assert callable(getattr(obj, tail, None)), f"{where}: {attr} is gone ({why})"
 
@@ -75,3 +82,71 @@ def test_fsdp_engine_still_builds_its_module_in_one_method():
         "verl/workers/engine/fsdp/transformer_impl.py: _build_fsdp_module no longer pins forward-only models; "
         "revisit the CPU engine (verl_rewards/cpu/training.py)"
     )
+
+
+#: the parameters verl_compat passes to the agent-loop Continuous Token helpers, by position then keyword
+CT_HELPERS = {
+    "ct_build_initial_tokens": ["self", "messages", "tools"],
+    "ct_merge_assistant_token": [
+        "self",
+        "runtime_token_ids",
+        "assistant_token_ids",
+        "response_mask",
+        "response_logprobs",
+        "assistant_logprobs",
+    ],
+    "ct_merge_context_msg": [
+        "self",
+        "previous_messages",
+        "updated_messages",
+        "runtime_token_ids",
+        "response_mask",
+        "response_logprobs",
+        "tools",
+    ],
+}
+
+
+@pytest.mark.parametrize("name", list(CT_HELPERS))
+def test_the_continuous_token_helpers_take_what_verl_compat_passes(name):
+    from verl.experimental.agent_loop.agent_loop import AgentLoopBase
+
+    method = getattr(AgentLoopBase, name, None)
+    assert method is not None, f"verl/experimental/agent_loop/agent_loop.py: AgentLoopBase.{name} is gone"
+    params = list(inspect.signature(method).parameters)
+    assert params[: len(CT_HELPERS[name])] == CT_HELPERS[name], (
+        f"verl/experimental/agent_loop/agent_loop.py: AgentLoopBase.{name} now takes {params}; "
+        "update verl_rewards/verl_compat.py"
+    )
+    if name != "ct_build_initial_tokens":  # both merges return (merge result, response mask, log-probs)
+        assert "return merge_result, aligned_response_mask, aligned_response_logprobs" in inspect.getsource(method)
+
+
+def test_private_methods_are_read_and_replaced_only_when_listed():
+    class Trainer:
+        def _compute_metrics(self) -> str:
+            return "verl"
+
+    original = verl_compat.private_method(Trainer, verl_compat.COMPUTE_METRICS)
+    verl_compat.replace_private_method(Trainer, verl_compat.COMPUTE_METRICS, lambda self: "hooked " + original(self))
+    assert Trainer()._compute_metrics() == "hooked verl"
+    with pytest.raises(
+        AttributeError, match=r"verl/trainer/ppo/v1/trainer_base.py: Trainer._compute_advantage is gone"
+    ):
+        verl_compat.private_method(Trainer, verl_compat.COMPUTE_ADVANTAGE)
+    with pytest.raises(ValueError, match="not a verl private listed"):
+        verl_compat.private_method(Trainer, "_anything_else")
+
+
+def test_a_replica_gets_its_server_through_verls_properties():
+    from verl.workers.rollout.replica import RolloutReplica
+
+    handle = object()
+
+    class Replica(RolloutReplica):
+        async def launch_servers(self) -> None:
+            verl_compat.set_replica_server(self, handle, "hf_cpu://replica-0")
+
+    replica = object.__new__(Replica)
+    asyncio.run(replica.launch_servers())
+    assert replica.server_handle is handle and replica.server_address == "hf_cpu://replica-0"

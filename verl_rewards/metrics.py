@@ -33,6 +33,7 @@ import numpy as np
 
 from .coerce import read_float
 from .scoring.extras import ABSENT_KEY, UNDECLARED_KEY, present_columns, rows_to_columns
+from .verl_compat import COMPUTE_ADVANTAGE, COMPUTE_METRICS, private_method, replace_private_method
 
 logger = logging.getLogger("verl_rewards")
 
@@ -217,13 +218,13 @@ def install_v1_hooks(trainer_base: Any = None) -> bool:
     if trainer_base is None:
         from verl.trainer.ppo.v1 import trainer_base
     trainer_cls = trainer_base.PPOTrainer
-    if getattr(trainer_cls._compute_metrics, "__verl_rewards_hook__", False):
+    original_metrics = private_method(trainer_cls, COMPUTE_METRICS)
+    if getattr(original_metrics, "__verl_rewards_hook__", False):
         return False
-    original_metrics = trainer_cls._compute_metrics
-    original_advantage = trainer_cls._compute_advantage
+    original_advantage = private_method(trainer_cls, COMPUTE_ADVANTAGE)
     original_multi = trainer_base.compute_advantage_for_multi_trajectories
 
-    def _compute_metrics(self: Any, batch: Any, metrics: dict, timing_raw: dict, global_steps: int, epoch: int):
+    def compute_metrics(self: Any, batch: Any, metrics: dict, timing_raw: dict, global_steps: int, epoch: int):
         out = original_metrics(self, batch, metrics, timing_raw, global_steps, epoch)
         try:
             import transfer_queue as tq
@@ -233,7 +234,7 @@ def install_v1_hooks(trainer_base: Any = None) -> bool:
             logger.warning("verl-rewards: reward_extra metrics failed", exc_info=True)
         return out
 
-    def _compute_advantage(self: Any, batch: Any, metrics: dict) -> Any:
+    def compute_advantage(self: Any, batch: Any, metrics: dict) -> Any:
         _V1_BATCH.meta = batch
         try:
             return original_advantage(self, batch, metrics)
@@ -255,13 +256,13 @@ def install_v1_hooks(trainer_base: Any = None) -> bool:
                 _gdpo_layout(data)
         return original_multi(data, *args, config=config, **kwargs)
 
-    for fn in (_compute_metrics, _compute_advantage, compute_advantage_for_multi_trajectories):
+    for fn in (compute_metrics, compute_advantage, compute_advantage_for_multi_trajectories):
         setattr(fn, "__verl_rewards_hook__", True)  # noqa: B010 - functions of three signatures
-    _compute_metrics.__wrapped__ = original_metrics  # type: ignore[attr-defined]
-    _compute_advantage.__wrapped__ = original_advantage  # type: ignore[attr-defined]
+    compute_metrics.__wrapped__ = original_metrics  # type: ignore[attr-defined]
+    compute_advantage.__wrapped__ = original_advantage  # type: ignore[attr-defined]
     compute_advantage_for_multi_trajectories.__wrapped__ = original_multi  # type: ignore[attr-defined]
-    trainer_cls._compute_metrics = _compute_metrics
-    trainer_cls._compute_advantage = _compute_advantage
+    replace_private_method(trainer_cls, COMPUTE_METRICS, compute_metrics)
+    replace_private_method(trainer_cls, COMPUTE_ADVANTAGE, compute_advantage)
     trainer_base.compute_advantage_for_multi_trajectories = compute_advantage_for_multi_trajectories
     _retire_old_modes(trainer_base)
     return True
@@ -271,7 +272,7 @@ def v1_hooked() -> bool:
     """Whether the V1 trainer hooks are active in this process."""
     from verl.trainer.ppo.v1 import trainer_base
 
-    return bool(getattr(trainer_base.PPOTrainer._compute_metrics, "__verl_rewards_hook__", False))
+    return bool(getattr(private_method(trainer_base.PPOTrainer, COMPUTE_METRICS), "__verl_rewards_hook__", False))
 
 
 def _retire_old_modes(trainer_base: Any) -> None:

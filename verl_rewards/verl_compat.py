@@ -5,7 +5,11 @@ each name with the verl file it comes from, so that a verl release that moves or
 ``tests/test_verl_compat.py`` names it, and nowhere else. Public registries (``PlatformRegistry``,
 ``RolloutReplicaRegistry``, ``register_trainer``, ``EngineRegistry``) are used directly by the callers.
 
-Nothing here replaces a verl function: the CPU backend adds entries to verl's tables and subclasses verl's classes.
+Nothing here replaces a verl function on its own: the CPU backend adds entries to verl's tables and subclasses
+verl's classes; the metrics hooks wrap three private trainer methods (:func:`private_method`,
+:func:`replace_private_method`); the normal-mode agent loops build their token stream with the agent-loop base
+class's Continuous Token helpers (:func:`build_initial_tokens`, :func:`merge_assistant_tokens`,
+:func:`merge_context_messages`), which verl does not document and has renamed on its main branch.
 """
 
 from __future__ import annotations
@@ -44,6 +48,72 @@ PRIVATES: tuple[tuple[str, str, str, str], ...] = (
         "PPOTrainer.role_worker_mapping",
         "verl/trainer/ppo/v1/trainer_base.py",
         "the V1 trainer fixes its worker class (ActorRolloutRefWorker) in __init__; the CPU trainer swaps it",
+    ),
+    (
+        "verl.experimental.agent_loop.agent_loop",
+        "AgentLoopBase.ct_build_initial_tokens",
+        "verl/experimental/agent_loop/agent_loop.py",
+        "the normal-mode loops tokenise the opening messages as verl's ToolAgentLoop does (Continuous Token)",
+    ),
+    (
+        "verl.experimental.agent_loop.agent_loop",
+        "AgentLoopBase.ct_merge_assistant_token",
+        "verl/experimental/agent_loop/agent_loop.py",
+        "the normal-mode loops append each generation to the token stream as verl's ToolAgentLoop does",
+    ),
+    (
+        "verl.experimental.agent_loop.agent_loop",
+        "AgentLoopBase.ct_merge_context_msg",
+        "verl/experimental/agent_loop/agent_loop.py",
+        "the normal-mode loops append tool results and user messages (mask 0) as verl's ToolAgentLoop does",
+    ),
+    (
+        "verl.trainer.ppo.v1.trainer_base",
+        "PPOTrainer._compute_metrics",
+        "verl/trainer/ppo/v1/trainer_base.py",
+        "the V1 metrics hook (metrics.py) adds reward_extra/* metrics to every training step's metrics",
+    ),
+    (
+        "verl.trainer.ppo.v1.trainer_base",
+        "PPOTrainer._compute_advantage",
+        "verl/trainer/ppo/v1/trainer_base.py",
+        "the V1 GDPO hook (metrics.py) hands the step's batch to compute_advantage_for_multi_trajectories",
+    ),
+    (
+        "verl.trainer.ppo.v1.trainer_base",
+        "PPOTrainer._val_metrics_update",
+        "verl/trainer/ppo/v1/trainer_base.py",
+        "the pass^k validation hook (evaluation/validation.py) adds val-aux/<source>/* metrics (V1 trainer)",
+    ),
+    (
+        "verl.trainer.ppo.ray_trainer",
+        "RayPPOTrainer._val_metrics_update",
+        "verl/trainer/ppo/ray_trainer.py",
+        "the pass^k validation hook (evaluation/validation.py) adds val-aux/<source>/* metrics (legacy trainer)",
+    ),
+    (
+        "verl.workers.rollout.replica",
+        "RolloutReplica._server_handle",
+        "verl/workers/rollout/replica.py",
+        "launch_servers must set it (read through the server_handle property); the hf_cpu replica does",
+    ),
+    (
+        "verl.workers.rollout.replica",
+        "RolloutReplica._server_address",
+        "verl/workers/rollout/replica.py",
+        "launch_servers must set it (read through the server_address property); the hf_cpu replica does",
+    ),
+    (
+        "verl.utils.dataset.multiturn_sft_dataset",
+        "MultiTurnSFTDataset._read_files_and_process",
+        "verl/utils/dataset/multiturn_sft_dataset.py",
+        "GoldSFTDataset (gold/sft_dataset.py) overrides it to read the exact messages_json / tools_json columns",
+    ),
+    (
+        "verl.utils.dataset.multiturn_sft_dataset",
+        "MultiTurnSFTDataset._build_messages",
+        "verl/utils/dataset/multiturn_sft_dataset.py",
+        "GoldSFTDataset (gold/sft_dataset.py) overrides it to read a row's messages from messages_json",
     ),
     (
         "verl.trainer.ppo.v1.trainer_base",
@@ -121,6 +191,83 @@ def replace_worker_class(trainer: Any, old: type, new: type) -> int:
 SYNC_TRAINER_MODE = "sync"
 
 
+# ----------------------------------------------------------------------------------------- private methods (hooks)
+#: the private trainer methods the metrics hooks wrap, each with its verl file
+COMPUTE_METRICS = "_compute_metrics"
+COMPUTE_ADVANTAGE = "_compute_advantage"
+VAL_METRICS_UPDATE = "_val_metrics_update"
+_PRIVATE_METHODS = {
+    attr.partition(".")[2]: where for _, attr, where, _ in PRIVATES if attr.partition(".")[2].startswith("_")
+}
+
+
+def private_method(owner: type, name: str) -> Any:
+    """``owner.<name>``, a private verl method listed in :data:`PRIVATES`; an ``AttributeError`` naming the verl
+    file when this verl no longer has it."""
+    where = _PRIVATE_METHODS.get(name)
+    if where is None:
+        raise ValueError(f"{name} is not a verl private listed in verl_rewards.verl_compat.PRIVATES")
+    method = getattr(owner, name, None)
+    if not callable(method):
+        raise AttributeError(f"{where}: {owner.__name__}.{name} is gone; the verl-rewards hook cannot be installed")
+    return method
+
+
+def replace_private_method(owner: type, name: str, method: Any) -> None:
+    """Install ``method`` (a wrapper of :func:`private_method`'s result) as ``owner.<name>``."""
+    private_method(owner, name)
+    setattr(owner, name, method)
+
+
+# ------------------------------------------------------------------------------------------------ rollout replica
+def set_replica_server(replica: Any, handle: Any, address: str) -> None:
+    """What a ``RolloutReplica.launch_servers`` must leave behind (``verl/workers/rollout/replica.py``): the server
+    actor and its address, read through the replica's ``server_handle`` / ``server_address`` properties."""
+    replica._server_handle = handle
+    replica._server_address = address
+    if replica.server_handle is not handle or replica.server_address != address:
+        raise AttributeError(
+            "verl/workers/rollout/replica.py: RolloutReplica.server_handle / server_address no longer read "
+            "_server_handle / _server_address"
+        )
+
+
+# -------------------------------------------------------------------------------- agent-loop Continuous Token
+async def build_initial_tokens(loop: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> Any:
+    """The prompt token ids of ``messages`` (text only), capped at ``rollout.prompt_length`` as verl caps them:
+    ``AgentLoopBase.ct_build_initial_tokens`` (``verl/experimental/agent_loop/agent_loop.py``)."""
+    return await loop.ct_build_initial_tokens(messages, tools=tools)
+
+
+async def merge_assistant_tokens(
+    loop: Any,
+    token_ids: list[int],
+    assistant_ids: list[int],
+    response_mask: list[int],
+    response_logprobs: list[float] | None,
+    assistant_logprobs: list[float] | None,
+) -> tuple[Any, list[int], list[float] | None]:
+    """``(merge result, response mask, log-probs)`` after appending a generation (mask 1):
+    ``AgentLoopBase.ct_merge_assistant_token`` (``verl/experimental/agent_loop/agent_loop.py``)."""
+    return await loop.ct_merge_assistant_token(
+        token_ids, assistant_ids, response_mask, response_logprobs, assistant_logprobs=assistant_logprobs
+    )
+
+
+async def merge_context_messages(
+    loop: Any,
+    previous: list[dict[str, Any]],
+    updated: list[dict[str, Any]],
+    token_ids: list[int],
+    response_mask: list[int],
+    response_logprobs: list[float] | None,
+    tools: list[dict[str, Any]] | None,
+) -> tuple[Any, list[int], list[float] | None]:
+    """``(merge result, response mask, log-probs)`` after appending the messages ``updated`` holds beyond
+    ``previous`` (mask 0): ``AgentLoopBase.ct_merge_context_msg`` (``verl/experimental/agent_loop/agent_loop.py``)."""
+    return await loop.ct_merge_context_msg(previous, updated, token_ids, response_mask, response_logprobs, tools=tools)
+
+
 def check_privates() -> list[str]:
     """The privates of :data:`PRIVATES` that this verl no longer has (empty when all are there)."""
     missing: list[str] = []
@@ -133,8 +280,8 @@ def check_privates() -> list[str]:
             missing.append(f"{where}: cannot import {module_name} ({exc})")
             continue
         head, _, tail = attr.partition(".")
-        if tail == "role_worker_mapping":
-            continue  # an instance attribute, checked by reading the source in the test
+        if tail in ("role_worker_mapping", "_server_handle", "_server_address"):
+            continue  # instance attributes, checked by reading the source in the test
         obj = getattr(obj, head, None)
         if obj is not None and tail:
             obj = getattr(obj, tail, None)

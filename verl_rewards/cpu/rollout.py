@@ -31,6 +31,7 @@ import torch
 from verl.workers.rollout.base import BaseRollout
 from verl.workers.rollout.replica import RolloutReplica, TokenOutput
 
+from .. import verl_compat
 from .names import ROLLOUT_NAME
 
 logger = logging.getLogger("verl_rewards.cpu")
@@ -256,8 +257,7 @@ class HFCpuReplica(RolloutReplica):
         )
         await server.stats.remote()  # wait for the model to load; errors surface here
         self.servers = [server]
-        self._server_handle = server
-        self._server_address = f"hf_cpu://replica-{self.replica_rank}"
+        verl_compat.set_replica_server(self, server, f"hf_cpu://replica-{self.replica_rank}")
 
     def rollout_worker_use_gpu(self) -> bool:
         return False

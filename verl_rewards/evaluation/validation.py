@@ -23,6 +23,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..verl_compat import VAL_METRICS_UPDATE, private_method, replace_private_method
 from .passk import success_rule
 from .runs import TASK_REWARD_KEYS, Run, number, run_from_extras, summarize
 
@@ -78,12 +79,12 @@ def _expected_trials(trainer: Any, kwargs: Mapping[str, Any]) -> int | None:
 
 def wrap_val_metrics_update(cls: Any) -> bool:
     """Wrap ``cls._val_metrics_update`` (idempotent); ``False`` when already wrapped."""
-    original = cls._val_metrics_update
+    original = private_method(cls, VAL_METRICS_UPDATE)
     if getattr(original, "__verl_rewards_hook__", False):
         return False
 
     @functools.wraps(original)
-    def _val_metrics_update(
+    def val_metrics_update(
         self: Any,
         data_sources: Any,
         sample_uids: Any,
@@ -103,8 +104,8 @@ def wrap_val_metrics_update(cls: Any) -> bool:
             logger.warning("verl-rewards: pass^k validation metrics failed", exc_info=True)
         return metrics
 
-    _val_metrics_update.__verl_rewards_hook__ = True  # type: ignore[attr-defined]
-    cls._val_metrics_update = _val_metrics_update
+    val_metrics_update.__verl_rewards_hook__ = True  # type: ignore[attr-defined]
+    replace_private_method(cls, VAL_METRICS_UPDATE, val_metrics_update)
     return True
 
 
@@ -128,6 +129,6 @@ def validation_hooks_active() -> dict[str, bool]:
         ("verl.trainer.ppo.v1.trainer_base", "PPOTrainer"),
     ):
         mod = sys.modules.get(module)
-        target = getattr(getattr(mod, cls, None), "_val_metrics_update", None)
+        target = getattr(getattr(mod, cls, None), VAL_METRICS_UPDATE, None)
         out[f"{module}.{cls}"] = bool(getattr(target, "__verl_rewards_hook__", False))
     return out

@@ -1,10 +1,10 @@
 """verl's ``tau_bench_agent`` loop: tau-bench v1 normal mode inside the rollout (see :mod:`.normal` for the rules).
 
-It is tau2's ``tau2_agent`` loop (:mod:`verl_rewards.tau2.normal.agent_loop`: verl's ``ToolAgentLoop`` whose tool
-and text turns the conversation engine plays; token masks 1 on the agent's tokens, 0 on tool results and user
-messages) with a tau-bench episode: the row's prompt is ``[system: wiki.md]``, the user's first message is
-generated at the start and appended. The plugin registers it; ``verl-rewards prepare tau_bench --mode normal``
-writes rows with ``agent_name: tau_bench_agent``.
+It is tau2's ``tau2_agent`` loop (:mod:`verl_rewards.tau2.normal.agent_loop`: verl's public ``AgentLoopBase`` with
+``ToolAgentLoop``'s token stream, whose tool and text turns the conversation engine plays; token masks 1 on the
+agent's tokens, 0 on tool results and user messages) with a tau-bench episode: the row's prompt is ``[system:
+wiki.md]``, the user's first message is generated at the start and appended. The plugin registers it; ``verl-rewards
+prepare tau_bench --mode normal`` writes rows with ``agent_name: tau_bench_agent``.
 
 Configuration, Hydra keys under ``actor_rollout_ref.rollout.custom.tau_bench`` (``+`` prefix on the command line):
 ``user.*`` (the user backend, exactly as tau2's ``custom.tau2.user``: ``backend`` openai | policy | scripted,

@@ -1,11 +1,12 @@
-"""verl's ``tau2_agent`` loop: tau2 normal mode inside the rollout, built on verl's ``ToolAgentLoop``.
+"""verl's ``tau2_agent`` loop: tau2 normal mode inside the rollout, on verl's public ``AgentLoopBase``.
 
 The plugin registers it in verl's agent-loop registry (:mod:`verl_rewards.plugin`); a row selects it with
-``agent_name: tau2_agent`` (``verl-rewards prepare tau2 --mode normal`` writes such rows). ``ToolAgentLoop`` does
-the tokenisation (continuous tokens), generation, tool-call parsing and the assistant message; where it would run
-the tools or end on a text reply, the conversation engine (:mod:`.conversation`) plays the turn instead: tool calls
-run on the trajectory's environment, text goes to the simulated user, whose answer comes back as a ``user``
-message. Token masks: the agent's own tokens 1, tool results and user messages 0 (never trained).
+``agent_name: tau2_agent`` (``verl-rewards prepare tau2 --mode normal`` writes such rows). :mod:`.verl_loop` does
+the tokenisation (verl's Continuous Token, exactly as verl's ``ToolAgentLoop``), generation, tool-call parsing and
+the assistant message; where ``ToolAgentLoop`` would run the tools or end on a text reply, the conversation engine
+(:mod:`.conversation`) plays the turn instead: tool calls run on the trajectory's environment, text goes to the
+simulated user, whose answer comes back as a ``user`` message. Token masks: the agent's own tokens 1, tool results
+and user messages 0 (never trained).
 
 Configuration, Hydra keys under ``actor_rollout_ref.rollout.custom.tau2`` (``+`` prefix on the command line):
 
@@ -50,7 +51,7 @@ from typing import Any
 from uuid import uuid4
 
 from verl.experimental.agent_loop.agent_loop import AgentLoopOutput
-from verl.experimental.agent_loop.tool_agent_loop import AgentData, AgentState, ToolAgentLoop
+from verl.utils.rollout_trace import rollout_trace_op
 
 from ..domain import DATA_DIR_ENV, Domain, load_domain
 from . import AGENT_LOOP_NAME
@@ -69,6 +70,7 @@ from .conversation import (
 )
 from .prompts import user_scenario_text, user_system_prompt, user_tool_schemas
 from .users import OpenAIUser, ScriptedUser, UserConfig, script_for, user_settings
+from .verl_loop import TokenStream, TurnLoop
 
 logger = logging.getLogger(__name__)
 
@@ -201,15 +203,15 @@ class PolicyUser:
         )
 
 
-class Tau2AgentLoop(ToolAgentLoop):
-    """``tau2_agent``: ToolAgentLoop whose tool and text turns are played by the normal-mode conversation engine."""
+class Tau2AgentLoop(TurnLoop):
+    """``tau2_agent``: verl's agent loop whose tool and text turns are played by the normal-mode conversation
+    engine (tokens as verl's ``ToolAgentLoop`` builds them, :mod:`.verl_loop`)."""
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.settings = self.load_settings(self.config)
         self.conversation: Conversation | None = None
         self._row: dict[str, Any] = {}
-        self._reply: Reply | None = None
         self._user_seed: int | None = None
         specials = getattr(self.tokenizer, "all_special_tokens", None) or []
         self._special_tokens = sorted((t for t in specials if t), key=len, reverse=True)
@@ -278,79 +280,62 @@ class Tau2AgentLoop(ToolAgentLoop):
         return PolicyUser(self, config)
 
     # ------------------------------------------------------------------ the loop
-    async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
+    @rollout_trace_op
+    async def run(self, sampling_params: dict[str, Any], priority: int = 0, **kwargs: Any) -> AgentLoopOutput:
+        """Open the conversation, then alternate: the agent generates (mask 1), the conversation engine plays its
+        message and its tool results or the user's reply are appended (mask 0), until the engine or a verl budget
+        ends the run."""
         self._row = kwargs
-        output = await super().run(sampling_params, **kwargs)
-        conv = self.conversation
-        if conv is not None:
-            conv.end(MAX_STEPS, "verl budget: the rollout ended before the conversation did")
-            output.extra_fields.update(conv.extra_fields())
-            output.extra_fields["user_seed"] = self._user_seed
+        stream = self.new_stream(list(kwargs["raw_prompt"]), kwargs, priority)
+        conv = await self._start(stream)
+        await self.start_tokens(stream)
+        # when the run already ended, the agent still generates once so the sample has a response (it scores 0:
+        # the termination is not a stop)
+        while True:
+            message = await self.generate(stream, sampling_params)
+            if conv.done:
+                break
+            if message is None:
+                conv.end(MAX_STEPS, "verl budget: response_length / max_assistant_turns / max_user_turns reached")
+                break
+            if not await self._play(stream, conv, message):
+                break
+        output = self.output(stream)
+        conv.end(MAX_STEPS, "verl budget: the rollout ended before the conversation did")
+        output.extra_fields.update(conv.extra_fields())
+        output.extra_fields["user_seed"] = self._user_seed
         return output
 
-    async def _handle_pending_state(self, agent_data: AgentData, sampling_params: dict[str, Any]) -> AgentState:
-        """Open the conversation (greeting, the user's first message) before verl builds the prompt tokens."""
+    async def _start(self, stream: TokenStream) -> Conversation:
+        """Open the conversation (greeting, the user's first message) before the prompt tokens are built."""
         try:
             self.conversation = self._open()
         except Exception as exc:  # noqa: BLE001 - a row the loop cannot play: visible, never a crash of the step
             logger.error("%s: cannot start the conversation: %s", AGENT_NAME, exc)
             self.conversation = _FailedConversation(f"cannot start the conversation: {exc}")
-            return await super()._handle_pending_state(agent_data, sampling_params)
+            return self.conversation
         turn = await self._guard(self.conversation.start())
         if turn is not None:
-            agent_data.messages.extend(turn.messages)
-        # the prompt gets the user's first message; when the run already ended, the agent still generates once
-        # so the sample has a response (it scores 0: the termination is not a stop)
-        return await super()._handle_pending_state(agent_data, sampling_params)
+            stream.messages.extend(turn.messages)
+        return self.conversation
 
-    async def _handle_generating_state(
-        self, agent_data: AgentData, sampling_params: dict[str, Any], ignore_termination: bool = False
-    ) -> AgentState:
-        before = len(agent_data.messages)
-        await super()._handle_generating_state(agent_data, sampling_params, ignore_termination)
-        conv = self.conversation
-        assert conv is not None
-        if conv.done:
-            return AgentState.TERMINATED
-        if len(agent_data.messages) == before:  # verl's budget ended the turn before parsing it
-            conv.end(MAX_STEPS, "verl budget: response_length / max_assistant_turns / max_user_turns reached")
-            return AgentState.TERMINATED
-        message = agent_data.messages[-1]
+    async def _play(self, stream: TokenStream, conv: Conversation, message: dict[str, Any]) -> bool:
+        """Play the agent's message in the conversation; append the tool results or the user's reply (mask 0).
+        ``False`` when the run ends."""
         calls = [
             {"id": c.get("id"), "name": c["function"]["name"], "arguments": c["function"]["arguments"]}
             for c in message.get("tool_calls") or ()
         ]
-        self._reply = Reply(content=self.clean_text(message.get("content")), tool_calls=calls)
-        return AgentState.PROCESSING_TOOLS
-
-    async def _handle_processing_tools_state(self, agent_data: AgentData) -> AgentState:
-        """Play the agent's message in the conversation; append the tool results or the user's reply (mask 0)."""
-        conv = self.conversation
-        assert conv is not None and self._reply is not None
-        turn = await self._guard(conv.agent_turn(self._reply))
-        self._set_call_ids(agent_data.messages[-1], conv)
-        if turn is None or turn.done:
-            return AgentState.TERMINATED
-        previous = list(agent_data.messages)
-        agent_data.messages.extend(self._truncated(m) for m in turn.messages)
-        schemas = getattr(agent_data, "_active_tool_schemas", self.tool_schemas)
-        merge_result, response_mask, response_logprobs = await self.ct_merge_context_msg(
-            previous,
-            agent_data.messages,
-            agent_data.prompt_ids,
-            agent_data.response_mask,
-            agent_data.response_logprobs if agent_data.response_logprobs else None,
-            tools=schemas,
+        turn = await self._guard(
+            conv.agent_turn(Reply(content=self.clean_text(message.get("content")), tool_calls=calls))
         )
-        if len(response_mask) >= self.response_length:
+        self._set_call_ids(message, conv)
+        if turn is None or turn.done:
+            return False
+        if not await self.append_messages(stream, turn.messages):
             conv.end(MAX_STEPS, "verl budget: response_length reached")
-            return AgentState.TERMINATED
-        agent_data.prompt_ids = merge_result.token_ids
-        agent_data.response_mask = response_mask
-        if agent_data.response_logprobs:
-            agent_data.response_logprobs = response_logprobs or []
-        agent_data.user_turns += 1
-        return AgentState.GENERATING
+            return False
+        return True
 
     # ---------------------------------------------------------------- helpers
     async def _guard(self, coro: Any) -> Any:
@@ -373,23 +358,6 @@ class Tau2AgentLoop(ToolAgentLoop):
         ids = [c["id"] for c in (played or {}).get("tool_calls") or ()]
         for call, cid in zip(message["tool_calls"], ids, strict=False):
             call["id"] = cid
-
-    def _truncated(self, message: dict[str, Any]) -> dict[str, Any]:
-        """A tool result cut to ``multi_turn.max_tool_response_length`` as ToolAgentLoop cuts its tool answers
-        (what the agent sees; the trajectory keeps the whole observation)."""
-        text = message.get("content")
-        limit = self.max_tool_response_length
-        if message.get("role") != "tool" or not isinstance(text, str) or not limit or len(text) <= limit:
-            return message
-        side = self.tool_response_truncate_side
-        if side == "left":
-            text = "(truncated)..." + text[-limit:]
-        elif side == "right":
-            text = text[:limit] + "...(truncated)"
-        else:
-            half = limit // 2
-            text = text[:half] + "...(truncated)..." + text[-half:]
-        return dict(message, content=text)
 
 
 class _FailedConversation(Conversation):
