@@ -23,6 +23,8 @@ from .cpu import command as _smoke
 from .evaluation import command as _eval
 from .gold import command as _export_sft
 
+__all__ = ["COMMANDS", "build_parser", "main"]
+
 #: every command, in the order ``--help`` lists them: a module with ``add_parser(subparsers)`` and ``run(args)``
 COMMANDS: tuple[ModuleType, ...] = (_doctor, _demo, _score, _prepare, _simulate, _eval, _check, _smoke, _export_sft)
 
