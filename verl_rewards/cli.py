@@ -34,7 +34,7 @@ def build_parser() -> CliParser:
     parser = CliParser(prog="verl-rewards", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in COMMANDS:
-        module.add_parser(sub).set_defaults(_run=module.run)
+        module.add_parser(sub).set_defaults(command_handler=module.run)
     _describe(parser)
     return parser
 
@@ -53,7 +53,7 @@ def _describe(parser: argparse.ArgumentParser) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; its exit code (2 for usage and configuration errors, printed as one line)."""
     args = build_parser().parse_args(argv)
-    return int(args._run(args))
+    return int(args.command_handler(args))
 
 
 #: names this module held before the commands moved to their own modules (deprecated, removed in 0.3.0)
