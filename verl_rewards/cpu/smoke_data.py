@@ -1,6 +1,6 @@
 """The data of a smoke run: the family's real ``prepare`` output cut to a few rows (with the scripted turns of
-each row when the script policy plays them), the agent-loop YAML that wraps every row's loop, and the longest
-prompt the tiny model must hold."""
+each row when the script policy plays them), the agent-loop YAML that wraps every row's loop, the longest
+prompt the tiny model must hold, and the metrics verl's file logger writes (:func:`read_metrics`)."""
 
 from __future__ import annotations
 
@@ -189,3 +189,15 @@ def _prompt_tokens(model_dir: str, data: SmokeData) -> int:
             ids = ids["input_ids"] if isinstance(ids, Mapping) else ids
             longest = max(longest, len(ids))
     return longest
+
+
+def read_metrics(path: Path) -> list[dict[str, Any]]:
+    """verl's file-logger JSONL: one ``{"step": s, "data": {...}}`` per logged step."""
+    if not path.is_file():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if line:
+            out.append(json.loads(line))
+    return out
