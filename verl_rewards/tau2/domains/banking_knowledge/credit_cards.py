@@ -3,6 +3,8 @@ from checking, credit limit increases (tau2-bench 1.0.1, ``src/tau2/domains/bank
 
 from __future__ import annotations
 
+from typing import Any
+
 from ...toolkit import READ, WRITE
 from .catalog import CLOSURE_REASONS, FLAG_REASONS, FLAG_TYPES, REPLACEMENT_REASONS, STATEMENT_CREDIT_REASONS
 from .checks import dollars_or_zero, executed, invalid, missing_args
@@ -252,6 +254,15 @@ class CreditCardTools(BankTools):
             f"The payment has been applied immediately."
         )
 
+    def _limit_request(
+        self, credit_card_account_id: str, user_id: str, amount: float, **fields: Any
+    ) -> tuple[str, bool]:
+        """Record a credit limit increase request (submitted, approved or denied) under tau2's id for ``amount``;
+        returns its id and whether it was added (False: that id exists, nothing changes)."""
+        request_id = prefixed_id("cli", f"cli_request:{credit_card_account_id}:{user_id}:{amount:.2f}")
+        record = {"request_id": request_id, "credit_card_account_id": credit_card_account_id, "user_id": user_id}
+        return request_id, self.t.add("credit_limit_increase_requests", request_id, {**record, **fields})
+
     @discoverable(WRITE)
     def submit_credit_limit_increase_request_7392(
         self, credit_card_account_id: str, user_id: str, requested_increase_amount: int
@@ -270,16 +281,15 @@ class CreditCardTools(BankTools):
         _, error = self._owned("credit_card_accounts", credit_card_account_id, user_id, "Credit card account")
         if error:
             return error
-        request_id = prefixed_id("cli", f"cli_request:{credit_card_account_id}:{user_id}:{whole:.2f}")
-        record = {
-            "request_id": request_id,
-            "credit_card_account_id": credit_card_account_id,
-            "user_id": user_id,
-            "requested_increase_amount": whole,
-            "submitted_at": TODAY,
-            "status": "PENDING",
-        }
-        if not self.t.add("credit_limit_increase_requests", request_id, record):
+        request_id, added = self._limit_request(
+            credit_card_account_id,
+            user_id,
+            whole,
+            requested_increase_amount=whole,
+            submitted_at=TODAY,
+            status="PENDING",
+        )
+        if not added:
             return "Error: A similar request may already exist."
         return (
             f"Credit limit increase request submitted successfully.\n\n"
@@ -353,18 +363,16 @@ class CreditCardTools(BankTools):
         new_limit = float(new_credit_limit)
         self.t.rec("credit_card_accounts", credit_card_account_id)["credit_limit"] = f"${new_limit:.2f}"
         increase = new_limit - current
-        request_id = prefixed_id("cli", f"cli_request:{credit_card_account_id}:{user_id}:{increase:.2f}")
-        record = {
-            "request_id": request_id,
-            "credit_card_account_id": credit_card_account_id,
-            "user_id": user_id,
-            "previous_limit": f"${current:.2f}",
-            "new_limit": f"${new_limit:.2f}",
-            "increase_amount": f"${increase:.2f}",
-            "decision_date": TODAY,
-            "status": "APPROVED",
-        }
-        self.t.add("credit_limit_increase_requests", request_id, record)
+        self._limit_request(
+            credit_card_account_id,
+            user_id,
+            increase,
+            previous_limit=f"${current:.2f}",
+            new_limit=f"${new_limit:.2f}",
+            increase_amount=f"${increase:.2f}",
+            decision_date=TODAY,
+            status="APPROVED",
+        )
         return (
             f"Credit limit increase approved!\n"
             f"  - Account: {credit_card_account_id}\n"
@@ -394,16 +402,9 @@ class CreditCardTools(BankTools):
             return f"Error: Invalid denial_reason. Must be one of: {', '.join(reasons)}"
         if credit_card_account_id not in self.t.r("credit_card_accounts"):
             return f"Error: Credit card account '{credit_card_account_id}' not found."
-        request_id = prefixed_id("cli", f"cli_request:{credit_card_account_id}:{user_id}:{0.0:.2f}")
-        record = {
-            "request_id": request_id,
-            "credit_card_account_id": credit_card_account_id,
-            "user_id": user_id,
-            "denial_reason": denial_reason,
-            "decision_date": TODAY,
-            "status": "DENIED",
-        }
-        self.t.add("credit_limit_increase_requests", request_id, record)
+        self._limit_request(
+            credit_card_account_id, user_id, 0.0, denial_reason=denial_reason, decision_date=TODAY, status="DENIED"
+        )
         return (
             f"Credit limit increase request denied.\n"
             f"  - Account: {credit_card_account_id}\n"

@@ -49,6 +49,18 @@ class KnowledgeUserTools(BankTools):
         record = {"tool_name": name, "arguments": args, "called_at": TODAY, "status": "CALLED"}
         self.t.add("user_discoverable_tool_calls", record_id, record)
 
+    def _referral(self, seed: str, user_id: str, account_type: str) -> tuple[str, bool]:
+        """Record a NO_PROGRESS referral by ``user_id`` under the id of ``seed``; its id and whether it was added."""
+        referral_id = deterministic_id(seed)
+        record = {
+            "referral_id": referral_id,
+            "referrer_id": user_id,
+            "referred_account_type": account_type,
+            "referral_status": "NO_PROGRESS",
+            "date": TODAY,
+        }
+        return referral_id, self.t.add("referrals", referral_id, record)
+
     # ------------------------------------------------------------ user discoverable tools
     @discoverable(WRITE)
     def submit_cash_back_dispute_0589(self, user_id: str, transaction_id: str) -> str:
@@ -89,15 +101,7 @@ class KnowledgeUserTools(BankTools):
         error = self._given_and_logged("get_referral_link", args)
         if error:
             return error
-        referral_id = deterministic_id(f"referral_link:{user_id}:{card_name}")
-        record = {
-            "referral_id": referral_id,
-            "referrer_id": user_id,
-            "referred_account_type": card_name,
-            "referral_status": "NO_PROGRESS",
-            "date": TODAY,
-        }
-        ok = self.t.add("referrals", referral_id, record)
+        referral_id, ok = self._referral(f"referral_link:{user_id}:{card_name}", user_id, card_name)
         text = (
             "Referral link generated successfully. Share this link with the person you want to refer.\n\n"
             f"{executed('get_referral_link', args)}\n"
@@ -185,15 +189,8 @@ class KnowledgeUserTools(BankTools):
     @tool(WRITE)
     def submit_referral(self, user_id: str, account_type: str) -> str:
         """Record a referral the customer makes for a new account."""
-        referral_id = deterministic_id(f"referral:{user_id}:{account_type}")
-        record = {
-            "referral_id": referral_id,
-            "referrer_id": user_id,
-            "referred_account_type": account_type,
-            "referral_status": "NO_PROGRESS",
-            "date": TODAY,
-        }
-        if not self.t.add("referrals", referral_id, record):
+        referral_id, added = self._referral(f"referral:{user_id}:{account_type}", user_id, account_type)
+        if not added:
             return f"Failed to submit referral: Record ID '{referral_id}' may already exist."
         return (
             f"Referral request submitted successfully!\n"
