@@ -150,3 +150,8 @@ def test_a_replica_gets_its_server_through_verls_properties():
     replica = object.__new__(Replica)
     asyncio.run(replica.launch_servers())
     assert replica.server_handle is handle and replica.server_address == "hf_cpu://replica-0"
+
+
+def test_the_speculative_decoding_counters_are_names():
+    keys = verl_compat.spec_decode_extra_keys()
+    assert keys and all(isinstance(k, str) and k.startswith("spec_") for k in keys)
