@@ -12,7 +12,9 @@
 # the command-line overrides go to the RL stage, SFT_OVERRIDES="k=v k=v" to the SFT stage). `--cfg job` prints the
 # composed config of the stage(s) instead of training.
 #
-# SFT stage (verl.trainer.sft_trainer, torchrun on N_GPUS): SFT_FILES (default $SFT_DATA/train.parquet, SFT_DATA
+# SFT stage (verl.trainer.sft_trainer, torchrun on N_GPUS; with VERL_PLATFORM=cpu, verl_rewards.cpu.sft: the same
+# trainer in one CPU process, as `verl-rewards smoke tau2 --sft` runs it; SFT_FILE_LOGGER_PATH: its own metrics
+# JSONL): SFT_FILES (default $SFT_DATA/train.parquet, SFT_DATA
 # defaulting to ~/data/sft_<FAMILY>_<DOMAIN>_<MODE>; any parquet of `verl-rewards export-sft`), SFT_VAL_FILES
 # (none), MODEL_PATH (the base model), SFT_DIR (checkpoints, default ~/ckpt/sft_<FAMILY>_<DOMAIN>_<MODE>),
 # SFT_EPOCHS (3), SFT_LR (1e-5), SFT_BATCH_SIZE (32), SFT_MAX_LENGTH (16384: a telecom conversation with its 13-44
@@ -57,6 +59,10 @@ run_sft() {
   if [[ -n "${SFT_VAL_FILES:-}" ]]; then val=(data.val_files="$SFT_VAL_FILES"); fi
   local launch=(torchrun --standalone --nnodes=1 --nproc_per_node="$N_GPUS" -m verl.trainer.sft_trainer)
   if [[ "$PRINT_ONLY" == 1 ]]; then launch=(python3 -m verl.trainer.sft_trainer); fi
+  # VERL_PLATFORM=cpu (verl-rewards smoke --sft): verl's SFT trainer in one CPU process with a gloo group
+  if [[ "${VERL_PLATFORM:-}" == cpu ]]; then launch=(python3 -m verl_rewards.cpu.sft); fi
+  # SFT_FILE_LOGGER_PATH: the SFT stage's own file-logger JSONL (trainer.logger with file), apart from the RL stage's
+  if [[ -n "${SFT_FILE_LOGGER_PATH:-}" ]]; then launch=(env VERL_FILE_LOGGER_PATH="$SFT_FILE_LOGGER_PATH" "${launch[@]}"); fi
   # shellcheck disable=SC2086 # SFT_OVERRIDES is a space-separated list of Hydra overrides
   "${launch[@]}" \
     data.train_files="$SFT_FILES" \

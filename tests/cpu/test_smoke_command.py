@@ -151,3 +151,56 @@ def test_normal_mode_prompt_length_counts_the_greeting_and_the_user_s_opening():
     assert command._opening({"mode": "normal", "instruction": "Cancel order #1"})[1]["content"] == "Cancel order #1"
     assert command._opening({"mode": "solo", "user_scenario": scenario}) == []
     assert command._opening(None) == []
+
+
+def test_sft_needs_a_benchmark_with_gold_conversations_and_steps(capsys):
+    assert main(["smoke", "toolrl", "--sft"]) == 1
+    assert "--sft needs tau2 or tau_bench" in capsys.readouterr().err
+    assert main(["smoke", "tau2", "--sft", "--sft-steps", "0"]) == 1
+    assert "--sft-steps must be at least 1" in capsys.readouterr().err
+
+
+def test_check_sft_wants_every_step_s_finite_loss_and_the_checkpoint(tmp_path: Path):
+    import json
+
+    def write(*losses: float) -> None:
+        lines = [json.dumps({"step": i + 1, "data": {"train/loss": x}}) for i, x in enumerate(losses)]
+        (tmp_path / "sft_metrics.jsonl").write_text("\n".join(lines) + "\n")
+
+    write(2.0)
+    with pytest.raises(SmokeError) as exc:
+        command.check_sft(tmp_path, 2)
+    assert exc.value.stage == "sft" and "expected 2 finite" in str(exc.value)
+    write(2.0, float("nan"))
+    with pytest.raises(SmokeError, match="expected 2 finite"):
+        command.check_sft(tmp_path, 2)
+    write(2.0, 1.5)
+    with pytest.raises(SmokeError, match="no SFT checkpoint"):
+        command.check_sft(tmp_path, 2)
+    hf = command.sft_checkpoint(tmp_path, 2)
+    hf.mkdir(parents=True)
+    (hf / "config.json").write_text("{}")
+    assert command.check_sft(tmp_path, 2) == [2.0, 1.5]
+
+
+@pytest.mark.slow
+def test_the_warm_start_recipe_composes_the_cpu_sft_stage(tmp_path: Path):
+    """With VERL_PLATFORM=cpu the recipe launches verl_rewards.cpu.sft, which composes verl's own SFT config; the
+    smoke's SFT variables land in it."""
+    import yaml
+
+    from recipe_support import run_script
+
+    plan = command.SftPlan(tmp_path / "sft.parquet", rows=4, dropped=0, texts=[], steps=3, batch=2)
+    env = {"VERL_PLATFORM": "cpu", "FAMILY": "tau2", "DOMAIN": "mock", "MODE": "solo", "MODEL_PATH": "/m",
+           "N_GPUS": "1", **command.sft_env(plan, tmp_path)}  # fmt: skip
+    env["STAGE"] = "sft"
+    proc = run_script("recipes/warm_start/run_warm_start.sh", env, "--cfg", "job")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (cfg,) = [c for c in yaml.safe_load_all(proc.stdout) if c]
+    assert cfg["data"]["train_files"] == str(tmp_path / "sft.parquet")
+    assert cfg["data"]["train_batch_size"] == 2 and cfg["data"]["num_workers"] == 0
+    assert cfg["trainer"]["total_training_steps"] == 3 and cfg["trainer"]["total_epochs"] == 3
+    assert cfg["trainer"]["default_local_dir"] == str(tmp_path / "sft")
+    assert cfg["engine"]["strategy"] == "fsdp2" and cfg["model"]["override_config"]["attn_implementation"] == "sdpa"
+    assert "hf_model" in cfg["checkpoint"]["save_contents"]

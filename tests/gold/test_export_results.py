@@ -148,7 +148,7 @@ def test_tau_bench_results_export_with_tau_bench_tools(tmp_path, tau_bench_resul
     assert json.loads(frame["messages_json"][0])[0] == {"role": "system", "content": domain.policy}
 
 
-def test_files_of_two_benchmarks_and_verl_dumps_are_refused(tmp_path, tau2_results, tau_bench_results, capsys):
+def test_two_benchmarks_and_dumps_without_conversations_are_refused(tmp_path, tau2_results, tau_bench_results, capsys):
     assert _export(str(tau2_results), str(tau_bench_results), "--allow-split-mix", "--out", str(tmp_path / "x")) == 2
     assert "holds tau_bench/airline results, but this export is tau2/airline" in _error(capsys)
     assert _export(str(tau2_results), "--benchmark", "tau_bench", "--out", str(tmp_path / "y")) == 2

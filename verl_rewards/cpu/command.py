@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import Any
 
 HELP = "run a family's recipe through verl's real main_ppo on the CPU (tiny model, a few steps)"
-STAGES = ("set-up", "rollout", "reward", "update", "validation", "checkpoint")
+STAGES = ("set-up", "sft", "rollout", "reward", "update", "validation", "checkpoint")
 SMOKE_LOOP = "verl_rewards_smoke_policy"
+WARM_START_RECIPE = "recipes/warm_start/run_warm_start.sh"
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -117,6 +118,13 @@ def _add_options(p: argparse.ArgumentParser) -> None:
         "--out", default=None, help="output folder (default ./smoke/<EXPERIMENT_NAME or family-domain-mode>-<time>)"
     )
     p.add_argument("--wandb", action="store_true", help="also log to wandb, offline (files under OUT/wandb)")
+    p.add_argument(
+        "--sft",
+        action="store_true",
+        help="tau2 / tau_bench: first verl's SFT trainer on the split's gold conversations (export-sft gold), then "
+        "GRPO from its checkpoint, both through recipes/warm_start",
+    )
+    p.add_argument("--sft-steps", type=int, default=2, help="SFT steps with --sft (default 2)")
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds before the run is stopped (default 1800)")
     p.add_argument("--recipe", default=None, help="the recipe script to run (default: the family's, in recipes/)")
 
@@ -150,6 +158,10 @@ def _resolve(args: argparse.Namespace) -> tuple[FamilySpec, str, str]:
         raise SmokeError("set-up", "--steps, --batch-size, --n and --val-rows must be at least 1")
     if not 0.0 <= args.script_ratio <= 1.0:
         raise SmokeError("set-up", f"--script-ratio must be within [0, 1], got {args.script_ratio}")
+    if args.sft and args.family == "toolrl":
+        raise SmokeError("set-up", "--sft needs tau2 or tau_bench: its data are the gold conversations of export-sft")
+    if args.sft and args.sft_steps < 1:
+        raise SmokeError("set-up", f"--sft-steps must be at least 1, got {args.sft_steps}")
     return spec, domain, mode
 
 
@@ -281,6 +293,82 @@ def _build_data(
     pd.DataFrame(train_rows).to_parquet(train)
     pd.DataFrame(val_rows_list).to_parquet(val)
     return SmokeData(train, val, tool_config, texts, dropped)
+
+
+@dataclass
+class SftPlan:
+    """The SFT stage of ``--sft``: the gold export it trains on and its size."""
+
+    files: Path
+    rows: int
+    dropped: int
+    texts: list[str]
+    steps: int
+    batch: int
+
+
+def _sft_data(family: str, domain: str, mode: str, data_dir: str, split: str, out: Path, steps: int) -> SftPlan:
+    """``verl-rewards export-sft gold`` of the smoke's split (the tasks the GRPO stage trains on), run as a user
+    would, into ``out/<split>.parquet``."""
+    import pandas as pd
+
+    cmd = [sys.executable, "-m", "verl_rewards.cli", "export-sft", "gold", family, "--domain", domain, "--split", split,
+           "--mode", mode, "--data-dir", data_dir, "--out", str(out), "--force"]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SmokeError("set-up", f"--sft: export-sft gold failed ({shlex.join(cmd)}):\n{proc.stderr[-2000:]}")
+    dropped = re.search(r"; dropped (\d+)", proc.stdout)
+    frame = pd.read_parquet(out / f"{split}.parquet")
+    texts = [*frame["messages_json"], *dict.fromkeys(frame["tools_json"])]
+    return SftPlan(out / f"{split}.parquet", len(frame), int(dropped.group(1)) if dropped else 0, texts, steps,
+                   min(2, len(frame)))  # fmt: skip
+
+
+def sft_env(plan: SftPlan, out: Path) -> dict[str, str]:
+    """The warm-start recipe's variables for a CPU SFT stage (``VERL_PLATFORM=cpu`` makes the recipe launch
+    :mod:`verl_rewards.cpu.sft`); the SFT metrics go to their own file logger (``OUT/sft_metrics.jsonl``)."""
+    overrides = [
+        "data.num_workers=0",
+        "data.use_dynamic_bsz=False",
+        "model.use_remove_padding=False",
+        "model.enable_gradient_checkpointing=False",
+        "+model.override_config.attn_implementation=sdpa",
+        "engine.strategy=fsdp2",
+        f"trainer.total_training_steps={plan.steps}",
+        "trainer.resume_mode=disable",
+        "trainer.logger=[console,file]",
+    ]
+    return {
+        "STAGE": "both",
+        "SFT_FILES": str(plan.files),
+        "SFT_DIR": str(out / "sft"),
+        "SFT_FILE_LOGGER_PATH": str(out / "sft_metrics.jsonl"),
+        "SFT_BATCH_SIZE": str(plan.batch),
+        "SFT_EPOCHS": str(plan.steps),  # at least one batch per epoch: enough epochs for the steps
+        "SFT_LR": "1e-3",
+        "SFT_MAX_LENGTH": "32768",  # the tiny model's positions; truncation=error names a longer conversation
+        "SFT_OVERRIDES": " ".join(overrides),
+    }
+
+
+def sft_checkpoint(out: Path, steps: int) -> Path:
+    """Where the SFT stage leaves the Hugging Face model the GRPO stage starts from."""
+    return out / "sft" / f"global_step_{steps}" / "huggingface"
+
+
+def check_sft(out: Path, steps: int) -> list[float]:
+    """After the SFT stage: its steps logged with a finite loss and its Hugging Face checkpoint, else stage sft."""
+    losses = [
+        r["data"]["train/loss"]
+        for r in read_metrics(out / "sft_metrics.jsonl")
+        if "train/loss" in (r.get("data") or {})
+    ]
+    if len(losses) < steps or not all(isinstance(x, (int, float)) and math.isfinite(x) for x in losses):
+        raise SmokeError("sft", f"SFT logged losses {losses} in {out / 'sft_metrics.jsonl'}; expected {steps} finite")
+    hf = sft_checkpoint(out, steps)
+    if not (hf / "config.json").is_file():
+        raise SmokeError("sft", f"no SFT checkpoint at {hf}")
+    return [float(x) for x in losses]
 
 
 def _wrap_loops(data: SmokeData, policy: str, ratio: float, source: str, out: Path) -> Path:
@@ -562,10 +650,10 @@ def run(args: argparse.Namespace) -> int:
         name = os.environ.get("EXPERIMENT_NAME") or f"{args.family}-{domain}-{mode}"
         out = Path(args.out or f"smoke/{name}-{stamp}").resolve()
         out.mkdir(parents=True, exist_ok=True)
-        for stale in ("metrics.jsonl", "checkpoints"):
+        for stale in ("metrics.jsonl", "checkpoints", "sft_metrics.jsonl", "sft"):
             if (out / stale).exists():
                 raise SmokeError("set-up", f"{out / stale} exists: use a fresh --out folder")
-        recipe = Path(args.recipe) if args.recipe else REPO / spec.recipe
+        recipe = Path(args.recipe) if args.recipe else REPO / (WARM_START_RECIPE if args.sft else spec.recipe)
         if not recipe.is_file():
             raise SmokeError("set-up", f"recipe not found: {recipe} (smoke runs the recipes of a source checkout)")
         data_dir = _data_dir(args, spec)
@@ -573,6 +661,10 @@ def run(args: argparse.Namespace) -> int:
         prepared, tools = _prepare(args.family, domain, mode, data_dir, out / "data" / "prepared", args.retrieval)
         data = _build_data(prepared, tools, out / "data", args.batch_size * args.steps, args.val_rows, policy, source)
         loops = _wrap_loops(data, policy, args.script_ratio, source, out / "data") if policy == "script" else None
+        sft = None
+        if args.sft:
+            sft = _sft_data(args.family, domain, mode, data_dir, prepared.stem, out / "data" / "sft", args.sft_steps)
+            data.texts += sft.texts
         from .model import build_tiny_qwen2
 
         model = build_tiny_qwen2(out / "model", data.texts)
@@ -581,8 +673,10 @@ def run(args: argparse.Namespace) -> int:
         response_len = 256 if args.family == "toolrl" else (8192 if policy == "script" else 1024)
         setup_s = time.monotonic() - t0
         env = recipe_env(args.family, domain, mode, data_dir, data, model, out, args.user, args.batch_size)
+        if sft is not None:  # recipes/warm_start: SFT from the tiny model, then GRPO from the SFT checkpoint
+            env.update(sft_env(sft, out))
         cmd = ["bash", str(recipe)] + cpu_overrides(
-            model=model,
+            model=str(sft_checkpoint(out, sft.steps)) if sft is not None else model,
             out=out,
             steps=args.steps,
             batch=args.batch_size,
@@ -603,12 +697,22 @@ def run(args: argparse.Namespace) -> int:
         print(f"smoke: {args.family} {domain} {mode}, policy {policy}, {args.steps} steps -> {out}")
         print(f"smoke: data {data.train} ({args.batch_size * args.steps} rows), {data.val}; dropped {data.dropped}")
         print(f"smoke: model {model} (prompt <= {prompt_tokens} tokens)")
+        if sft is not None:
+            print(
+                f"smoke: SFT first, {sft.steps} steps on {sft.files} ({sft.rows} gold conversations, {sft.dropped} "
+                f"dropped), then GRPO from {sft_checkpoint(out, sft.steps)}"
+            )
         t1 = time.monotonic()
         code = _stream(cmd, env, out / "run.log", args.timeout, REPO)
         run_s = time.monotonic() - t1
         records = read_metrics(out / "metrics.jsonl")
         steps_logged = sum(1 for r in records if any(k.startswith("actor/") for k in r.get("data") or {}))
+        sft_losses: list[float] = []
+        if sft is not None and (code == 0 or sft_checkpoint(out, sft.steps).is_dir()):
+            sft_losses = check_sft(out, sft.steps)
         if code != 0:
+            if sft is not None and not sft_checkpoint(out, sft.steps).is_dir():
+                raise SmokeError("sft", f"the SFT stage exited with {code}; see {out / 'run.log'}")
             log = (out / "run.log").read_text(encoding="utf-8", errors="replace")
             stage = failed_stage(log, steps_logged)
             raise SmokeError(stage, f"main_ppo exited with {code}; see {out / 'run.log'}")
@@ -616,7 +720,10 @@ def run(args: argparse.Namespace) -> int:
     except SmokeError as exc:
         print(f"smoke: FAILED at stage {exc.stage}: {exc}", file=sys.stderr)
         return 1
-    _summary(out, args.steps, records, setup_s, run_s, time.monotonic() - started, args.wandb)
+    _summary(out, args.steps, records, setup_s, run_s, time.monotonic() - started, args.wandb, bool(sft_losses))
+    if sft_losses:
+        print(f"  SFT         {sft_checkpoint(out, len(sft_losses))} ({out / 'sft_metrics.jsonl'})")
+        print(f"  {'SFT train/loss by step':<40} {', '.join(f'{x:.4g}' for x in sft_losses)}")
     return 0
 
 
@@ -638,11 +745,27 @@ _SHOWN_ENV = (
     "TAU_BENCH_DATA_DIR",
     "EXPERIMENT_NAME",
     "SMOKE",
+    "STAGE",
+    "SFT_FILES",
+    "SFT_DIR",
+    "SFT_FILE_LOGGER_PATH",
+    "SFT_BATCH_SIZE",
+    "SFT_EPOCHS",
+    "SFT_LR",
+    "SFT_MAX_LENGTH",
+    "SFT_OVERRIDES",
 )
 
 
 def _summary(
-    out: Path, steps: int, records: Sequence[Mapping[str, Any]], setup_s: float, run_s: float, total_s: float, wb: bool
+    out: Path,
+    steps: int,
+    records: Sequence[Mapping[str, Any]],
+    setup_s: float,
+    run_s: float,
+    total_s: float,
+    wb: bool,
+    sft: bool = False,
 ) -> None:
     timings = stage_timings(records)
     in_steps = timings.get("steps total", 0.0) + timings.get("validation", 0.0)
@@ -653,10 +776,12 @@ def _summary(
     print(f"  command     {out / 'command.sh'}")
     if wb:
         print(f"  wandb       {out / 'wandb'} (offline)")
-    print(f"  time        {total_s:.0f} s: set-up {setup_s:.0f} s, main_ppo {run_s:.0f} s")
+    ran = "SFT + main_ppo" if sft else "main_ppo"
+    print(f"  time        {total_s:.0f} s: set-up {setup_s:.0f} s, {ran} {run_s:.0f} s")
     for name, seconds in timings.items():
         print(f"    {name:<34} {seconds:7.1f} s")
-    print(f"    {'Ray, actors and models starting':<34} {max(0.0, run_s - in_steps):7.1f} s (the rest of main_ppo)")
+    rest = "SFT, Ray, actors, models starting" if sft else "Ray, actors and models starting"
+    print(f"    {rest:<34} {max(0.0, run_s - in_steps):7.1f} s (the rest of {ran})")
     train = [r["data"] for r in records if "actor/grad_norm" in (r.get("data") or {})]
     last: Mapping[str, Any] = train[-1] if train else {}
     first: Mapping[str, Any] = train[0] if train else {}

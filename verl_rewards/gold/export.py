@@ -221,6 +221,7 @@ class _Trajectory:
     reward: float
     messages: list[dict[str, Any]]
     origin: str
+    mode: str = "normal"  # which tool schemas and system prompt the agent had (tau2: solo | normal)
 
 
 def _load(path: Path) -> Any:
@@ -307,6 +308,66 @@ def _read_tau_bench(path: Path, doc: Sequence[Any]) -> list[_Trajectory]:
     return out
 
 
+def _read_verl_dump(path: Path) -> list[_Trajectory]:
+    """A verl generations dump (``trainer.validation_data_dir`` / ``rollout_data_dir``: one JSON object per line,
+    ``input``, ``output``, ``score``, ``step`` and every reward extra): the conversations the contribution manager
+    recorded in ``trajectory_json`` (``reward.reward_kwargs.record_trajectory=true``). The reward is the sample's
+    ``base_score`` (the task reward, without contribution terms), else verl's ``score``."""
+    from ..scoring.recorded import TRAJECTORY_KEY, read_trajectory_text
+
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise ExportError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise ExportError(f"{path}: not UTF-8 text") from None
+    out: list[_Trajectory] = []
+    unrecorded = 0
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except (ValueError, RecursionError):
+            raise ExportError(f"{path}:{n}: not a JSON line (a verl dump has one object per line)") from None
+        if not isinstance(entry, Mapping) or "input" not in entry or "output" not in entry:
+            raise ExportError(f"{path}:{n}: not a verl generations dump line (no input/output)")
+        if TRAJECTORY_KEY not in entry:
+            raise ExportError(
+                f"{path}: a verl dump without the {TRAJECTORY_KEY} column: its decoded input/output have no roles or "
+                "tool calls. Run the validation with the contribution manager and "
+                f"+reward.reward_kwargs.record_trajectory=true (it records each sample's conversation as "
+                f"{TRAJECTORY_KEY}), then export the new dump"
+            )
+        payload = read_trajectory_text(entry[TRAJECTORY_KEY])
+        source = payload.get("data_source") if payload else None
+        if payload is None or not isinstance(source, str) or not payload.get("task_id"):
+            unrecorded += 1  # no recorded messages (or over the size bound): nothing to rebuild
+            continue
+        if not source.startswith((f"{TAU2}/", f"{TAU_BENCH}/")):
+            raise ExportError(f"{path}:{n}: data source {source!r} is not tau2/<domain> or tau_bench/<domain>")
+        reward = _number(entry.get("base_score"))
+        if reward is None:
+            reward = _number(entry.get("score"))
+        mode = str(payload.get("mode") or "normal")
+        out.append(
+            _Trajectory(
+                source,
+                str(payload["task_id"]),
+                -math.inf if reward is None else reward,
+                _tau2_agent_view(payload["messages"]),
+                f"{path}:{n}",
+                mode if mode in ("solo", "normal", "instruction") else "normal",
+            )
+        )
+    if not out:
+        raise ExportError(
+            f"{path}: no line carries a recorded tau2 / tau-bench conversation in {TRAJECTORY_KEY} ({unrecorded} "
+            "without one: rows whose agent loop recorded no messages, or conversations over the size bound)"
+        )
+    return out
+
+
 def read_results(path: Path) -> list[_Trajectory]:
     """The trajectories of one results file: tau2 ``Results`` (a file or its folder) or a tau-bench results list."""
     if path.is_dir():
@@ -317,10 +378,7 @@ def read_results(path: Path) -> list[_Trajectory]:
     if not path.exists():
         raise ExportError(f"{path}: no such file")
     if path.suffix == ".jsonl":
-        raise ExportError(
-            f"{path}: a verl dump holds decoded text without roles or tool calls (input/output), which cannot be "
-            "turned back into chat messages; export from `verl-rewards simulate` results of the checkpoint instead"
-        )
+        return _read_verl_dump(path)
     doc = _load(path)
     if isinstance(doc, Mapping) and "simulations" in doc and "info" in doc:
         return _read_tau2(path, doc)
@@ -329,11 +387,14 @@ def read_results(path: Path) -> list[_Trajectory]:
     raise ExportError(f"{path}: neither tau2 Results JSON nor a tau-bench results list")
 
 
-def _split_of(source: str, task_id: str, data_dir: str | None) -> tuple[str, list[dict[str, Any]], str, Any]:
-    """``(held-out split or "", training tool schemas, system prompt, task)`` of a task of ``source``."""
+def _split_of(
+    source: str, task_id: str, data_dir: str | None, mode: str = "normal"
+) -> tuple[str, list[dict[str, Any]], str, Any]:
+    """``(held-out split or "", training tool schemas, system prompt, task)`` of a task of ``source`` played in
+    ``mode`` (tau2 solo: the solo tools and prompt; the system prompt is used when the messages lack one)."""
     family, domain = source.split("/", 1)
     if family == TAU2:
-        from ..tau2.data import tool_config_text
+        from ..tau2.data import solo_system_prompt, tool_config_text
         from ..tau2.domain import load_domain
         from ..tau2.normal.prompts import agent_system_prompt
 
@@ -341,7 +402,9 @@ def _split_of(source: str, task_id: str, data_dir: str | None) -> tuple[str, lis
         if task_id not in dom.tasks:
             raise ExportError(f"task {task_id!r} is not a task of {source} (data in {dom.data_dir})")
         held = next((s for s in HELD_OUT[TAU2] if task_id in set(dom.splits.get(s, ()))), "")
-        return held, training_tool_schemas(tool_config_text(dom, mode="normal")), agent_system_prompt(dom), dom
+        tau2_mode = "solo" if mode == "solo" else "normal"
+        system = solo_system_prompt(dom) if tau2_mode == "solo" else agent_system_prompt(dom)
+        return held, training_tool_schemas(tool_config_text(dom, mode=tau2_mode)), system, dom
     from ..tau_bench.data import tool_config_text as tb_tool_config_text
     from ..tau_bench.domain import load_domain as tb_load_domain
 
@@ -398,14 +461,14 @@ def export_results(
             f"no trajectory reached --min-reward {min_reward:g} ({len(trajectories)} read from {len(paths)} file(s)); "
             "nothing written"
         )
-    tasks: dict[str, tuple[str, list[dict[str, Any]], str, Any]] = {}
+    tasks: dict[tuple[str, str], tuple[str, list[dict[str, Any]], str, Any]] = {}
     try:
         for t in kept:
-            if t.task_id not in tasks:
-                tasks[t.task_id] = _split_of(t.source, t.task_id, data_dir)
+            if (t.task_id, t.mode) not in tasks:
+                tasks[(t.task_id, t.mode)] = _split_of(t.source, t.task_id, data_dir, t.mode)
     except (KeyError, ValueError, OSError) as exc:
         raise ExportError(str(exc).strip("'\"")) from None
-    held = sorted({f"{tid} ({info[0]})" for tid, info in tasks.items() if info[0]})
+    held = sorted({f"{tid} ({info[0]})" for (tid, _), info in tasks.items() if info[0]})
     if held and not allow_split_mix:
         raise ExportError(
             f"{len(held)} task(s) of a held-out split would go into a training file: {', '.join(held[:5])}"
@@ -416,7 +479,7 @@ def export_results(
     duplicates = over = empty = 0
     records = []
     for t in tqdm(kept, desc=f"results {source}", unit="traj", disable=not progress):
-        held_split, tools, system, _ = tasks[t.task_id]
+        held_split, tools, system, _ = tasks[(t.task_id, t.mode)]
         messages = t.messages
         if not messages or messages[0].get("role") != "system":
             messages = [{"role": "system", "content": system}, *messages]
@@ -426,7 +489,7 @@ def export_results(
             data_source=t.source,
             task_id=t.task_id,
             split=held_split or "train",
-            mode="normal",
+            mode=t.mode,
             source=t.origin,
             reward=t.reward,
         )

@@ -43,6 +43,7 @@ ENGINE_KEYS = frozenset(
         "reward_fn",
         "reward_fn_by_source",
         "executor",
+        "record_trajectory",
     }
 )
 
@@ -100,6 +101,8 @@ class ManagerConfig:
     modules: tuple[str, ...] = ()
     reward_fn: str | None = None
     reward_fn_by_source: Mapping[str, str] = field(default_factory=dict)
+    #: every sample reports its recorded conversation as ``trajectory_json`` text (:mod:`..scoring.recorded`)
+    record_trajectory: bool = False
     #: the reward families' own sections (``toolrl``, ``tau2``, ...), validated by each family when built
     family_sections: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
@@ -177,6 +180,7 @@ class ManagerConfig:
             modules=modules,
             reward_fn=kw.get("reward_fn") or None,
             reward_fn_by_source={str(k): str(v) for k, v in (kw.get("reward_fn_by_source") or {}).items()},
+            record_trajectory=_bool(kw.get("record_trajectory", False), "record_trajectory"),
             family_sections={k: dict(kw[k] or {}) for k in valid - ENGINE_KEYS if k in kw},
         )
 

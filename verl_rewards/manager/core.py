@@ -25,6 +25,7 @@ from ..scoring.decoding import DecodeBatcher
 from ..scoring.executors.process import shared_runner
 from ..scoring.executors.threads import thread_executor
 from ..scoring.extras import ExtraKeys
+from ..scoring.recorded import TRAJECTORY_KEY, trajectory_text
 from ..scoring.result import ScoreResult, ScoreResultError
 from ..scoring.sample import Sample
 from ..scoring.spec import get_reward, registered_names
@@ -73,7 +74,8 @@ class ScoringCore:
                 f"got {config.fallback_reward}"
             )
         try:
-            self.keys = ExtraKeys([*config.extra_keys, *config.contribution.extra_keys, *declared_keys])
+            recorded = [TRAJECTORY_KEY] if config.record_trajectory else []
+            self.keys = ExtraKeys([*config.extra_keys, *config.contribution.extra_keys, *declared_keys, *recorded])
         except ValueError as exc:
             raise ManagerConfigError(str(exc)) from None
         self._semaphores: dict[int, asyncio.Semaphore] = {}
@@ -139,7 +141,7 @@ class ScoringCore:
             total = read_float(result.score + bonus)
             if total is None:  # the bonus alone is out of range: the fallback without it
                 bonus, total = 0.0, result.score
-        extra = {
+        extra: dict[str, Any] = {
             "base_score": result.score,
             "contrib": bonus,
             "reward_error": error,
@@ -148,6 +150,8 @@ class ScoringCore:
             "step_error": int(sample.step_error),
             **contrib.extras,
         }
+        if self.config.record_trajectory:
+            extra[TRAJECTORY_KEY] = trajectory_text(sample)
         for key, value in result.components.items():
             if key not in extra:
                 extra[key] = value
