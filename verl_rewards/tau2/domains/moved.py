@@ -1,4 +1,4 @@
-"""Old import paths of names that moved between the tau2 domain modules, kept for one release.
+"""Old import paths of names that moved between the tau2 domain modules, kept until 0.3.0.
 
 A module whose names moved sets ``__getattr__ = moved_names(__name__, {name: "new.module"})`` (or
 ``"new.module:new_name"`` for a renamed one): reading a moved name from the old module still works and warns with a
@@ -23,8 +23,7 @@ def moved_names(module: str, targets: Mapping[str, str]) -> Callable[[str], Any]
         new_module, _, new_name = target.partition(":")
         new_name = new_name or name
         warnings.warn(
-            f"{module}.{name} moved to {new_module}.{new_name}; the old path is deprecated and goes away in the next "
-            "release",
+            f"{module}.{name} is deprecated; use {new_module}.{new_name} (removed in 0.3.0)",
             DeprecationWarning,
             stacklevel=2,
         )
