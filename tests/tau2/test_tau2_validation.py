@@ -16,6 +16,7 @@ import pytest
 from verl_rewards.tau2 import load_domain
 from verl_rewards.tau2.domains import validation as v
 from verl_rewards.tau2.domains.airline.validation import MODELS as AIRLINE_MODELS
+from verl_rewards.tau2.domains.mock import NOTIFICATION, TASK
 from verl_rewards.tau2.domains.retail.tools import USER_ADDRESS
 from verl_rewards.tau2.domains.telecom.phone import APN_SETTINGS
 
@@ -23,7 +24,13 @@ from repo_paths import DATA
 from tau2_support import require_data
 
 CASES: list[dict[str, Any]] = json.loads((DATA / "reference" / "tau2_validation.json").read_text("utf-8"))["cases"]
-OURS = {"APNSettings": APN_SETTINGS, "UserAddress": USER_ADDRESS, **AIRLINE_MODELS}
+OURS = {
+    "APNSettings": APN_SETTINGS,
+    "UserAddress": USER_ADDRESS,
+    "Task": TASK,
+    "Notification": NOTIFICATION,
+    **AIRLINE_MODELS,
+}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c['model']}-{i}" for i, c in enumerate(CASES)])

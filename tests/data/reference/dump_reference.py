@@ -38,7 +38,8 @@ SAMPLE_TASKS = {
 ADDRESS = ("address1", "address2", "city", "country", "state", "zip")
 TAU_BENCH_SAMPLES = {"retail": ("test", [0, 1]), "airline": ("test", [0, 1])}
 
-# Arguments tau2's tools turn into pydantic models (telecom APNSettings, retail UserAddress, airline models),
+# Arguments tau2's tools turn into pydantic models (telecom APNSettings, retail UserAddress, mock Task and
+# Notification, airline models),
 # valid and invalid: what tau2 builds, or the text of the ValidationError the model is shown
 VALIDATION_CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("telecom", "APNSettings", {"apn_name": "weird"}),
@@ -55,6 +56,9 @@ VALIDATION_CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("retail", "UserAddress", dict(zip(ADDRESS, [1, None, "c", ["x"], "e", "z" * 80], strict=True))),
     ("retail", "UserAddress", dict(zip(ADDRESS, ["a" * 60, 2.5, True, {"k": "v" * 60}, "e", "f"], strict=True))),
     ("retail", "UserAddress", dict(zip(ADDRESS, ["a", "b", "c", "d", "e", "f"], strict=True))),
+    ("mock", "Task", {"task_id": "task_3", "title": 5, "description": [1], "status": "pending"}),
+    ("mock", "Task", {"task_id": "task_3", "title": "Write", "description": None, "status": "pending"}),
+    ("mock", "Notification", {"notification_id": "n1", "message": 3, "status": "unread", "task_id": None}),
     ("airline", "Payment", {"payment_id": "x", "amount": 1.5}),
     ("airline", "Payment", {"payment_id": 3, "amount": " 7 "}),
     ("airline", "Payment", {"amount": "x", "extra": 1}),

@@ -30,6 +30,7 @@ from typing import Any
 from ...engine.client import Endpoint, shared_client
 from ...engine.conversation import Conversation, trial_seeds
 from ...engine.deprecation import moved
+from ...engine.rules import DEFAULT_MAX_ERRORS, DEFAULT_MAX_STEPS
 from ...engine.simulate import (
     SAVE_EVERY_S,
     OpenAIAgent,
@@ -64,14 +65,14 @@ class SimulateConfig(RunConfig):
     """What to simulate and where the two models are served (:class:`~verl_rewards.engine.simulate.RunConfig`),
     with tau2's limits and rules."""
 
-    max_steps: int = 200
-    max_errors: int = 10
+    max_steps: int = DEFAULT_MAX_STEPS
+    max_errors: int = DEFAULT_MAX_ERRORS
     enforce_communication_protocol: bool = False
     concurrency: int = 8
     judge: Endpoint | None = None
     progress: bool = True
     domain_options: dict[str, Any] | None = None  # load options (banking_knowledge: retrieval=...)
-    agent_message_errors: str = TerminationReason.INFRASTRUCTURE_ERROR
+    agent_message_errors: str = str(TerminationReason.INFRASTRUCTURE_ERROR)
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """Deprecated: the telecom record validation is the validation shared by every tau2 domain,
 :mod:`verl_rewards.tau2.domains.validation` (models are :class:`~verl_rewards.tau2.domains.validation.Model` objects
-there, no longer tuples). The old names still import from here, with a DeprecationWarning, for one release."""
+there, no longer tuples). The old names still import from here, with a DeprecationWarning, until 0.3.0."""
 
 from __future__ import annotations
 
