@@ -214,7 +214,7 @@ def test_prepare_without_data_names_data_dir(tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("TAU2_DATA_DIR", raising=False)
     assert main(["prepare", "tau2", "--domain", "tau2/airline", "--out", str(tmp_path / "o")]) == 2
     err = _error(capsys, "prepare tau2")
-    assert "pass --data-dir or set TAU2_DATA_DIR" in err and "data_dir=" not in err
+    assert "--data-dir" in err and "TAU2_DATA_DIR" in err and "data_dir" not in err
 
 
 def test_simulate_endpoint_errors_name_the_flag(tmp_path, capsys):
@@ -308,3 +308,19 @@ def test_training_manager_declares_the_keys_its_configuration_reaches(small_toke
     families = ContributionRewardManager(tokenizer=small_tokenizer)  # routed by data source: every family's keys
     assert {"format", "tau2_db", "tb_done", "termination", "tau2_basis"} <= set(families.extra_keys())
     assert families.core.keys.text == {"termination", "tau2_basis"}
+
+
+def test_offline_columns_follow_each_rows_route_including_its_own_reward_fn(tmp_path, capsys):
+    from verl_rewards.tau_bench.verl_scorer import EXTRA_KEYS
+
+    path, scored = tmp_path / "mixed.jsonl", tmp_path / "s.jsonl"
+    rows = [
+        {"response": "4", "ground_truth": "4", "data_source": "qa", "reward_fn": "qa_em"},
+        {"response": "hi", "ground_truth": "x", "data_source": "tau_bench/retail"},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["score", str(path), "--out", str(scored)]) == 0
+    first, second = (json.loads(line) for line in scored.read_text().splitlines())
+    assert first["em"] == 1.0 and first["termination"] == "" and second["em"] == 0.0
+    assert {"f1", "em", *EXTRA_KEYS} <= set(first) and set(first) - {"reward_fn"} == set(second)
+    assert not any(k.startswith(("tau2_", "db_match")) or k in ("format", "correctness") for k in first)

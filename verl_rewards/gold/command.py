@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..commands.common import default_of
+from .export import export_gold, export_results
+
 HELP = "write verl multi-turn SFT parquet: gold trajectories, or successful runs of simulate results"
 
 
@@ -30,12 +33,22 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     gold.add_argument("--data-dir", default=None, help="data folder (else TAU2_DATA_DIR / TAU_BENCH_DATA_DIR)")
     gold.add_argument("--user-base-url", default=None, help="normal mode: an OpenAI-compatible user model endpoint")
     gold.add_argument("--user-model", default=None, help="normal mode: the user model's name (with --user-base-url)")
-    gold.add_argument("--concurrency", type=int, default=8, help="conversations played at once (with a user model)")
+    gold.add_argument(
+        "--concurrency",
+        type=int,
+        default=default_of(export_gold, "concurrency"),
+        help="conversations played at once (with a user model)",
+    )
     gold.add_argument("--out", required=True, help="output folder: <out>/<split>.parquet")
     gold.add_argument("--force", action="store_true", help="replace an existing export")
     res = kinds.add_parser("results", help="successful trajectories of tau2 Results / tau-bench results files")
     res.add_argument("files", nargs="+", metavar="FILE", help="tau2 Results JSON (or its folder), tau-bench results")
-    res.add_argument("--min-reward", type=float, default=1.0, help="keep trajectories with at least this reward")
+    res.add_argument(
+        "--min-reward",
+        type=float,
+        default=default_of(export_results, "min_reward"),
+        help="keep trajectories with at least this reward",
+    )
     res.add_argument("--per-task", type=int, default=None, help="at most N trajectories per task")
     res.add_argument(
         "--allow-split-mix",
@@ -66,7 +79,7 @@ def _user_factory(args: argparse.Namespace) -> Any:
 def run(args: argparse.Namespace) -> int:
     """0 on success; 2 with a one-line message on bad input (nothing written)."""
     from ..commands.common import DATA_DIR_FLAGS, fail, split_domain
-    from .export import ExportError, export_gold, export_results
+    from .export import ExportError
 
     try:
         if args.export_kind == "gold":
