@@ -1,4 +1,4 @@
-"""Throughput of the tau2 normal-mode conversation engine (:mod:`verl_rewards.tau2.normal.conversation`).
+"""Throughput of the tau2 normal-mode conversation engine (:mod:`verl_rewards.engine.conversation`).
 
 Three measurements, each printed with the ratio it supports:
 
@@ -30,16 +30,16 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
+from verl_rewards.engine.client import Endpoint, shared_client
+from verl_rewards.engine.conversation import Conversation, Reply
+from verl_rewards.engine.users import OpenAIUser, ScriptedUser
 from verl_rewards.tau2 import load_domain  # noqa: E402
-from verl_rewards.tau2.normal.client import Endpoint, shared_client  # noqa: E402
-from verl_rewards.tau2.normal.conversation import Conversation, Reply  # noqa: E402
 from verl_rewards.tau2.normal.prompts import (  # noqa: E402
     agent_system_prompt,
     user_scenario_text,
     user_system_prompt,
     user_tool_schemas,
 )
-from verl_rewards.tau2.normal.users import OpenAIUser, ScriptedUser  # noqa: E402
 
 from chat_server import ChatServer  # noqa: E402
 

@@ -52,12 +52,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/common.py
 
 from common import first_and_repeat  # noqa: E402
 
+from verl_rewards.engine.trajectory import pair_tool_calls, parse_messages  # noqa: E402
 from verl_rewards.tau2.domain import Domain, resolve_data_dir  # noqa: E402
 from verl_rewards.tau2.errors import Tau2Error  # noqa: E402
 from verl_rewards.tau2.evaluator import evaluate_trajectory  # noqa: E402
 from verl_rewards.tau2.evaluators.action import check_actions  # noqa: E402
 from verl_rewards.tau2.scripted import gold_calls, scripted_trajectory  # noqa: E402
-from verl_rewards.tau2.trajectory import pair_tool_calls, parse_messages  # noqa: E402
 
 
 # ------------------------------------------------------------------------------------------ baseline

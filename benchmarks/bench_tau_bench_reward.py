@@ -45,8 +45,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/common.py
 from bench_tau2_reward import PlainState  # noqa: E402
 from common import first_and_repeat  # noqa: E402
 
+from verl_rewards.engine.trajectory import pair_tool_calls, parse_messages  # noqa: E402
 from verl_rewards.tau2.errors import Tau2Error  # noqa: E402
-from verl_rewards.tau2.trajectory import pair_tool_calls, parse_messages  # noqa: E402
 from verl_rewards.tau_bench.domain import DATA_DIR_ENV, TauBenchDomain  # noqa: E402
 from verl_rewards.tau_bench.hashing import data_hash  # noqa: E402
 from verl_rewards.tau_bench.reward import tau_bench_reward  # noqa: E402

@@ -37,9 +37,9 @@ def make(domain_name: str, data_dir: str, out: str, max_tasks: int | None, trial
 
     sys.path.insert(0, str(REPO))
     sys.path.insert(0, str(REPO / "tests" / "support"))
+    from verl_rewards.engine.client import Endpoint
+    from verl_rewards.engine.conversation import trial_seeds
     from verl_rewards.tau2 import load_domain
-    from verl_rewards.tau2.normal.client import Endpoint
-    from verl_rewards.tau2.normal.conversation import trial_seeds
     from verl_rewards.tau2.normal.prompts import user_scenario_text, user_system_prompt
     from verl_rewards.tau2.normal.simulate import SimulateConfig, simulate
     from verl_rewards.tau2.normal.users import default_script

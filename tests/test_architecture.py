@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import ast
 import functools
+import os
+import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -20,8 +23,9 @@ ALLOWED = {
     "scoring": {"contribution", "coerce"},
     "rewards": {"scoring", "coerce", "files", "contribution"},
     "toolrl": {"scoring", "rewards", "coerce", "files"},
-    "tau2": {"scoring", "rewards", "coerce", "files", "verl_compat"},
-    "tau_bench": {"scoring", "rewards", "coerce", "files", "tau2"},
+    "engine": {"files", "verl_compat"},
+    "tau2": {"scoring", "rewards", "coerce", "files", "verl_compat", "engine"},
+    "tau_bench": {"scoring", "rewards", "coerce", "files", "engine"},
     "catalog": {"scoring", "rewards", "toolrl", "tau2", "tau_bench"},
     "manager": {"scoring", "rewards", "catalog", "coerce", "contribution", "files"},
 }
@@ -310,3 +314,15 @@ def test_the_verl_private_check_finds_each_kind_of_use(tmp_path):
         "verl_rewards.probe: from verl.experimental.agent_loop.agent_loop import _agent_loop_registry",
         "verl_rewards.probe: getattr(..., '_val_metrics_update')",
     ]
+
+
+def test_importing_tau_bench_loads_nothing_of_tau2():
+    """tau2 and tau-bench are siblings on the engine: importing ``verl_rewards.tau_bench`` (in a fresh interpreter)
+    loads no ``verl_rewards.tau2`` module, none of tau2's domains in particular."""
+    code = (
+        "import sys, verl_rewards.tau_bench, verl_rewards.tau_bench.normal, verl_rewards.tau_bench.reward; "
+        "print(sorted(m for m in sys.modules if m.startswith('verl_rewards.tau2')))"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True, cwd=REPO)
+    assert out.stdout.strip() == "[]"

@@ -91,8 +91,8 @@ def test_help_describes_every_command_and_option_with_its_default_and_no_rst_mar
 
 def test_help_shows_the_defaults_of_the_code_that_owns_them():
     from verl_rewards.contribution import DEFAULT_BETA
+    from verl_rewards.engine.rules import DEFAULT_MAX_ERRORS, DEFAULT_MAX_STEPS
     from verl_rewards.manager.config import DEFAULT_TIMEOUT_S
-    from verl_rewards.tau2.normal.conversation import DEFAULT_MAX_ERRORS, DEFAULT_MAX_STEPS
     from verl_rewards.tau_bench.normal import MAX_NUM_STEPS
 
     parsers = dict(_subparsers(build_parser()))

@@ -190,7 +190,7 @@ def test_normal_mode_conversation_is_the_agent_view_and_the_trajectory_has_the_u
 
 
 def test_a_user_that_does_not_follow_the_script_is_visible_not_gold():
-    from verl_rewards.tau2.normal.conversation import Reply
+    from verl_rewards.engine.conversation import Reply
 
     class Chatty:
         async def reply(self, request):

@@ -8,7 +8,7 @@ a thread; real sockets, real HTTP). ``responder(body, n)`` decides each answer:
 * ``("raw", bytes)`` -> a 200 answer with exactly that body (malformed replies).
 
 Every request body is kept in ``requests`` (in arrival order), except the start-up probes of ``simulate``
-(:data:`~verl_rewards.tau2.normal.simulate.PROBE_TEXT`), which go to ``probes`` and are answered by the server itself.
+(:data:`~verl_rewards.engine.simulate.PROBE_TEXT`), which go to ``probes`` and are answered by the server itself.
 With ``models`` given, a request for any other model gets vLLM's 404 answer (``The model `X` does not exist.``).
 """
 
@@ -21,7 +21,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from verl_rewards.tau2.normal.simulate import PROBE_TEXT
+from verl_rewards.engine.simulate import PROBE_TEXT
 
 Responder = Callable[[dict[str, Any], int], Any]
 

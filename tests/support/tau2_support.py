@@ -118,7 +118,7 @@ def read_json(path: Path) -> Any:
 def toolkit_fixtures(data: Path, normalize_db: Any, toolkit_cls: Any) -> tuple[Any, Any, Any, Any]:
     """pytest fixtures ``raw``, ``base``, ``tasks`` (module scope: the DB is read and normalised once) and ``tk``
     (a fresh toolkit over a copy-on-write state) for one domain's tool tests. Assign them at module level."""
-    from verl_rewards.tau2.state import BaseDB, DBState
+    from verl_rewards.engine.state import BaseDB, DBState
 
     @pytest.fixture(scope="module")
     def raw() -> dict[str, Any]:

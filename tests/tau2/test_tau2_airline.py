@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
+from verl_rewards.engine.state import BaseDB, DBState, canonical_json, dict_hash
+from verl_rewards.engine.toolkit import Record, serialise_result
 from verl_rewards.tau2.domains import airline
 from verl_rewards.tau2.domains.airline import AgentTools, normalize_db
 from verl_rewards.tau2.domains.common import MAX_EXPRESSION_LENGTH
-from verl_rewards.tau2.state import BaseDB, DBState, canonical_json, dict_hash
-from verl_rewards.tau2.toolkit import Record, serialise_result
 
 from tau2_support import tau2_data_dir, toolkit_fixtures
 

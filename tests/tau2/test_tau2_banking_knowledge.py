@@ -134,7 +134,7 @@ def test_gold_state_hash_equals_tau2_after_replay(dom: Any) -> None:
 
 
 def _parsed(messages: list[dict[str, Any]]) -> Any:
-    from verl_rewards.tau2.trajectory import parse_messages
+    from verl_rewards.engine.trajectory import parse_messages
 
     return parse_messages(messages)
 

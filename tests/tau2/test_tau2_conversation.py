@@ -9,16 +9,18 @@ from typing import Any
 
 import pytest
 
+from verl_rewards.engine.conversation import Conversation, PlayerError, Reply, trial_seeds
+from verl_rewards.engine.rules import GREETING, STOP_TOKENS
+from verl_rewards.engine.simulate import ScriptedAgent
+from verl_rewards.engine.users import ScriptedUser
 from verl_rewards.tau2 import evaluate_trajectory
-from verl_rewards.tau2.normal.conversation import STOP_TOKENS, Conversation, PlayerError, Reply, trial_seeds
 from verl_rewards.tau2.normal.prompts import (
-    GREETING,
     agent_system_prompt,
     user_scenario_text,
     user_system_prompt,
     user_tool_schemas,
 )
-from verl_rewards.tau2.normal.users import ScriptedUser, default_script
+from verl_rewards.tau2.normal.users import default_script
 
 from tau2_support import require_domain
 
@@ -30,18 +32,6 @@ def call(name: str, args: dict[str, Any] | None = None, cid: str | None = None) 
     if cid:
         out["id"] = cid
     return out
-
-
-class ScriptedAgent:
-    """An agent player answering with fixed replies; records every view it got."""
-
-    def __init__(self, replies: list[Reply]):
-        self.replies = list(replies)
-        self.views: list[list[dict[str, Any]]] = []
-
-    async def reply(self, messages: list[dict[str, Any]]) -> Reply:
-        self.views.append(messages)
-        return self.replies.pop(0) if self.replies else Reply(content="Anything else?")
 
 
 class FailingUser:

@@ -8,6 +8,14 @@ import os
 
 import pytest
 
+from verl_rewards.engine.state import BaseDB, DBState, dict_hash
+from verl_rewards.engine.trajectory import (
+    MAX_ARGUMENTS_CHARS,
+    pair_tool_calls,
+    parse_arguments,
+    parse_messages,
+    strip_history,
+)
 from verl_rewards.tau2 import load_domain
 from verl_rewards.tau2.domain import Domain, deep_merge
 from verl_rewards.tau2.errors import (
@@ -16,15 +24,7 @@ from verl_rewards.tau2.errors import (
     TrajectoryError,
     UnknownDomainError,
 )
-from verl_rewards.tau2.state import BaseDB, DBState, dict_hash
 from verl_rewards.tau2.tasks import parse_splits, parse_tasks
-from verl_rewards.tau2.trajectory import (
-    MAX_ARGUMENTS_CHARS,
-    pair_tool_calls,
-    parse_arguments,
-    parse_messages,
-    strip_history,
-)
 
 from tau2_support import call, mock_dir, mock_task, require_data, require_domain, say, synthetic_mock, tool
 

@@ -7,11 +7,11 @@ import json
 
 import pytest
 
+from verl_rewards.engine.environment import Environment
+from verl_rewards.engine.state import BaseDB, DBState
 from verl_rewards.tau2 import DomainSpec, available_domains, domain_spec, load_domain, register
 from verl_rewards.tau2.domains import airline, mock, retail, telecom
-from verl_rewards.tau2.environment import Environment
 from verl_rewards.tau2.errors import UnknownDomainError
-from verl_rewards.tau2.state import BaseDB, DBState
 
 from tau2_support import call, require_data, require_domain, tool
 

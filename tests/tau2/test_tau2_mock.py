@@ -7,8 +7,8 @@ import json
 
 import pytest
 
+from verl_rewards.engine.state import dict_hash
 from verl_rewards.tau2.domains import mock as mock_module
-from verl_rewards.tau2.state import dict_hash
 
 from tau2_support import require_data, require_domain
 

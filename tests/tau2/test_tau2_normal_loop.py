@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from verl_rewards.engine.conversation import trial_seeds
+from verl_rewards.engine.rules import GREETING
 from verl_rewards.tau2.data import task_row, write_tool_config
-from verl_rewards.tau2.normal.conversation import trial_seeds
-from verl_rewards.tau2.normal.prompts import GREETING
 
 from agent_loop_support import hermes, make_worker, run_row, segments
 from chat_server import ChatServer, scripted

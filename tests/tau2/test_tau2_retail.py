@@ -14,11 +14,11 @@ from typing import Any, get_type_hints
 
 import pytest
 
+from verl_rewards.engine.state import BaseDB, DBState, canonical_json, dict_hash
+from verl_rewards.engine.toolkit import Record, ToolError, serialise_result
 from verl_rewards.tau2.domains import retail
 from verl_rewards.tau2.domains.common import TRANSFER_MESSAGE
 from verl_rewards.tau2.domains.retail import AgentTools, normalize_db
-from verl_rewards.tau2.state import BaseDB, DBState, canonical_json, dict_hash
-from verl_rewards.tau2.toolkit import Record, ToolError, serialise_result
 
 from tau2_support import tau2_data_dir, toolkit_fixtures
 

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from verl_rewards.cli import main
+from verl_rewards.engine.conversation import trial_seeds
+from verl_rewards.engine.rules import GREETING
 from verl_rewards.evaluation.readers import read_tau2_results
-from verl_rewards.tau2.normal.conversation import trial_seeds
-from verl_rewards.tau2.normal.prompts import GREETING
 
 from chat_server import ChatServer, scripted
 from tau2_support import require_domain
@@ -173,7 +173,7 @@ def _grades(met: list[bool], assertions: list[str]) -> dict[str, Any]:
 
 
 def test_openai_judge_grades_nl_assertions_and_flags_malformed_replies():
-    from verl_rewards.tau2.normal.client import Endpoint
+    from verl_rewards.engine.client import Endpoint
     from verl_rewards.tau2.normal.judge import JudgeError, OpenAIJudge, judge_messages
 
     assertions = ["The agent cancels the order.", "The agent refunds to the gift card."]
@@ -386,8 +386,8 @@ def test_agent_message_error_rules_side_by_side():
     """The same malformed message under the two named rules of the conversation engine."""
     import asyncio
 
-    from verl_rewards.tau2.normal.conversation import Conversation, Reply
-    from verl_rewards.tau2.normal.users import ScriptedUser
+    from verl_rewards.engine.conversation import Conversation, Reply
+    from verl_rewards.engine.users import ScriptedUser
 
     domain = require_domain("airline")
     bad = Reply(content=None, tool_calls=[{"name": "get_reservation_details", "arguments": "{oops"}])

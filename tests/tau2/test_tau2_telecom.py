@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
+from verl_rewards.engine.toolkit import GENERIC, READ, WRITE
 from verl_rewards.tau2 import evaluate_trajectory, load_domain
 from verl_rewards.tau2.domains import telecom
 from verl_rewards.tau2.errors import DataFileError, DataNotFoundError, TaskDataError, TaskValidationError
 from verl_rewards.tau2.scripted import gold_calls, scripted_trajectory
-from verl_rewards.tau2.toolkit import GENERIC, READ, WRITE
 
 from repo_paths import DATA
 from tau2_support import require_data

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from verl_rewards.tau2.normal.conversation import Reply
-from verl_rewards.tau2.normal.users import ScriptedUser
+from verl_rewards.engine.conversation import Reply
+from verl_rewards.engine.simulate import ScriptedAgent as Agent
+from verl_rewards.engine.users import ScriptedUser
 from verl_rewards.tau_bench.normal import open_conversation
 from verl_rewards.tau_bench.user import GREETING, user_history, user_system_prompt
 from verl_rewards.tau_bench.verl_scorer import TauBenchOptions, score_tau_bench
@@ -30,18 +31,6 @@ WRONG_ADDRESS = {
     "zip": "78712",
 }
 TRANSFER = {"summary": "The user wants refunds to the other order's payment method."}
-
-
-class Agent:
-    """An agent player answering with fixed replies, keeping every view it was shown."""
-
-    def __init__(self, replies: list[Reply]):
-        self.replies = list(replies)
-        self.views: list[list[dict[str, Any]]] = []
-
-    async def reply(self, messages: list[dict[str, Any]]) -> Reply:
-        self.views.append(messages)
-        return self.replies.pop(0) if self.replies else Reply(content="Anything else?")
 
 
 def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:

@@ -12,8 +12,9 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from ..tau2.normal.client import Endpoint
-from ..tau2.normal.conversation import AGENT_MESSAGE_ERRORS, INFRASTRUCTURE_ERROR
+from ..engine.client import Endpoint
+from ..engine.conversation import AGENT_MESSAGE_ERRORS
+from ..engine.termination import TerminationReason
 from ..tau2.normal.simulate import SimulateConfig
 from ..tau_bench.simulate import DEFAULT_SPLIT as TAU_BENCH_SPLIT
 from ..tau_bench.simulate import TauBenchSimulateConfig
@@ -144,7 +145,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--agent-message-errors",
         choices=AGENT_MESSAGE_ERRORS,
-        default=INFRASTRUCTURE_ERROR,
+        default=TerminationReason.INFRASTRUCTURE_ERROR,
         help="tau2: malformed tool-call JSON or an empty agent message ends the simulation as "
         "infrastructure_error (tau2's runner; left out of pass^k, the default) or agent_error (training's rule: "
         "scored 0)",
@@ -219,7 +220,7 @@ def run(args: argparse.Namespace) -> int:
     interrupted."""
     import asyncio
 
-    from ..tau2.normal.simulate import SimulateError
+    from ..engine.simulate import SimulateError
 
     try:
         benchmark, domain = split_domain(args.domain)
@@ -274,7 +275,7 @@ def run(args: argparse.Namespace) -> int:
 def _all_failed_exit(outcomes: list) -> int:
     """1 with the first cause on stderr when every simulation ended at an endpoint (a typo'd model name, a
     dead server), else 0."""
-    from ..tau2.normal.simulate import all_failed
+    from ..engine.simulate import all_failed
 
     message = all_failed(outcomes)
     if message is None:

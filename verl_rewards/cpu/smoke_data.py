@@ -167,7 +167,7 @@ def _opening(extra_info: Any) -> list[dict[str, str]]:
     text = extra.get("user_scenario") or extra.get("instruction")
     if not isinstance(text, str) or not text:
         return []
-    from ..tau2.normal.prompts import GREETING
+    from ..engine.rules import GREETING
 
     return [{"role": "assistant", "content": GREETING}, {"role": "user", "content": text}]
 

@@ -18,11 +18,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..engine.termination import SCORED_STOPS, TerminationReason
 from ..scoring.extras import present_columns
 from .passk import SuccessRule, pass_at_ks, pass_hat_ks
 
-INFRA_ERROR = "infrastructure_error"
-SCORED_TERMINATIONS = ("agent_stop", "user_stop")
+INFRA_ERROR = str(TerminationReason.INFRASTRUCTURE_ERROR)
+SCORED_TERMINATIONS = SCORED_STOPS
 #: the extra carrying the task reward (the scoring function's score, before ``beta * contrib``)
 TASK_REWARD_KEYS = ("base_score", "reward", "score")
 #: extras that are bookkeeping, not components of the reward

@@ -67,8 +67,8 @@ def _user_factory(args: argparse.Namespace) -> Any:
         if args.user_model:
             raise ValueError("--user-model needs --user-base-url")
         return None
-    from ..tau2.normal.client import Endpoint, shared_client
-    from ..tau2.normal.users import OpenAIUser
+    from ..engine.client import Endpoint, shared_client
+    from ..engine.users import OpenAIUser
 
     if not args.user_model:
         raise ValueError("--user-base-url needs --user-model")

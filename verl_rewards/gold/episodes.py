@@ -7,7 +7,7 @@
   tools drive), a text-only turn ends the episode, and the trajectory is what the session recorded (frozen at
   ``done`` or a transfer);
 * normal-mode rows (``tau2_agent``, ``tau_bench_agent``): the conversation engine of
-  :mod:`verl_rewards.tau2.normal.conversation` with the gold turns as the agent and a user backend (by default
+  :mod:`verl_rewards.engine.conversation` with the gold turns as the agent and a user backend (by default
   the loop's scripted user, :func:`~verl_rewards.tau2.normal.users.default_script` /
   :func:`~verl_rewards.tau_bench.normal.default_script`);
 * ToolRL rows: the prompt and the ground-truth answer.
@@ -73,7 +73,7 @@ class _GoldAgent:
         self.turns = list(turns)
 
     async def reply(self, messages: list[dict[str, Any]]) -> Any:
-        from ..tau2.normal.conversation import Reply
+        from ..engine.conversation import Reply
 
         if not self.turns:
             return Reply(content="")
@@ -183,14 +183,15 @@ def _play_tool_agent(info: RowInfo, row: dict[str, Any], turns: list[dict[str, A
 async def _play_normal(
     info: RowInfo, row: dict[str, Any], turns: list[dict[str, Any]], user: Any, seed: int | None
 ) -> GoldEpisode:
-    from ..tau2.normal.conversation import DEFAULT_SEED, trial_seeds
-    from ..tau2.normal.users import ScriptedUser
+    from ..engine.conversation import DEFAULT_SEED, trial_seeds
+    from ..engine.users import ScriptedUser
 
     seed = trial_seeds(DEFAULT_SEED, 1)[0] if seed is None else seed
     system = next((m.get("content") for m in info.prompt if m.get("role") == "system"), None)
     if info.family == TAU2:
+        from ..engine.users import UserConfig
         from ..tau2.normal.prompts import user_scenario_text, user_system_prompt, user_tool_schemas
-        from ..tau2.normal.users import UserConfig, script_for
+        from ..tau2.normal.users import script_for
 
         domain = load_tau2(info)
         task = domain.task(info.task_id)
@@ -198,7 +199,7 @@ async def _play_normal(
             raise GoldError(f"{info.data_source} task {task.id!r} starts from a message history (not in normal mode)")
         if user is None:
             user = ScriptedUser(script_for(UserConfig(backend="scripted"), domain, task))
-        from ..tau2.normal.conversation import Conversation
+        from ..engine.conversation import Conversation
 
         scenario = info.extra_info.get("user_scenario") or user_scenario_text(task)
         conv = Conversation(

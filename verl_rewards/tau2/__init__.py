@@ -17,7 +17,7 @@ Public API:
 * :func:`tau2_tau_bench_reward` — tau-bench's DB-hash + required-outputs reward on tau2 tasks (tau-bench's own
   data and reward: :mod:`verl_rewards.tau_bench`). ``tau_bench_reward`` is its deprecated alias.
 
-The trajectory format is described in :mod:`verl_rewards.tau2.trajectory`. Training with verl's tool agent
+The trajectory format is described in :mod:`verl_rewards.engine.trajectory`. Training with verl's tool agent
 loop: :mod:`.data` (``verl-rewards prepare tau2``: parquet + tool config), :mod:`.verl_tools` (verl ``BaseTool``
 adapters; imports verl, so it is not imported here) and :mod:`.verl_scorer` (the rewards of the manager).
 """
@@ -25,9 +25,9 @@ adapters; imports verl, so it is not imported here) and :mod:`.verl_scorer` (the
 import warnings
 from typing import Any
 
+from ..engine.environment import Environment
 from .domain import Domain, load_domain
 from .domain_spec import DomainSpec
-from .environment import Environment
 from .evaluator import EvaluationResult, evaluate_trajectory
 from .registry import available_domains, domain_spec, register
 from .tau_bench import TauBenchResult, tau2_tau_bench_reward

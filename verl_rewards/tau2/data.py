@@ -44,10 +44,11 @@ import json
 import os
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..engine.datasets import PrepareReport, tools_kwargs
 from ..files import OutputPathError, check_output_path, replace_together, write_text_atomic
 from .domain import Domain, load_domain
 from .errors import DataFileError, DataNotFoundError, TaskValidationError, UnknownDomainError
@@ -271,7 +272,7 @@ def task_row(
             "domain": domain.name,
             "mode": "solo",
             "solo_mode": True,
-            "tools_kwargs": {name: {"create_kwargs": dict(create)} for name in names},
+            "tools_kwargs": tools_kwargs(names, create),
         },
     }
 
@@ -286,7 +287,8 @@ def _normal_row(
     create: dict[str, Any],
     names: list[str],
 ) -> dict[str, Any]:
-    from .normal.prompts import GREETING, agent_system_prompt, user_scenario_text
+    from ..engine.rules import GREETING
+    from .normal.prompts import agent_system_prompt, user_scenario_text
 
     if task.history:
         raise TaskValidationError(
@@ -325,34 +327,16 @@ def _normal_row(
             "user_scenario": scenario,
             "data_dir": data_dir or "",
             **({"domain_options": dict(domain.options)} if domain.options else {}),
-            "tools_kwargs": {name: {"create_kwargs": dict(create)} for name in names},
+            "tools_kwargs": tools_kwargs(names, create),
         },
     }
 
 
 @dataclass
-class Tau2PrepareReport:
-    """What :func:`prepare_tau2` wrote: rows per split, the files, the tool config."""
+class Tau2PrepareReport(PrepareReport):
+    """What :func:`prepare_tau2` wrote (:class:`~verl_rewards.engine.datasets.PrepareReport`) and in which mode."""
 
-    domain: str
-    data_dir: str
-    rows: dict[str, int] = field(default_factory=dict)
-    files: dict[str, str] = field(default_factory=dict)
-    tool_config: str = ""
-    num_tools: int = 0
     mode: str = "solo"
-
-    def as_dict(self) -> dict[str, Any]:
-        """Plain-dict form (for JSON logs)."""
-        return {
-            "domain": self.domain,
-            "data_dir": self.data_dir,
-            "rows": dict(self.rows),
-            "files": dict(self.files),
-            "tool_config": self.tool_config,
-            "num_tools": self.num_tools,
-            "mode": self.mode,
-        }
 
 
 def _load(domain: str, data_dir: str | os.PathLike[str] | None, options: dict[str, Any] | None = None) -> Domain:

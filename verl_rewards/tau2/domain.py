@@ -3,10 +3,11 @@
 What a domain is made of (data file names, toolkits, normalisers, hooks) is its
 :class:`~verl_rewards.tau2.domain_spec.DomainSpec`, looked up by name in :mod:`verl_rewards.tau2.registry`. This
 module reads the domain spec's files into a :class:`Domain` and builds
-:class:`~verl_rewards.tau2.environment.Environment` objects from its toolkits over copy-on-write DB states.
+:class:`~verl_rewards.engine.environment.Environment` objects from its toolkits over copy-on-write DB states.
 
-The data directory is the ``data_dir`` argument, else the ``TAU2_DATA_DIR`` environment variable. It holds one
-folder per domain (``<dir>/mock/db.json``); a directory that directly holds the domain's files is accepted too.
+The data directory is the ``data_dir`` argument, else the ``TAU2_DATA_DIR`` environment variable
+(:mod:`verl_rewards.engine.data_dir`). It holds one folder per domain (``<dir>/mock/db.json``); a directory that
+directly holds the domain's files is accepted too.
 """
 
 from __future__ import annotations
@@ -20,13 +21,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..engine import data_dir as engine_data_dir
+from ..engine.environment import Environment
+from ..engine.state import BaseDB, DBState
+from ..engine.toolkit import ToolSpec
 from .domain_spec import DomainSpec
-from .environment import Environment
 from .errors import DataFileError, DataNotFoundError, TaskDataError, TaskValidationError
 from .registry import domain_spec
-from .state import BaseDB, DBState
 from .tasks import Task, load_splits, load_tasks, read_json
-from .toolkit import ToolSpec
 
 logger = logging.getLogger(__name__)
 
@@ -60,23 +62,9 @@ def resolve_data_dir(
     env_var: str = DATA_DIR_ENV,
     label: str = "tau2",
 ) -> Path:
-    """The folder holding ``name``'s data files (see module doc); ``files["db"]`` marks a domain folder.
-
-    ``env_var`` and ``label`` let the tau-bench v1 domains use the same rule with their own variable.
-    """
-    root = data_dir if data_dir is not None else os.environ.get(env_var)
-    if not root:
-        raise DataNotFoundError(
-            f"no {label} data directory for domain {name!r}: pass data_dir= or set {env_var} "
-            f"to the folder that holds <domain>/{files['db']}"
-        )
-    root_path = Path(root).expanduser()
-    candidate = root_path / name
-    if candidate.is_dir():
-        return candidate.resolve()
-    if (root_path / files["db"]).is_file():
-        return root_path.resolve()
-    raise DataNotFoundError(f"{label} data for domain {name!r} not found: neither {candidate} nor {root_path} holds it")
+    """The folder holding ``name``'s tau2 data files (:func:`verl_rewards.engine.data_dir.resolve_data_dir` with
+    tau2's variable); ``files["db"]`` marks a domain folder."""
+    return engine_data_dir.resolve_data_dir(name, data_dir, files, env_var=env_var, label=label)
 
 
 def _read_db(path: Path, normalize: Any) -> Any:
@@ -348,7 +336,7 @@ class Domain:
         ``message_history`` replayed (strictly: a recorded output that our tools do not reproduce is a
         task-data error). It is computed once per task, when the domain is loaded, and shared, read-only, by the
         task's environments, so a new environment costs O(1). The action log starts empty. ``solo_mode``: see
-        :mod:`verl_rewards.tau2.environment`.
+        :mod:`verl_rewards.engine.environment`.
         """
         if solo_mode and not self.spec.solo:
             raise ValueError(f"{self.name} domain does not support solo mode")

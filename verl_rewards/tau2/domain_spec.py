@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..engine.toolkit import Toolkit, ToolSpec
 from .schemas import function_schema, load_schema_file
-from .toolkit import Toolkit, ToolSpec
 
 Normalizer = Callable[[Any], dict[str, Any]]
 """Raw data file content (JSON or TOML) -> the DB in the shape tau2's pydantic ``model_dump()`` gives."""
@@ -44,7 +44,7 @@ class DomainSpec:
       is read as TOML, anything else as JSON.
     * ``terminate_tools``: agent tools whose call ends the episode.
     * ``normalize_db``: the agent DB's :data:`Normalizer`.
-    * ``agent_toolkit``: the agent's :class:`~verl_rewards.tau2.toolkit.Toolkit` class.
+    * ``agent_toolkit``: the agent's :class:`~verl_rewards.engine.toolkit.Toolkit` class.
     * ``user_toolkit`` / ``normalize_user_db``: the user side (telecom's phone, mock's inbox), or both None.
     * ``sync_tools``: a :data:`SyncHook` (needs a user toolkit), or None.
     * ``policy_text`` / ``policy_types``: a :data:`PolicyText` for policies assembled from several files or with

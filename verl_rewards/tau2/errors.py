@@ -1,4 +1,4 @@
-"""Exceptions of the tau2 package.
+"""Exceptions of the tau2 package: the engine's (:mod:`verl_rewards.engine.errors`) and tau2's own.
 
 They separate three kinds of failure so a training loop can decide what to do with each:
 bad task data (:class:`TaskDataError` and its subclasses, a bug to fix in the data or the domain code),
@@ -9,45 +9,19 @@ Anything the *model* controls (tool names, argument strings) never raises: it be
 
 from __future__ import annotations
 
+from ..engine.errors import (
+    DataFileError,
+    DataNotFoundError,
+    EngineError,
+    ReplayMismatchError,
+    TaskDataError,
+    TaskValidationError,
+    TrajectoryError,
+    UnknownDomainError,
+)
 
-class Tau2Error(Exception):
-    """Base class of every error raised on purpose by ``verl_rewards.tau2``."""
-
-
-class UnknownDomainError(Tau2Error, KeyError):
-    """The domain name has no module in ``verl_rewards.tau2.domains``."""
-
-    def __str__(self) -> str:  # KeyError would repr() the message
-        return str(self.args[0]) if self.args else ""
-
-
-class DataNotFoundError(Tau2Error, FileNotFoundError):
-    """The tau2 data directory or one of its files is missing."""
-
-
-class DataFileError(Tau2Error, ValueError):
-    """A tau2 data file (a DB, a policy, tasks, splits) cannot be used: not UTF-8, not valid JSON/TOML (truncated,
-    empty, nested too deeply), or not the shape its domain expects. The message names the file."""
-
-
-class TaskDataError(Tau2Error, ValueError):
-    """A task (or the domain data it relies on) is malformed or cannot be applied.
-
-    ``task_id`` and ``field`` name what is wrong, e.g. ``field="evaluation_criteria.actions[0].name"``.
-    """
-
-    def __init__(self, task_id: str | None, field: str | None, message: str):
-        self.task_id = task_id
-        self.field = field
-        self.message = message
-        where = f"task {task_id!r}" if task_id is not None else "task"
-        if field:
-            where += f", field {field!r}"
-        super().__init__(f"{where}: {message}")
-
-
-class TaskValidationError(TaskDataError):
-    """tasks.json / split file content does not match the task schema."""
+Tau2Error = EngineError
+"""Base class of every error raised on purpose by ``verl_rewards.tau2`` (the engine's :class:`EngineError`)."""
 
 
 class EnvAssertionError(TaskDataError):
@@ -65,13 +39,19 @@ class EnvAssertionError(TaskDataError):
         super().__init__(task_id, field, f"env assertion {func_name!r} failed to evaluate ({detail})")
 
 
-class TrajectoryError(Tau2Error, ValueError):
-    """The trajectory is structurally unusable (not a list of message dicts, unknown role, too long)."""
-
-
-class ReplayMismatchError(Tau2Error, ValueError):
-    """Strict replay: a re-executed mutating tool call produced a different output than the recorded one."""
-
-
 class NLJudgeRequiredError(Tau2Error, ValueError):
     """The reward basis needs NL_ASSERTION but no judge was given (pass ``judge=`` or ``nl_policy="skip"``)."""
+
+
+__all__ = [
+    "DataFileError",
+    "DataNotFoundError",
+    "EnvAssertionError",
+    "NLJudgeRequiredError",
+    "ReplayMismatchError",
+    "TaskDataError",
+    "TaskValidationError",
+    "Tau2Error",
+    "TrajectoryError",
+    "UnknownDomainError",
+]

@@ -21,7 +21,7 @@ Order of operations:
 ``reward_basis`` (a list of component names) overrides the task's basis. ``messages`` may or may not start with
 the task's initial ``message_history``: the evaluator recognises the prefix, replays the history once, and scores
 ACTION / COMMUNICATE / NL on the full trajectory (history included), as tau2 does.
-Trajectory format: :mod:`verl_rewards.tau2.trajectory`.
+Trajectory format: :mod:`verl_rewards.engine.trajectory`.
 """
 
 from __future__ import annotations
@@ -30,8 +30,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..engine.environment import Environment
+from ..engine.termination import SCORED_STOPS, TAU2_REASONS, TerminationReason
+from ..engine.trajectory import parse_messages, strip_history
 from .domain import Domain, as_domain
-from .environment import Environment
 from .errors import NLJudgeRequiredError
 from .evaluators.action import check_actions
 from .evaluators.common import ComponentResult, predicted_env
@@ -40,18 +42,10 @@ from .evaluators.db import check_db
 from .evaluators.env_assertions import check_env_assertions
 from .evaluators.nl_assertions import Judge, check_nl_assertions
 from .tasks import ACTION, COMMUNICATE, DB, ENV_ASSERTION, NL_ASSERTION, REWARD_TYPES
-from .trajectory import parse_messages, strip_history
 
-SCORED_TERMINATIONS = ("agent_stop", "user_stop")
+SCORED_TERMINATIONS = SCORED_STOPS
 #: every termination reason tau2 records (``TerminationReason`` in tau2-bench ``src/tau2/data_model/simulation.py``)
-TERMINATION_REASONS = (
-    *SCORED_TERMINATIONS,
-    "max_steps",
-    "too_many_errors",
-    "agent_error",
-    "user_error",
-    "infrastructure_error",
-)
+TERMINATION_REASONS = TAU2_REASONS
 NL_POLICIES = ("require", "skip")
 
 
@@ -145,7 +139,7 @@ def evaluate_trajectory(
     domain: Domain | str,
     task_id: Any,
     messages: Sequence[Any],
-    termination: Any = "agent_stop",
+    termination: Any = TerminationReason.AGENT_STOP,
     reward_basis: Sequence[str] | None = None,
     *,
     judge: Judge | None = None,

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..engine.trajectory import Message, parse_messages
 from .errors import DataFileError, DataNotFoundError, TaskValidationError, TrajectoryError
-from .trajectory import Message, parse_messages
 
 DB = "DB"
 ENV_ASSERTION = "ENV_ASSERTION"

@@ -25,10 +25,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..engine.trajectory import parse_messages, strip_history
 from .domain import Domain, as_domain
 from .evaluators.common import predicted_env
 from .evaluators.communicate import assistant_texts, info_met
-from .trajectory import parse_messages, strip_history
 
 
 @dataclass

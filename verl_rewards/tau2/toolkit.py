@@ -1,137 +1,24 @@
-"""Tools of a tau2 domain: the ``@tool`` marker, the toolkit base class and tool-output serialisation.
-
-A domain writes one :class:`Toolkit` subclass per side (agent, and user where the domain has a user DB).
-Methods marked with :func:`tool` are the tools a policy may call; other public methods (``assert_*``,
-initialisation helpers) are reachable only from task initialisation and env assertions, as in tau2.
-A tool reports a failure by raising :class:`ToolError` (or any exception); the environment turns it into
-the observation ``"Error: <message>"``. Tools validate before they mutate, so a failed call leaves the
-state unchanged, except where tau2's own tool writes before it fails (noted at that tool).
-"""
+"""Deprecated: moved to :mod:`verl_rewards.engine.toolkit` (the engine tau2 and
+tau-bench share); this path goes in 0.3.0."""
 
 from __future__ import annotations
 
-import datetime as _dt
-import enum
-import inspect
-import json
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from ..engine.deprecation import moved_module
 
-from .state import DBState
-
-READ = "read"
-WRITE = "write"
-GENERIC = "generic"
-_KINDS = (READ, WRITE, GENERIC)
-
-
-class ToolError(Exception):
-    """A tool refused the call; the message becomes the observation ``"Error: <message>"``."""
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    """What the registry knows of one tool."""
-
-    name: str
-    kind: str  # READ | WRITE | GENERIC
-    description: str
-    func: Callable[..., Any]
-
-    @property
-    def mutates_state(self) -> bool:
-        return self.kind == WRITE
-
-
-def tool(kind: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Mark a toolkit method as a tool of type ``kind`` (``"read"``, ``"write"`` or ``"generic"``)."""
-    if kind not in _KINDS:
-        raise ValueError(f"tool kind must be one of {_KINDS}, got {kind!r}")
-
-    def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
-        fn.__tau2_tool_kind__ = kind  # type: ignore[attr-defined]
-        return fn
-
-    return mark
-
-
-class Toolkit:
-    """Base of a domain's toolkit: holds the :class:`DBState` and lists the marked tools."""
-
-    def __init__(self, db: DBState):
-        self.db = db
-
-    @classmethod
-    def tool_specs(cls) -> dict[str, ToolSpec]:
-        """Every ``@tool`` method of the class, by name, in definition order."""
-        cached = cls.__dict__.get("_tool_specs_cache")
-        if cached is not None:
-            return cached
-        specs: dict[str, ToolSpec] = {}
-        for klass in reversed(cls.__mro__):
-            for name, fn in vars(klass).items():
-                kind = getattr(fn, "__tau2_tool_kind__", None)
-                if kind is not None:
-                    doc = inspect.getdoc(fn) or ""
-                    specs[name] = ToolSpec(name=name, kind=kind, description=doc, func=fn)
-        cls._tool_specs_cache = specs  # type: ignore[attr-defined]
-        return specs
-
-    def has_tool(self, name: str) -> bool:
-        return name in self.tool_specs()
-
-    def call(self, name: str, arguments: dict[str, Any]) -> Any:
-        """Call any public method (tool or helper) by name with keyword arguments."""
-        if name.startswith("_") or not hasattr(self, name):
-            raise ToolError(f"Tool '{name}' not found.")
-        fn = getattr(self, name)
-        if not callable(fn):
-            raise ToolError(f"Tool '{name}' not found.")
-        return fn(**arguments)
-
-
-class Record(dict):
-    """A dict a tool returns where tau2 returns a pydantic model: its numbers stay native in the observation."""
-
-
-def clone_json(value: Any) -> Any:
-    """Deep copy of JSON-like data (dicts, lists, scalars); faster than ``copy.deepcopy``."""
-    if isinstance(value, dict):
-        return {k: clone_json(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [clone_json(v) for v in value]
-    return value
-
-
-def detached_record(value: dict[str, Any]) -> Record:
-    """A :class:`Record` copy of a DB record, so the caller can never mutate the state through it."""
-    return Record(clone_json(value))
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, Record):
-        return dict(value)
-    if isinstance(value, enum.Enum):
-        return value.value
-    if isinstance(value, bool | int | float):
-        return str(value)
-    if isinstance(value, _dt.datetime | _dt.date):
-        return value.isoformat()
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
-
-
-def serialise_result(value: Any) -> str:
-    """Observation text of a tool's return value, as tau2's ``to_json_str`` writes it.
-
-    A string is returned as is. A :class:`Record` (tau2: a pydantic model), alone or nested in plain
-    containers, keeps native numbers; numbers and booleans directly inside plain dicts and lists become
-    strings (tau2 turns ``{"charge": 10.0}`` into ``{"charge": "10.0"}``).
-    """
-    if isinstance(value, str):
-        return value
-    return json.dumps(_plain(value), default=str)
+__getattr__ = moved_module(
+    __name__,
+    "verl_rewards.engine.toolkit",
+    (
+        "GENERIC",
+        "READ",
+        "Record",
+        "ToolError",
+        "ToolSpec",
+        "Toolkit",
+        "WRITE",
+        "clone_json",
+        "detached_record",
+        "serialise_result",
+        "tool",
+    ),
+)

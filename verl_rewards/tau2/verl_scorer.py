@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from ..coerce import finite_float, parse_bool
+from ..engine.termination import TerminationReason
 from ..rewards.decorators import RewardSpec, reward
 from ..scoring.contract import ConfigError, Scorer
 from ..scoring.families import Family
@@ -94,7 +95,7 @@ class Tau2Options:
     nl_policy: str = "skip"
     judge: Callable[..., Any] | None = None
     assertion_errors: str = "zero"
-    default_termination: str = "agent_stop"
+    default_termination: str = str(TerminationReason.AGENT_STOP)
     #: ``(component, weight)`` pairs, or ``None`` when partial credit is off
     partial_credit: tuple[tuple[str, float], ...] | None = None
 
@@ -127,7 +128,7 @@ class Tau2Options:
                 judge = getattr(importlib.import_module(module_name), func)
             except (ImportError, AttributeError, ValueError) as exc:
                 raise ConfigError(f"reward.reward_kwargs.tau2.judge {section['judge']!r}: {exc}") from None
-        termination = str(section.get("default_termination", "agent_stop")).strip().lower()
+        termination = str(section.get("default_termination", TerminationReason.AGENT_STOP)).strip().lower()
         if termination not in TERMINATION_REASONS:
             raise ConfigError(
                 f"reward.reward_kwargs.tau2.default_termination must be one of {TERMINATION_REASONS}, "
@@ -278,7 +279,8 @@ def eval_extras(result: Any) -> dict[str, Any]:
     """What tau2's ``compute_metrics`` counts per simulation: termination, scored components, gold-action
     matches by tool kind (tau2-bench ``src/tau2/metrics/agent_metrics.py``)."""
     out: dict[str, Any] = {"termination": str(result.termination), "tau2_basis": ",".join(result.breakdown)}
-    out["user_error"] = float(result.termination == "user_error")  # normal mode: the user backend failed
+    # normal mode: the user backend failed
+    out["user_error"] = float(result.termination == TerminationReason.USER_ERROR)
     for kind in ("read", "write"):
         checks = [c for c in result.action_checks if c.get("tool_type") == kind]
         out[f"tau2_{kind}_actions"] = float(len(checks))

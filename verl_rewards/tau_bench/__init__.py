@@ -11,8 +11,9 @@ Public API:
   and ``info``.
 * :func:`user_system_prompt` — tau-bench's user simulator prompt (for conversations with a simulated user).
 
-It shares the tau2 package's machinery: copy-on-write state (with tau-bench's hash as its codec), toolkit,
-environment, trajectory format and errors. :mod:`.data` builds verl datasets (``verl-rewards prepare
+It is built, as the tau2 package is, on the engine (:mod:`verl_rewards.engine`): copy-on-write state (with
+tau-bench's hash as its codec), toolkit, environment, trajectory format, errors, conversation engine and verl
+adapters; it imports nothing of tau2. :mod:`.data` builds verl datasets (``verl-rewards prepare
 tau_bench``), :mod:`.verl_tools` holds the verl tool adapters and :mod:`.verl_scorer` the manager's reward.
 """
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..tau2.toolkit import READ, WRITE, clone_json, tool
+from ..engine.retail_airline import reservation_record
+from ..engine.toolkit import READ, WRITE, clone_json, tool
 from .domain_spec import TauBenchDomainSpec
 from .toolkit import TauBenchToolkit, dumps
 
@@ -146,21 +147,10 @@ class AirlineTools(TauBenchToolkit):
             reservation_id = RESERVATION_IDS[1]
             if self.has("reservations", reservation_id):
                 reservation_id = RESERVATION_IDS[2]
-        reservation = {
-            "reservation_id": reservation_id,
-            "user_id": user_id,
-            "origin": origin,
-            "destination": destination,
-            "flight_type": flight_type,
-            "cabin": cabin,
-            "flights": clone_json(flights),
-            "passengers": passengers,
-            "payment_history": payment_methods,
-            "created_at": CREATED_AT,
-            "total_baggages": total_baggages,
-            "nonfree_baggages": nonfree_baggages,
-            "insurance": insurance,
-        }
+        booking = locals()  # the tool's arguments (reservation_record reads only those)
+        reservation = reservation_record(
+            booking, reservation_id=reservation_id, flights=clone_json(flights), created_at=CREATED_AT
+        )
         total_price = 0
         for segment in reservation["flights"]:
             problem = self._price_segment(segment, cabin, len(passengers))

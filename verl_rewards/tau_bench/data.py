@@ -38,12 +38,12 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..engine.datasets import PrepareReport, tools_kwargs
+from ..engine.errors import DataFileError, DataNotFoundError, TaskValidationError, UnknownDomainError
 from ..files import replace_together
-from ..tau2.errors import DataFileError, DataNotFoundError, TaskValidationError, UnknownDomainError
 from .domain import TauBenchDomain, TauBenchTask, load_domain
 from .normal import AGENT_LOOP_NAME
 
@@ -115,21 +115,13 @@ def task_row(domain: TauBenchDomain, task: TauBenchTask, index: int, data_dir: s
             "user_id": task.user_id,
             "instruction": task.instruction,
             "outputs": list(task.outputs),
-            "tools_kwargs": {name: {"create_kwargs": dict(create)} for name in names},
+            "tools_kwargs": tools_kwargs(names, create),
         },
     }
 
 
-@dataclass
-class TauBenchPrepareReport:
-    """What :func:`prepare_tau_bench` wrote."""
-
-    domain: str
-    data_dir: str
-    rows: dict[str, int] = field(default_factory=dict)
-    files: dict[str, str] = field(default_factory=dict)
-    tool_config: str = ""
-    num_tools: int = 0
+class TauBenchPrepareReport(PrepareReport):
+    """What :func:`prepare_tau_bench` wrote (:class:`~verl_rewards.engine.datasets.PrepareReport`)."""
 
 
 def prepare_tau_bench(

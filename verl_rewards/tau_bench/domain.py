@@ -6,9 +6,10 @@ A domain folder holds tau-bench's files as shipped: the three data JSON files (r
 outputs}``, list index = task index), ``tools_info.json`` (the ``tools=`` list tau-bench gives the agent) and,
 optionally, ``gold_data_hashes.json`` (tau-bench's own hashes, used by the tests).
 
-The data directory is the ``data_dir`` argument, else ``TAU_BENCH_DATA_DIR``: a folder holding ``retail/`` and
-``airline/``, or a domain folder itself. Task ids are ``"<split>/<index>"`` (``"train/0"``), the index as
-tau-bench numbers tasks. Splits: retail ``train`` (500), ``test`` (115), ``dev`` (20); airline ``test`` (50).
+The data directory is the ``data_dir`` argument, else ``TAU_BENCH_DATA_DIR`` (:mod:`verl_rewards.engine.data_dir`):
+a folder holding ``retail/`` and ``airline/``, or a domain folder itself. Task ids are ``"<split>/<index>"``
+(``"train/0"``), the index as tau-bench numbers tasks. Splits: retail ``train`` (500), ``test`` (115), ``dev`` (20);
+airline ``test`` (50).
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..tau2.domain import resolve_data_dir
-from ..tau2.errors import DataFileError, DataNotFoundError, TaskValidationError, UnknownDomainError
-from ..tau2.state import BaseDB, DBState
+from ..engine.data_dir import resolve_data_dir
+from ..engine.errors import DataFileError, DataNotFoundError, TaskValidationError, UnknownDomainError
+from ..engine.state import BaseDB, DBState
 from . import airline, retail
 from .domain_spec import TauBenchDomainSpec
 from .environment import RESPOND_ACTION, TERMINATE_TOOLS, TauBenchEnvironment, UserReply

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..tau2.toolkit import ToolSpec
+from ..engine.toolkit import ToolSpec
 from .toolkit import TauBenchToolkit
 
 

@@ -23,12 +23,12 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from ..tau2.environment import Environment
-from ..tau2.toolkit import Toolkit
-from ..tau2.trajectory import MAX_NAME_CHARS, check_tool_name, parse_arguments
+from ..engine.environment import Environment
+from ..engine.rules import STOP_TOKEN
+from ..engine.toolkit import Toolkit
+from ..engine.trajectory import MAX_NAME_CHARS, check_tool_name, parse_arguments
 
 RESPOND_ACTION = "respond"
-STOP_TOKEN = "###STOP###"
 TERMINATE_TOOLS = ("transfer_to_human_agents",)
 UserReply = Callable[[str], str]
 MAX_ARGUMENT_DEPTH = 100
@@ -64,16 +64,14 @@ class TauBenchEnvironment(Environment):
     def step(self, tool_name: str, arguments: Any = None, requestor: str = "assistant") -> str:
         """Run one action and return its observation (see the module doc). Every action is logged.
 
-        A frozen environment (:meth:`~verl_rewards.tau2.environment.Environment.freeze`) raises ``RuntimeError``.
+        A frozen environment (:meth:`~verl_rewards.engine.environment.Environment.freeze`) raises ``RuntimeError``.
         """
         self._check_not_frozen()
         if tool_name == RESPOND_ACTION:
             return self._respond(arguments, requestor)
         if check_tool_name(tool_name) is not None or not self.tools.has_tool(tool_name):
             shown = tool_name[:MAX_NAME_CHARS] if isinstance(tool_name, str) else repr(tool_name)[:MAX_NAME_CHARS]
-            observation = f"Unknown action {shown}"
-            self._log(tool_name, arguments, requestor, observation, True)
-            return observation
+            return self._refuse(tool_name, arguments, requestor, f"Unknown action {shown}")
         args, why = parse_arguments(arguments)
         if args is None:
             observation = f"Error: {why}"

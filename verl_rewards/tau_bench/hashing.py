@@ -1,4 +1,4 @@
-"""tau-bench v1's data hash, as a :class:`~verl_rewards.tau2.state.Codec` for our copy-on-write DB state.
+"""tau-bench v1's data hash, as a :class:`~verl_rewards.engine.state.Codec` for our copy-on-write DB state.
 
 tau-bench (``tau_bench/envs/base.py``: ``to_hashable``, ``consistent_hash``) hashes its data as the sha256 hex
 digest of ``str()`` of a rebuilt value: every dict becomes a tuple of ``(key, value)`` pairs sorted by key,
@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from ..tau2.state import Codec
+from ..engine.state import Codec
 
 
 def to_hashable(value: Any) -> Any:

@@ -25,18 +25,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..tau2.normal.conversation import USER_STOP, Conversation, Reply, UserPlayer
-from ..tau2.normal.users import FINAL_TURN, UserConfig, user_settings
+from ..engine.conversation import Conversation, Reply, UserPlayer
+from ..engine.rules import DEFAULT_MAX_AGENT_TURNS, TAU_BENCH
+from ..engine.termination import TerminationReason
+from ..engine.users import FINAL_TURN, UserConfig, positive_setting, user_settings
 from .domain import TauBenchDomain, TauBenchTask
-from .environment import STOP_TOKEN
 from .user import user_system_prompt
 
 AGENT_LOOP_NAME = "tau_bench_agent"
 AGENT_LOOP_TARGET = "verl_rewards.tau_bench.agent_loop.TauBenchAgentLoop"
 CONFIG_PATH = "actor_rollout_ref.rollout.custom.tau_bench"
-MAX_NUM_STEPS = 30
-TRANSFER = "transfer"
-DONE_TERMINATIONS = (USER_STOP, TRANSFER)
+MAX_NUM_STEPS = DEFAULT_MAX_AGENT_TURNS
+TRANSFER = str(TerminationReason.TRANSFER)
+DONE_TERMINATIONS = (str(TerminationReason.USER_STOP), TRANSFER)
 CONFIRM_TURN = "Yes, please go ahead."
 _SETTINGS_KEYS = {"user", "max_num_steps", "data_dir"}
 
@@ -61,14 +62,9 @@ def open_conversation(
         user_system_prompt=user_system_prompt(task.instruction),
         user_tools=None,
         agent_system_prompt=domain.policy if agent_system_prompt else None,
-        max_steps=None,
-        max_errors=None,
-        seed=seed,
-        stop_tokens=(STOP_TOKEN,),
-        greeting_to_agent=False,
+        rules=TAU_BENCH,
         max_agent_turns=max_num_steps,
-        first_call_only=True,
-        terminate_termination=TRANSFER,
+        seed=seed,
     )
 
 
@@ -96,11 +92,6 @@ class TauBenchNormalSettings:
     def from_mapping(cls, section: Mapping[str, Any] | None) -> TauBenchNormalSettings:
         user = user_settings(section, CONFIG_PATH, AGENT_LOOP_NAME, _SETTINGS_KEYS)
         assert isinstance(section, Mapping)
-        try:
-            steps = int(section.get("max_num_steps", MAX_NUM_STEPS))
-        except (TypeError, ValueError):
-            raise ValueError(f"{CONFIG_PATH}.max_num_steps must be an integer") from None
-        if steps <= 0:
-            raise ValueError(f"{CONFIG_PATH}.max_num_steps must be positive")
+        steps = positive_setting(section, "max_num_steps", MAX_NUM_STEPS, CONFIG_PATH)
         data_dir = section.get("data_dir")
         return cls(user, steps, str(data_dir) if data_dir else None)

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..tau2.toolkit import READ, WRITE, clone_json, tool
+from ..engine.retail_airline import request_exchange, user_id_by_email, user_id_by_name_zip
+from ..engine.toolkit import READ, WRITE, clone_json, tool
 from .domain_spec import TauBenchDomainSpec
 from .toolkit import TauBenchToolkit, dumps
 
@@ -73,22 +74,14 @@ class RetailTools(TauBenchToolkit):
     @tool(READ)
     def find_user_id_by_email(self, email: Any) -> str:
         """The user id whose email matches (case-insensitive), first in file order."""
-        for user_id, profile in self.db.items("users"):
-            if profile["email"].lower() == email.lower():
-                return user_id
-        return "Error: user not found"
+        user_id = user_id_by_email(self.db, email)
+        return "Error: user not found" if user_id is None else user_id
 
     @tool(READ)
     def find_user_id_by_name_zip(self, first_name: Any, last_name: Any, zip: Any) -> str:
         """The user id with these names (case-insensitive) and zip (exact), first in file order."""
-        for user_id, profile in self.db.items("users"):
-            if (
-                profile["name"]["first_name"].lower() == first_name.lower()
-                and profile["name"]["last_name"].lower() == last_name.lower()
-                and profile["address"]["zip"] == zip
-            ):
-                return user_id
-        return "Error: user not found"
+        user_id = user_id_by_name_zip(self.db, first_name, last_name, zip)
+        return "Error: user not found" if user_id is None else user_id
 
     @tool(READ)
     def get_order_details(self, order_id: Any) -> str:
@@ -153,13 +146,7 @@ class RetailTools(TauBenchToolkit):
         method = methods[payment_method_id]
         if method["source"] == "gift_card" and method["balance"] < diff:
             return "Error: insufficient gift card balance to pay for the price difference"
-        order = self.db.write("orders", order_id)
-        order["status"] = "exchange requested"
-        order["exchange_items"] = sorted(item_ids)
-        order["exchange_new_items"] = sorted(new_item_ids)
-        order["exchange_payment_method_id"] = payment_method_id
-        order["exchange_price_difference"] = diff
-        return dumps(order)
+        return dumps(request_exchange(self.db, order_id, item_ids, new_item_ids, payment_method_id, diff))
 
     @tool(WRITE)
     def modify_pending_order_address(

@@ -1,6 +1,6 @@
 """tau-bench v1's reward (``Env.calculate_reward``) on a recorded trajectory: :func:`tau_bench_reward`.
 
-Reading a trajectory (OpenAI-style messages, see :mod:`verl_rewards.tau2.trajectory`) as tau-bench's actions:
+Reading a trajectory (OpenAI-style messages, see :mod:`verl_rewards.engine.trajectory`) as tau-bench's actions:
 
 * each tool call answered by a tool message was executed, in answer order; an assistant message without tool
   calls is a ``respond`` whose content is the message text (text sent along with tool calls never reaches the
@@ -32,13 +32,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..tau2.trajectory import Message, pair_tool_calls, parse_messages
+from ..engine.termination import TerminationReason
+from ..engine.trajectory import Message, pair_tool_calls, parse_messages
 from .domain import TauBenchDomain, load_domain
 from .environment import RESPOND_ACTION, STOP_TOKEN, TauBenchEnvironment
 
-ENDED_BY_TRANSFER = "transfer"
-ENDED_BY_STOP = "user_stop"
-ENDED_BY_REPLY = "agent_reply"
+ENDED_BY_TRANSFER = str(TerminationReason.TRANSFER)
+ENDED_BY_STOP = str(TerminationReason.USER_STOP)
+ENDED_BY_REPLY = str(TerminationReason.AGENT_REPLY)
 
 
 @dataclass

@@ -22,39 +22,30 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..files import OutputPathError, check_output_path, write_text_atomic
-from ..tau2.errors import Tau2Error
-from ..tau2.normal.client import Endpoint, shared_client
-from ..tau2.normal.conversation import INFRASTRUCTURE_ERROR, trial_seeds
-from ..tau2.normal.simulate import OpenAIAgent, SimulateError, check_reachable, run_plan
-from ..tau2.normal.users import OpenAIUser
+from ..engine import simulate as runs
+from ..engine.client import shared_client
+from ..engine.conversation import trial_seeds
+from ..engine.errors import EngineError
+from ..engine.termination import TerminationReason
+from ..engine.users import OpenAIUser
+from ..files import write_text_atomic
 from .domain import TauBenchDomain, load_domain
 from .normal import MAX_NUM_STEPS, is_done, open_conversation
 from .reward import tau_bench_reward
 
 SOURCE_PREFIX = "tau_bench/"
 DEFAULT_SPLIT = "test"
-SAVE_EVERY_S = 2.0
 
 
 @dataclass
-class TauBenchSimulateConfig:
-    """What to simulate (``domain`` ``retail`` | ``airline``) and where the two models are served."""
+class TauBenchSimulateConfig(runs.RunConfig):
+    """What to simulate (``domain`` ``retail`` | ``airline``) and where the two models are served
+    (:class:`~verl_rewards.engine.simulate.RunConfig`), with tau-bench's agent budget."""
 
-    domain: str
-    agent: Endpoint
-    user: Endpoint
-    out: str
-    data_dir: str | None = None
-    task_ids: Sequence[str] | None = None
-    split: str | None = None
-    num_trials: int = 1
-    seed: int = 300
     max_num_steps: int = MAX_NUM_STEPS
     concurrency: int = 8
     progress: bool = True
@@ -67,23 +58,23 @@ def is_tau_bench_domain(name: str) -> bool:
 
 def _load(config: TauBenchSimulateConfig) -> tuple[TauBenchDomain, list[str]]:
     if config.num_trials < 1 or config.max_num_steps < 1 or config.concurrency < 1:
-        raise SimulateError("--num-trials, --max-num-steps and --concurrency must be at least 1")
+        raise runs.SimulateError("--num-trials, --max-num-steps and --concurrency must be at least 1")
     try:
         domain = load_domain(config.domain.removeprefix(SOURCE_PREFIX), config.data_dir)
-    except (Tau2Error, ValueError) as exc:
-        raise SimulateError(str(exc)) from None
+    except (EngineError, ValueError) as exc:
+        raise runs.SimulateError(str(exc)) from None
     split = config.split or DEFAULT_SPLIT
     if config.task_ids:
         ids = [str(t) if "/" in str(t) else f"{split}/{t}" for t in config.task_ids]
         unknown = [t for t in ids if t not in domain.tasks]
         if unknown:
-            raise SimulateError(
+            raise runs.SimulateError(
                 f"unknown task id(s) {unknown[:10]} in tau-bench domain {domain.name!r} "
                 f"(ids are '<split>/<index>' or an index of --split, default {DEFAULT_SPLIT})"
             )
     else:
         if split not in domain.splits:
-            raise SimulateError(
+            raise runs.SimulateError(
                 f"tau-bench domain {domain.name!r} has no split {split!r}; available: {sorted(domain.splits)}"
             )
         ids = domain.split(split)
@@ -112,15 +103,15 @@ def _resume(settings: dict[str, Any], out: Path) -> list[dict[str, Any]]:
     try:
         old = json.loads(out.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError) as exc:
-        raise SimulateError(f"--out {out} exists and is not a readable JSON file ({exc}); move it away") from None
+        raise runs.SimulateError(f"--out {out} exists and is not a readable JSON file ({exc}); move it away") from None
     if not isinstance(old, list) or not all(isinstance(s, dict) and isinstance(s.get("info"), dict) for s in old):
-        raise SimulateError(f"--out {out} exists and is not a tau-bench results list; move it away")
+        raise runs.SimulateError(f"--out {out} exists and is not a tau-bench results list; move it away")
     for i, sim in enumerate(old):
         problem = _malformed(sim)
         if problem:  # refused before anything runs: a bad entry would break the sort, the summary or the resume
-            raise SimulateError(f"--out {out}: entry [{i}] {problem}; fix or move the file away")
+            raise runs.SimulateError(f"--out {out}: entry [{i}] {problem}; fix or move the file away")
     if any(s["info"].get("run") != settings for s in old):
-        raise SimulateError(
+        raise runs.SimulateError(
             f"--out {out} holds a run with other settings (domain, models, trials, seed or limits); "
             "use another --out to start a new run"
         )
@@ -175,10 +166,10 @@ async def simulate_one(
         agent_system_prompt=True,
     )
     try:
-        await conv.run(OpenAIAgent(config.agent, domain.tools_info, seed))
+        await conv.run(runs.OpenAIAgent(config.agent, domain.tools_info, seed))
     except Exception as exc:  # noqa: BLE001 - one broken simulation must not stop the run
-        conv.end(INFRASTRUCTURE_ERROR, f"{type(exc).__name__}: {exc}")
-    termination = conv.termination or INFRASTRUCTURE_ERROR
+        conv.end(TerminationReason.INFRASTRUCTURE_ERROR, f"{type(exc).__name__}: {exc}")
+    termination = str(conv.termination or TerminationReason.INFRASTRUCTURE_ERROR)
     done = is_done(termination)
     reward_info: dict[str, Any] | None = None
     details: dict[str, Any] = {}
@@ -208,7 +199,7 @@ async def simulate_one(
             "id": task.id,
             "domain": SOURCE_PREFIX + domain.name,
             "split": task.split,
-            "termination": termination,
+            "termination": str(termination),
             "end_cause": conv.cause,
             "seed": seed,
             "agent_turns": conv.agent_turns,
@@ -223,14 +214,10 @@ async def simulate_one(
 async def simulate_tau_bench(config: TauBenchSimulateConfig) -> list[dict[str, Any]]:
     """Run every missing (task, trial); return the results list (also written to ``config.out``)."""
     domain, task_ids = _load(config)
-    try:
-        out = check_output_path(config.out, "--out")
-    except OutputPathError as exc:
-        raise SimulateError(str(exc)) from None
+    out = runs.results_path(config.out)
     settings = run_settings(config, domain)
     results = _resume(settings, out)
-    await check_reachable(config.agent, "agent")
-    await check_reachable(config.user, "user")
+    await runs.check_endpoints(config.agent, config.user)
     seeds = trial_seeds(config.seed, config.num_trials)
     done = {(s["info"].get("id"), s.get("trial")) for s in results}
     plan = [(t, k) for k in range(config.num_trials) for t in task_ids if (t, k) not in done]
@@ -243,12 +230,12 @@ async def simulate_tau_bench(config: TauBenchSimulateConfig) -> list[dict[str, A
         if sim:
             results.append(sim)
         now = time.monotonic()
-        if force or now - last_save[0] >= SAVE_EVERY_S:
+        if force or now - last_save[0] >= runs.SAVE_EVERY_S:
             results.sort(key=lambda s: (s.get("trial", 0), str(s["info"].get("split")), s.get("task_id", 0)))
             write_text_atomic(out, json.dumps(results, ensure_ascii=False))
             last_save[0] = now
 
-    await run_plan(
+    await runs.run_plan(
         plan,
         play,
         finished,

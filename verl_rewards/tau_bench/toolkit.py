@@ -1,10 +1,10 @@
 """What every tau-bench v1 tool shares: the toolkit base, argument checking, and the three common tools.
 
-A v1 tool (``tau_bench/envs/<domain>/tools/*.py``) is a static ``invoke(data, **kwargs) -> str`` that *returns*
-its failures as ``"Error: <lower-case text>"`` strings and works on the raw JSON data, with no validation or
-coercion of its arguments. Our tools are methods of a :class:`TauBenchToolkit` (the tau2
-:class:`~verl_rewards.tau2.toolkit.Toolkit`, so environments, replay and the verl adapters are shared) over the
-copy-on-write :class:`~verl_rewards.tau2.state.DBState`: they read with ``db.get`` and mutate only what
+A v1 tool (``tau_bench/envs/<domain>/tools/*.py``) is a static ``invoke(data, **kwargs) -> str`` that *returns* its
+failures as ``"Error: <lower-case text>"`` strings and works on the raw JSON data, with no validation or coercion of
+its arguments. Our tools are methods of a :class:`TauBenchToolkit` (the engine's
+:class:`~verl_rewards.engine.toolkit.Toolkit`, so environments, replay and the verl adapters are shared with tau2)
+over the copy-on-write :class:`~verl_rewards.engine.state.DBState`: they read with ``db.get`` and mutate only what
 ``db.write`` hands out, in the same order as tau-bench, so a call that raises half-way leaves the same partial
 change behind. Arguments reach them exactly as the model wrote them.
 
@@ -23,7 +23,7 @@ import operator
 import warnings
 from typing import Any
 
-from ..tau2.toolkit import GENERIC, Toolkit, clone_json, tool
+from ..engine.toolkit import GENERIC, Toolkit, clone_json, tool
 
 _MISSING = object()
 TRANSFER_OBSERVATION = "Transfer successful"

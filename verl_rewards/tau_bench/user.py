@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-GREETING = "Hi! How can I help you today?"
+from ..engine.rules import GREETING
+
 _RULES = """Rules:
 - Just generate one line at a time to simulate the user's message.
 - Do not give away all the instruction at once. Only provide the information that is necessary for the current step.

@@ -40,11 +40,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..engine.termination import TerminationReason
 from ..rewards.decorators import RewardSpec, reward
 from ..scoring.contract import ConfigError, Scorer
 from ..scoring.families import Family
 from ..scoring.runner import RewardScorer
-from ..tau2.normal.conversation import USER_ERROR
 from .domain import DOMAINS, load_domain
 from .normal import is_done
 from .reward import ENDED_BY_TRANSFER, tau_bench_reward
@@ -125,9 +125,11 @@ def score_tau_bench(
     data_source: str,
     ground_truth: Any,
     extra_info: Mapping[str, Any],
-    options: TauBenchOptions,
+    options: TauBenchOptions | None = None,
 ) -> dict[str, Any]:
-    """tau-bench's reward of one rollout with its components (see the module doc)."""
+    """tau-bench's reward of one rollout with its components (see the module doc); ``options`` default to
+    :class:`TauBenchOptions`'s."""
+    options = options or TauBenchOptions()
     domain = load_domain(domain_of(data_source), options.data_dir)
     termination = extra_info.get("termination")
     normal = extra_info.get("mode") == "normal"
@@ -141,7 +143,9 @@ def score_tau_bench(
     )
     details = result.details
     if not isinstance(termination, str) or not termination:
-        termination = details["ended_by"] or ("crash" if details["crash"] else "max_steps")
+        termination = details["ended_by"] or str(
+            TerminationReason.CRASH if details["crash"] else TerminationReason.MAX_STEPS
+        )
     return {
         "reward": float(result.reward),
         "tb_r_actions": float(details["r_actions"]),
@@ -150,7 +154,7 @@ def score_tau_bench(
         "tb_done": float(bool(details["done"])),
         "tb_transfer": float(details["ended_by"] == ENDED_BY_TRANSFER),
         "termination": termination,
-        "user_error": float(termination == USER_ERROR),
+        "user_error": float(termination == TerminationReason.USER_ERROR),
     }
 
 
@@ -175,7 +179,7 @@ def make_scorer(section: Mapping[str, Any] | None, tokenizer: Any = None) -> Sco
 @reward(name="tau_bench_v1", extra_keys=EXTRA_KEYS, text_keys=TEXT_KEYS)
 def tau_bench_v1(trajectory: list, data_source: str, ground_truth: Any, extra_info: dict) -> dict:
     """tau-bench v1 reward on tau-bench's own data (``TAU_BENCH_DATA_DIR``) for ``tau_bench/<domain>`` rows."""
-    return score_tau_bench(trajectory, data_source, ground_truth, extra_info, TauBenchOptions())
+    return score_tau_bench(trajectory, data_source, ground_truth, extra_info)
 
 
 FAMILY = Family(name="tau_bench", matches=matches, make_scorer=make_scorer, extra_keys=EXTRA_KEYS, text_keys=TEXT_KEYS)

@@ -1,7 +1,7 @@
 """verl tools over the tau-bench v1 tools, for verl's ``tool_agent`` loop (instruction mode).
 
-They reuse the tau2 adapters (:mod:`verl_rewards.tau2.verl_tools`): one episode per trajectory kept in the
-process-local session store, the same ``agent_data.extra_fields`` (``messages``, ``termination``,
+They are the engine's adapters (:mod:`verl_rewards.engine.verl_tools`, which tau2's tools use too): one episode per
+trajectory kept in the process-local session store, the same ``agent_data.extra_fields`` (``messages``, ``termination``,
 ``prev_step_dict`` / ``cur_step_dict`` per assistant turn with ``bb_hash`` = tau-bench's data hash and
 ``value_est``, ``action_log``, ``db_hash``), so C-0 / C-1 work as on tau2. What differs:
 
@@ -12,30 +12,25 @@ process-local session store, the same ``agent_data.extra_fields`` (``messages``,
   ``Error:`` answer, with exactly the gold name and arguments (what the data hash needs).
 
 The model sees tau-bench's own tool schemas: the tool config carries each one whole in ``config.openai_schema``,
-and the tool keeps it whole (:class:`~verl_rewards.tau2.verl_tools.ToolSchema`: verl's schema model would drop
+and the tool keeps it whole (:class:`~verl_rewards.engine.verl_tools.ToolSchema`: verl's schema model would drop
 the ``items`` of array parameters).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any
 
 from verl.tools.schemas import OpenAIFunctionToolSchema
 
-from ..tau2.verl_tools import SESSIONS, Tau2Session, Tau2Tool
+from ..engine.termination import TerminationReason
+from ..engine.verl_tools import EpisodeSession, EpisodeTool
 from .domain import DATA_DIR_ENV, DOMAINS, TauBenchDomain, load_domain
 from .hashing import TUPLE_CODEC
 
 
-class TauBenchSession(Tau2Session):
+class TauBenchSession(EpisodeSession):
     """The episode of one trajectory on a v1 domain (see the module doc)."""
-
-    stop_tool = None
-
-    def make_env(self) -> Any:
-        return self.domain.make_env(self.task.id)  # tau-bench has no solo mode: the agent's tools only
 
     def progress_targets(self) -> tuple[Any, ...]:
         kinds = self.domain.tool_kinds()
@@ -48,16 +43,19 @@ class TauBenchSession(Tau2Session):
 
     def ends_episode(self, name: str, error: bool) -> str | None:
         if getattr(self.env, "crashed", None):
-            return "crash"
-        return "transfer" if name in self.env.terminate_tools else None
+            return TerminationReason.CRASH
+        return TerminationReason.TRANSFER if name in self.env.terminate_tools else None
 
 
-class TauBenchTool(Tau2Tool):
+class TauBenchTool(EpisodeTool):
     """One tool of a tau-bench v1 domain (``config``: ``domain``, ``openai_schema``, optional ``data_dir``).
 
     Per-row ``create_kwargs`` give ``task_id``, ``domain`` and ``data_dir``. The data folder is the tool config's
     ``data_dir``, else ``TAU_BENCH_DATA_DIR``, else the row's.
     """
+
+    label = "tau-bench"
+    data_dir_env = DATA_DIR_ENV
 
     def _default_schema(self) -> OpenAIFunctionToolSchema:
         raise ValueError("a tau-bench tool needs its schema: config.openai_schema (prepare writes it) or tool_schema")
@@ -69,27 +67,14 @@ class TauBenchTool(Tau2Tool):
         if self.name not in DOMAINS[domain].agent_tool_specs():
             raise ValueError(f"tau-bench domain {domain!r} has no tool {self.name!r} (check the tool config)")
 
-    def _data_dir(self, create: Mapping[str, Any]) -> str | None:
-        return self.config.get("data_dir") or os.environ.get(DATA_DIR_ENV) or create.get("data_dir") or None
-
-    def _session(self, instance_id: str, agent_data: Any) -> Tau2Session:
-        def factory() -> Tau2Session:
-            create = self._create_kwargs(instance_id, agent_data)
-            task_id = create.get("task_id")
-            if task_id is None:
-                raise ValueError(
-                    "tau-bench tools need tools_kwargs.<tool>.create_kwargs.task_id in each row "
-                    "(verl-rewards prepare tau_bench writes it)"
-                )
-            domain: TauBenchDomain = load_domain(
-                str(create.get("domain") or self.config["domain"]), self._data_dir(create)
+    def open_session(self, create: Mapping[str, Any], agent_data: Any) -> TauBenchSession:
+        task_id = create.get("task_id")
+        if task_id is None:
+            raise ValueError(
+                "tau-bench tools need tools_kwargs.<tool>.create_kwargs.task_id in each row "
+                "(verl-rewards prepare tau_bench writes it)"
             )
-            return TauBenchSession(
-                domain,  # type: ignore[arg-type]  # the session reads only what both domain kinds provide
-                task_id,
-                agent_data.extra_fields,
-                agent_data.messages,
-                str(agent_data.request_id),
-            )
-
-        return SESSIONS.open(agent_data, factory)
+        domain: TauBenchDomain = load_domain(str(create.get("domain") or self.config["domain"]), self._data_dir(create))
+        return TauBenchSession(
+            domain, task_id, agent_data.extra_fields, agent_data.messages, str(agent_data.request_id)
+        )

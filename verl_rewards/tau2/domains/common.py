@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ..toolkit import ToolError
+from ...engine.toolkit import ToolError
 
 TRANSFER_MESSAGE = "Transfer successful"
 """What ``transfer_to_human_agents`` returns in every tau2 domain."""

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...engine.state import DBState
+from ...engine.toolkit import GENERIC, READ, WRITE, Record, ToolError, Toolkit, tool
 from ..domain_spec import DomainSpec
-from ..state import DBState
-from ..toolkit import GENERIC, READ, WRITE, Record, ToolError, Toolkit, tool
 from . import validation
 
 TASK_STATUSES = ("pending", "completed")

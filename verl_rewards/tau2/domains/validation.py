@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..toolkit import ToolError
+from ...engine.toolkit import ToolError
 
 REQUIRED: Any = object()
 """Default of a field that must be given."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..trajectory import Message, ToolCall, tool_calls_of
+from ...engine.trajectory import Message, ToolCall, tool_calls_of
 from .common import ComponentResult
 
 if TYPE_CHECKING:

@@ -6,11 +6,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..trajectory import Message
+from ...engine.trajectory import Message
 
 if TYPE_CHECKING:
+    from ...engine.environment import Environment
     from ..domain import Domain
-    from ..environment import Environment
     from ..tasks import Task
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from ..trajectory import Message
+from ...engine.trajectory import Message
 from .common import ComponentResult
 
 if TYPE_CHECKING:

@@ -16,12 +16,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..trajectory import Message
+from ...engine.trajectory import Message
 from .common import ComponentResult, predicted_env
 
 if TYPE_CHECKING:
+    from ...engine.environment import Environment
     from ..domain import Domain
-    from ..environment import Environment
     from ..tasks import Task
 
 

@@ -18,7 +18,7 @@ from ..errors import EnvAssertionError
 from .common import ComponentResult
 
 if TYPE_CHECKING:
-    from ..environment import Environment
+    from ...engine.environment import Environment
     from ..tasks import Task
 
 ON_ERROR = ("raise", "zero")

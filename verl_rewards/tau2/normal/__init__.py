@@ -12,17 +12,9 @@
 AGENT_LOOP_NAME = "tau2_agent"
 AGENT_LOOP_TARGET = "verl_rewards.tau2.normal.agent_loop.Tau2AgentLoop"
 
-from .conversation import (  # noqa: E402
-    STOP_TOKENS,
-    Conversation,
-    PlayerError,
-    Reply,
-    Turn,
-    UserRequest,
-    is_user_stop,
-    trial_seeds,
-)
-from .prompts import GREETING, agent_system_prompt, render_user_scenario, user_system_prompt  # noqa: E402
+from ...engine.conversation import Conversation, PlayerError, Reply, Turn, UserRequest, is_user_stop, trial_seeds  # noqa: E402
+from ...engine.rules import GREETING, STOP_TOKENS  # noqa: E402
+from .prompts import agent_system_prompt, render_user_scenario, user_system_prompt  # noqa: E402
 
 __all__ = [
     "AGENT_LOOP_NAME",

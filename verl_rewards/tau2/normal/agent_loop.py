@@ -1,19 +1,21 @@
 """verl's ``tau2_agent`` loop: tau2 normal mode inside the rollout, on verl's public ``AgentLoopBase``.
 
 The plugin registers it in verl's agent-loop registry (:mod:`verl_rewards.plugin`); a row selects it with
-``agent_name: tau2_agent`` (``verl-rewards prepare tau2 --mode normal`` writes such rows). :mod:`.verl_loop` does
-the tokenisation (verl's Continuous Token, exactly as verl's ``ToolAgentLoop``), generation, tool-call parsing and
-the assistant message; where ``ToolAgentLoop`` would run the tools or end on a text reply, the conversation engine
-(:mod:`.conversation`) plays the turn instead: tool calls run on the trajectory's environment, text goes to the
-simulated user, whose answer comes back as a ``user`` message. Token masks: the agent's own tokens 1, tool results
-and user messages 0 (never trained).
+``agent_name: tau2_agent`` (``verl-rewards prepare tau2 --mode normal`` writes such rows). The engine's loop
+(:class:`verl_rewards.engine.agent_loop.ConversationAgentLoop`, on :mod:`verl_rewards.engine.verl_loop`) does the
+tokenisation (verl's Continuous Token, exactly as verl's ``ToolAgentLoop``), generation, tool-call parsing and the
+assistant message; where ``ToolAgentLoop`` would run the tools or end on a text reply, the conversation engine
+(:mod:`verl_rewards.engine.conversation`, tau2's rule set) plays the turn instead: tool calls run on the
+trajectory's environment, text goes to the simulated user, whose answer comes back as a ``user`` message. Token
+masks: the agent's own tokens 1, tool results and user messages 0 (never trained).
 
 Configuration, Hydra keys under ``actor_rollout_ref.rollout.custom.tau2`` (``+`` prefix on the command line):
 
 ==================================  ===============================================================================
-``user.*``                          the user backend (:class:`~.users.UserConfig`: ``backend`` openai | policy |
-                                    scripted, ``base_url``, ``model``, ``api_key_env``, ``temperature``,
-                                    ``timeout_s``, ``retries``, ``max_concurrency``, ``seed``, ``scripts``, ...)
+``user.*``                          the user backend (:class:`~verl_rewards.engine.users.UserConfig`:
+                                    ``backend`` openai | policy | scripted, ``base_url``, ``model``,
+                                    ``api_key_env``, ``temperature``, ``timeout_s``, ``retries``,
+                                    ``max_concurrency``, ``seed``, ``scripts``, ...)
 ``max_steps``                       tau2's step limit (200, tau2's CLI default)
 ``max_errors``                      tau2's tool-error limit (10)
 ``enforce_communication_protocol``  false (tau2's default): a text + tool-call message runs its calls
@@ -41,38 +43,22 @@ e.g. a "user" that confirms anything), so it is weaker than a fixed, separate us
 
 from __future__ import annotations
 
-import logging
-import os
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
-from uuid import uuid4
 
-from verl.experimental.agent_loop.agent_loop import AgentLoopOutput
-from verl.utils.rollout_trace import rollout_trace_op
-
+from ...engine.agent_loop import ConversationAgentLoop
+from ...engine.agent_loop import settings_of as engine_settings_of
+from ...engine.conversation import AGENT_MESSAGE_ERRORS, Conversation
+from ...engine.data_dir import choose_data_dir, row_data_dir
+from ...engine.deprecation import moved
+from ...engine.rules import DEFAULT_MAX_ERRORS, DEFAULT_MAX_STEPS
+from ...engine.termination import TerminationReason
+from ...engine.users import UserConfig, positive_setting, user_settings
 from ..domain import DATA_DIR_ENV, Domain, load_domain
 from . import AGENT_LOOP_NAME
-from .conversation import (
-    AGENT_ERROR,
-    AGENT_MESSAGE_ERRORS,
-    DEFAULT_MAX_ERRORS,
-    DEFAULT_MAX_STEPS,
-    INFRASTRUCTURE_ERROR,
-    MAX_STEPS,
-    Conversation,
-    PlayerError,
-    Reply,
-    UserRequest,
-    trial_seeds,
-)
 from .prompts import user_scenario_text, user_system_prompt, user_tool_schemas
-from .users import OpenAIUser, ScriptedUser, UserConfig, script_for, user_settings
-from .verl_loop import TokenStream, TurnLoop
-
-logger = logging.getLogger(__name__)
+from .users import script_for
 
 AGENT_NAME = AGENT_LOOP_NAME
 CONFIG_PATH = "actor_rollout_ref.rollout.custom.tau2"
@@ -84,7 +70,6 @@ _SETTINGS_KEYS = {
     "agent_message_errors",
     "data_dir",
 }
-_TRIALS_KEPT = 65536
 
 
 @dataclass(frozen=True)
@@ -96,133 +81,34 @@ class NormalSettings:
     max_errors: int = DEFAULT_MAX_ERRORS
     enforce_communication_protocol: bool = False
     data_dir: str | None = None
-    agent_message_errors: str = AGENT_ERROR
+    agent_message_errors: str = str(TerminationReason.AGENT_ERROR)
 
     @classmethod
     def from_mapping(cls, section: Mapping[str, Any] | None) -> NormalSettings:
         user = user_settings(section, CONFIG_PATH, AGENT_NAME, _SETTINGS_KEYS)
         assert isinstance(section, Mapping)
-        try:
-            max_steps = int(section.get("max_steps", DEFAULT_MAX_STEPS))
-            max_errors = int(section.get("max_errors", DEFAULT_MAX_ERRORS))
-        except (TypeError, ValueError):
-            raise ValueError(f"{CONFIG_PATH}.max_steps and .max_errors must be integers") from None
-        if max_steps <= 0 or max_errors <= 0:
-            raise ValueError(f"{CONFIG_PATH}.max_steps and .max_errors must be positive")
+        max_steps = positive_setting(section, "max_steps", DEFAULT_MAX_STEPS, CONFIG_PATH)
+        max_errors = positive_setting(section, "max_errors", DEFAULT_MAX_ERRORS, CONFIG_PATH)
         enforce = section.get("enforce_communication_protocol", False)
         if not isinstance(enforce, bool):
             raise ValueError(f"{CONFIG_PATH}.enforce_communication_protocol must be true or false")
         data_dir = section.get("data_dir")
-        rule = section.get("agent_message_errors", AGENT_ERROR)
+        rule = section.get("agent_message_errors", str(TerminationReason.AGENT_ERROR))
         if rule not in AGENT_MESSAGE_ERRORS:
             raise ValueError(f"{CONFIG_PATH}.agent_message_errors must be one of {AGENT_MESSAGE_ERRORS}, got {rule!r}")
         return cls(user, max_steps, max_errors, enforce, str(data_dir) if data_dir else None, rule)
 
 
-_SETTINGS_CACHE: dict[tuple[int, str], tuple[Any, Any]] = {}
-_TRIALS: OrderedDict[str, int] = OrderedDict()
-_LOCK = threading.Lock()
-
-
 def settings_of(config: Any, name: str = "tau2", parse: Callable[[Any], Any] = NormalSettings.from_mapping) -> Any:
-    """The settings ``actor_rollout_ref.rollout.custom.<name>`` of a trainer config, parsed by ``parse`` once per
-    config object (scripts files are read once)."""
-    key = (id(config), name)
-    hit = _SETTINGS_CACHE.get(key)
-    if hit is not None and hit[0] is config:
-        return hit[1]
-    custom = config.actor_rollout_ref.rollout.get("custom") or {}
-    section = custom.get(name) if isinstance(custom, Mapping) else None
-    if section is not None and hasattr(section, "items"):
-        from omegaconf import OmegaConf
-
-        section = OmegaConf.to_container(section, resolve=True) if not isinstance(section, dict) else section
-    settings = parse(section)
-    _SETTINGS_CACHE[key] = (config, settings)
-    return settings
+    """The settings ``actor_rollout_ref.rollout.custom.<name>`` of a trainer config (tau2's by default), parsed by
+    ``parse`` once per config object (:func:`verl_rewards.engine.agent_loop.settings_of`)."""
+    return engine_settings_of(config, name, parse)
 
 
-def next_trial(uid: str) -> int:
-    """How many trajectories of this prompt (``uid``) this worker started before: the trial index of the user
-    seed, so the n rollouts of a GRPO group get tau2's trial seeds 0..n-1."""
-    with _LOCK:
-        n = _TRIALS.pop(uid, 0)
-        _TRIALS[uid] = n + 1
-        while len(_TRIALS) > _TRIALS_KEPT:
-            _TRIALS.popitem(last=False)
-    return n
+class Tau2AgentLoop(ConversationAgentLoop):
+    """``tau2_agent``: ToolAgentLoop whose tool and text turns are played by the normal-mode conversation engine."""
 
-
-class PolicyUser:
-    """The ``policy`` backend: the rollout server plays the user in requests of its own (never trained)."""
-
-    def __init__(self, loop: Tau2AgentLoop, config: UserConfig):
-        self.loop = loop
-        self.config = config
-        self.request_id = uuid4().hex
-
-    async def reply(self, request: UserRequest) -> Reply:
-        loop = self.loop
-        messages = [dict(m, content=m.get("content") or "") for m in request.chat_messages()]
-        try:
-            prompt_ids = await loop.loop.run_in_executor(
-                None,
-                lambda: loop.tokenizer.apply_chat_template(  # type: ignore[attr-defined]
-                    messages,
-                    tools=request.tools,
-                    add_generation_prompt=True,
-                    tokenize=True,
-                    **loop.apply_chat_template_kwargs,
-                ),
-            )
-        except Exception as exc:  # noqa: BLE001 - a template that cannot render the user's view
-            raise PlayerError(f"policy user: cannot render the user's prompt: {exc}") from exc
-        if isinstance(prompt_ids, Mapping):
-            prompt_ids = prompt_ids["input_ids"]
-        prompt_ids = list(prompt_ids)
-        if len(prompt_ids) > loop.prompt_length + loop.response_length:
-            raise PlayerError(
-                f"policy user: the user's prompt has {len(prompt_ids)} tokens, more than the rollout "
-                f"allows ({loop.prompt_length} + {loop.response_length})"
-            )
-        sampling = dict(self.config.sampling)
-        sampling["max_tokens"] = self.config.max_tokens
-        if request.seed is not None:
-            sampling.setdefault("seed", request.seed)
-        try:
-            output = await loop.server_manager.generate(
-                request_id=self.request_id, prompt_ids=prompt_ids, sampling_params=sampling
-            )
-        except Exception as exc:  # noqa: BLE001 - the server failing a user turn ends the run as USER_ERROR
-            raise PlayerError(f"policy user: generation failed: {exc}") from exc
-        schemas = [t.tool_schema for t in loop.tools.values()] if request.tools else None
-        content, calls = await loop.tool_parser.extract_tool_calls(output.token_ids, schemas)
-        return Reply(
-            content=loop.clean_text(content),
-            tool_calls=[{"name": c.name, "arguments": c.arguments} for c in calls] if request.tools else [],
-        )
-
-
-class Tau2AgentLoop(TurnLoop):
-    """``tau2_agent``: verl's agent loop whose tool and text turns are played by the normal-mode conversation
-    engine (tokens as verl's ``ToolAgentLoop`` builds them, :mod:`.verl_loop`)."""
-
-    def __init__(self, *args: Any, **kwargs: Any):
-        super().__init__(*args, **kwargs)
-        self.settings = self.load_settings(self.config)
-        self.conversation: Conversation | None = None
-        self._row: dict[str, Any] = {}
-        self._user_seed: int | None = None
-        specials = getattr(self.tokenizer, "all_special_tokens", None) or []
-        self._special_tokens = sorted((t for t in specials if t), key=len, reverse=True)
-
-    def clean_text(self, text: str | None) -> str:
-        """Message text without the tokenizer's special tokens (the parser's content keeps e.g. ``<|im_end|>``)."""
-        text = text or ""
-        for token in self._special_tokens:
-            if token in text:
-                text = text.replace(token, "")
-        return text.strip()
+    agent_name = AGENT_NAME
 
     # ------------------------------------------------------------------ set-up
     @staticmethod
@@ -233,13 +119,7 @@ class Tau2AgentLoop(TurnLoop):
     def _domain(self) -> Domain:
         extra = self._row.get("extra_info") or {}
         name = extra.get("domain") or str(self._row.get("data_source", "")).removeprefix("tau2/")
-        data_dir = self.settings.data_dir or os.environ.get(DATA_DIR_ENV) or extra.get("data_dir") or None
-        if not data_dir:
-            for entry in (self._row.get("tools_kwargs") or {}).values():
-                create = entry.get("create_kwargs") if isinstance(entry, Mapping) else None
-                if isinstance(create, Mapping) and create.get("data_dir"):
-                    data_dir = create["data_dir"]
-                    break
+        data_dir = choose_data_dir(self.settings.data_dir, DATA_DIR_ENV, row_data_dir(extra, self._row))
         return load_domain(str(name), data_dir, **dict(extra.get("domain_options") or {}))
 
     def _open(self) -> Conversation:
@@ -263,107 +143,8 @@ class Tau2AgentLoop(TurnLoop):
             agent_message_errors=self.settings.agent_message_errors,
         )
 
-    def trial_seed(self, config: UserConfig, task_id: str) -> int:
-        """The user seed of this trajectory: tau2's seed of its trial within the prompt's group."""
-        trial = next_trial(str(self._row.get("uid") or task_id))
-        return trial_seeds(config.seed, trial + 1)[trial]
 
-    def user_player(self, config: UserConfig, script: Callable[[], Sequence[Reply]]) -> Any:
-        """The configured user backend (``script`` gives the scripted backend's turns)."""
-        if config.backend == "scripted":
-            return ScriptedUser(script())
-        if config.backend == "openai":
-            from .client import shared_client
-
-            assert config.endpoint is not None
-            return OpenAIUser(shared_client(config.endpoint))
-        return PolicyUser(self, config)
-
-    # ------------------------------------------------------------------ the loop
-    @rollout_trace_op
-    async def run(self, sampling_params: dict[str, Any], priority: int = 0, **kwargs: Any) -> AgentLoopOutput:
-        """Open the conversation, then alternate: the agent generates (mask 1), the conversation engine plays its
-        message and its tool results or the user's reply are appended (mask 0), until the engine or a verl budget
-        ends the run."""
-        self._row = kwargs
-        stream = self.new_stream(list(kwargs["raw_prompt"]), kwargs, priority)
-        conv = await self._start(stream)
-        await self.start_tokens(stream)
-        # when the run already ended, the agent still generates once so the sample has a response (it scores 0:
-        # the termination is not a stop)
-        while True:
-            message = await self.generate(stream, sampling_params)
-            if conv.done:
-                break
-            if message is None:
-                conv.end(MAX_STEPS, "verl budget: response_length / max_assistant_turns / max_user_turns reached")
-                break
-            if not await self._play(stream, conv, message):
-                break
-        output = self.output(stream)
-        conv.end(MAX_STEPS, "verl budget: the rollout ended before the conversation did")
-        output.extra_fields.update(conv.extra_fields())
-        output.extra_fields["user_seed"] = self._user_seed
-        return output
-
-    async def _start(self, stream: TokenStream) -> Conversation:
-        """Open the conversation (greeting, the user's first message) before the prompt tokens are built."""
-        try:
-            self.conversation = self._open()
-        except Exception as exc:  # noqa: BLE001 - a row the loop cannot play: visible, never a crash of the step
-            logger.error("%s: cannot start the conversation: %s", AGENT_NAME, exc)
-            self.conversation = _FailedConversation(f"cannot start the conversation: {exc}")
-            return self.conversation
-        turn = await self._guard(self.conversation.start())
-        if turn is not None:
-            stream.messages.extend(turn.messages)
-        return self.conversation
-
-    async def _play(self, stream: TokenStream, conv: Conversation, message: dict[str, Any]) -> bool:
-        """Play the agent's message in the conversation; append the tool results or the user's reply (mask 0).
-        ``False`` when the run ends."""
-        calls = [
-            {"id": c.get("id"), "name": c["function"]["name"], "arguments": c["function"]["arguments"]}
-            for c in message.get("tool_calls") or ()
-        ]
-        turn = await self._guard(
-            conv.agent_turn(Reply(content=self.clean_text(message.get("content")), tool_calls=calls))
-        )
-        self._set_call_ids(message, conv)
-        if turn is None or turn.done:
-            return False
-        if not await self.append_messages(stream, turn.messages):
-            conv.end(MAX_STEPS, "verl budget: response_length reached")
-            return False
-        return True
-
-    # ---------------------------------------------------------------- helpers
-    async def _guard(self, coro: Any) -> Any:
-        """Await an engine step; an unexpected failure ends the run as infrastructure_error (logged), never the
-        rollout step."""
-        try:
-            return await coro
-        except Exception as exc:  # noqa: BLE001
-            logger.error("%s: the conversation failed: %s", AGENT_NAME, exc, exc_info=True)
-            assert self.conversation is not None
-            self.conversation.end(INFRASTRUCTURE_ERROR, f"{type(exc).__name__}: {exc}")
-            return None
-
-    @staticmethod
-    def _set_call_ids(message: dict[str, Any], conv: Conversation) -> None:
-        """Give the agent's tool calls the ids the engine used (its tool messages answer those ids)."""
-        if not message.get("tool_calls"):
-            return
-        played = next((m for m in reversed(conv.trajectory) if m["role"] == "assistant"), None)
-        ids = [c["id"] for c in (played or {}).get("tool_calls") or ()]
-        for call, cid in zip(message["tool_calls"], ids, strict=False):
-            call["id"] = cid
-
-
-class _FailedConversation(Conversation):
-    """Stands in for a conversation that could not start: over from the beginning, as infrastructure_error."""
-
-    def __init__(self, cause: str):  # noqa: D107 - no environment, no players
-        self.trajectory, self.agent_view, self.user_view = [], [], []
-        self.steps = self.errors = self.user_calls = 0
-        self.termination, self.cause = INFRASTRUCTURE_ERROR, cause[:500]
+__getattr__ = moved(
+    __name__,
+    dict.fromkeys(("PolicyUser", "next_trial"), "verl_rewards.engine.agent_loop"),
+)

@@ -24,8 +24,8 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .client import ChatClient, Endpoint, shared_client
-from .conversation import PlayerError
+from ...engine.client import ChatClient, Endpoint, shared_client
+from ...engine.conversation import PlayerError
 
 _INDENT = " " * 8  # tau2 writes its judge prompts as indented triple-quoted strings and sends them unstripped
 _SYSTEM_LINES: tuple[str | None, ...] = (  # None: an empty line without the indentation, as in tau2's source

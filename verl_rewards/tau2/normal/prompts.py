@@ -24,11 +24,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from ...engine.deprecation import moved
 from ..domain import Domain
 from ..errors import DataNotFoundError
 from ..tasks import Task
 
-GREETING = "Hi! How can I help you today?"
 GUIDELINES_FILE = "simulation_guidelines.md"
 GUIDELINES_TOOLS_FILE = "simulation_guidelines_tools.md"
 AGENT_INSTRUCTION_FILE = "normal_mode_instruction.txt"
@@ -152,3 +152,6 @@ def user_tool_schemas(domain: Domain, task: Any = None) -> list[dict[str, Any]] 
     if wanted is not None:
         schemas = [s for s in schemas if s["function"]["name"] in wanted]
     return schemas or None
+
+
+__getattr__ = moved(__name__, {"GREETING": "verl_rewards.engine.rules"})

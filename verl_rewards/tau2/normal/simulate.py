@@ -18,35 +18,37 @@ only the missing (task, trial) pairs run. A failing agent endpoint ends a simula
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
-
-from ...files import OutputPathError, check_output_path, write_text_atomic
+from ...engine.client import Endpoint, shared_client
+from ...engine.conversation import Conversation, trial_seeds
+from ...engine.deprecation import moved
+from ...engine.rules import DEFAULT_MAX_ERRORS, DEFAULT_MAX_STEPS
+from ...engine.simulate import (
+    SAVE_EVERY_S,
+    OpenAIAgent,
+    RunConfig,
+    SimulateError,
+    check_endpoints,
+    results_path,
+    run_plan,
+)
+from ...engine.termination import SCORED_STOPS, TerminationReason
+from ...engine.trajectory import parse_messages
+from ...engine.users import OpenAIUser
+from ...files import write_text_atomic
 from ..domain import Domain, load_domain
 from ..errors import Tau2Error
 from ..evaluator import EvaluationResult, evaluate_trajectory
-from ..rewards.env_assertions import check_env_assertions
-from ..rewards.nl_assertions import judge_view
-from ..trajectory import parse_messages
-from .client import Endpoint, shared_client
-from .conversation import (
-    DEFAULT_MAX_ERRORS,
-    DEFAULT_MAX_STEPS,
-    INFRASTRUCTURE_ERROR,
-    USER_ERROR,
-    Conversation,
-    Reply,
-    trial_seeds,
-)
+from ..evaluators.env_assertions import check_env_assertions
+from ..evaluators.nl_assertions import judge_view
 from .judge import OpenAIJudge
 from .prompts import (
     agent_system_prompt,
@@ -56,31 +58,13 @@ from .prompts import (
     user_tool_schemas,
 )
 from .prompts import user_system_prompt as build_user_prompt
-from .users import OpenAIUser
-
-SAVE_EVERY_S = 2.0
-REACHABLE_TIMEOUT_S = 5.0
-#: the one-token chat completion sent to every endpoint and model at start (a wrong model name fails there)
-PROBE_TEXT = "ping"
-
-
-class SimulateError(ValueError):
-    """A configuration error (unknown domain or task, unreachable endpoint, an --out from other settings)."""
 
 
 @dataclass
-class SimulateConfig:
-    """What to simulate and where the two models are served."""
+class SimulateConfig(RunConfig):
+    """What to simulate and where the two models are served (:class:`~verl_rewards.engine.simulate.RunConfig`),
+    with tau2's limits and rules."""
 
-    domain: str
-    agent: Endpoint
-    user: Endpoint
-    out: str
-    data_dir: str | None = None
-    task_ids: Sequence[str] | None = None
-    split: str | None = None
-    num_trials: int = 1
-    seed: int = 300
     max_steps: int = DEFAULT_MAX_STEPS
     max_errors: int = DEFAULT_MAX_ERRORS
     enforce_communication_protocol: bool = False
@@ -88,19 +72,7 @@ class SimulateConfig:
     judge: Endpoint | None = None
     progress: bool = True
     domain_options: dict[str, Any] | None = None  # load options (banking_knowledge: retrieval=...)
-    agent_message_errors: str = INFRASTRUCTURE_ERROR
-
-
-class OpenAIAgent:
-    """The agent under test: its system prompt and view, the agent tools, the trial seed."""
-
-    def __init__(self, endpoint: Endpoint, tools: list[dict[str, Any]], seed: int | None):
-        self.endpoint = endpoint
-        self.tools = tools
-        self.seed = seed
-
-    async def reply(self, messages: list[dict[str, Any]]) -> Reply:
-        return await shared_client(self.endpoint).complete(messages, self.tools, self.seed)
+    agent_message_errors: str = str(TerminationReason.INFRASTRUCTURE_ERROR)
 
 
 @dataclass
@@ -143,58 +115,6 @@ def _load(config: SimulateConfig) -> tuple[Domain, list[str]]:
             "support; leave them out with --task-ids"
         )
     return domain, list(dict.fromkeys(ids))
-
-
-async def check_reachable(endpoint: Endpoint, role: str) -> None:
-    """One cheap request (a one-token chat completion of :data:`PROBE_TEXT`) to ``endpoint`` for its model: no
-    answer, or an HTTP error (a model name the endpoint does not serve: vLLM and OpenAI answer 404), is a
-    configuration error quoting the endpoint's own message."""
-    body = {"model": endpoint.model, "messages": [{"role": "user", "content": PROBE_TEXT}], "max_tokens": 1}
-    timeout = max(REACHABLE_TIMEOUT_S, endpoint.timeout_s)
-    try:
-        async with httpx.AsyncClient(timeout=timeout) as client:
-            resp = await client.post(endpoint.url, json=body, headers=endpoint.headers())
-    except httpx.TimeoutException:
-        raise SimulateError(
-            f"the {role} endpoint {endpoint.base_url} did not answer a one-token request for model "
-            f"{endpoint.model!r} within {timeout:g} s"
-        ) from None
-    except httpx.HTTPError as exc:
-        raise SimulateError(
-            f"the {role} endpoint {endpoint.base_url} is unreachable: {type(exc).__name__}: {exc}"
-        ) from None
-    if resp.status_code >= 400:
-        raise SimulateError(
-            f"the {role} endpoint {endpoint.base_url} refused model {endpoint.model!r}: "
-            f"HTTP {resp.status_code}: {_error_message(resp.content)}"
-        )
-
-
-def _error_message(raw: bytes, limit: int = 300) -> str:
-    """The ``message`` of an OpenAI-style error body (``{"error": {"message"}}`` or vLLM's ``{"message"}``), else
-    the start of the body."""
-    try:
-        data = json.loads(raw[:65536])
-    except (ValueError, RecursionError):
-        data = None
-    if isinstance(data, dict):
-        inner = data.get("error")
-        message = inner.get("message") if isinstance(inner, dict) else data.get("message")
-        if isinstance(message, str) and message:
-            return " ".join(message.split())[:limit]
-    return " ".join(raw[:limit].decode("utf-8", errors="replace").split())
-
-
-def all_failed(outcomes: Sequence[tuple[Any, Any]]) -> str | None:
-    """When every simulation of a run ended at an endpoint (``(termination, cause)`` pairs, each
-    ``infrastructure_error`` or ``user_error``), a one-line message with the first cause; else None."""
-    if not outcomes or any(t not in (INFRASTRUCTURE_ERROR, USER_ERROR) for t, _ in outcomes):
-        return None
-    termination, cause = outcomes[0]
-    return (
-        f"every simulation ({len(outcomes)}) ended in user_error / infrastructure_error; "
-        f"first cause ({termination}): {' '.join(str(cause or 'unknown').split())[:500]}"
-    )
 
 
 def _info(config: SimulateConfig, domain: Domain) -> dict[str, Any]:
@@ -299,13 +219,13 @@ async def simulate_one(
     try:
         await conv.run(OpenAIAgent(config.agent, agent_tool_schemas(domain), seed))
     except Exception as exc:  # noqa: BLE001 - one broken simulation must not stop the run
-        conv.end(INFRASTRUCTURE_ERROR, f"{type(exc).__name__}: {exc}")
-    termination = conv.termination or INFRASTRUCTURE_ERROR
+        conv.end(TerminationReason.INFRASTRUCTURE_ERROR, f"{type(exc).__name__}: {exc}")
+    termination = conv.termination or TerminationReason.INFRASTRUCTURE_ERROR
     info: dict[str, Any] = {"steps": conv.steps, "errors": conv.errors, "user_calls": conv.user_calls}
     info["end_cause"] = conv.cause
     info["usage"] = usage_totals(conv.trajectory, conv.message_info)
     reward: dict[str, Any] | None = None
-    if termination == INFRASTRUCTURE_ERROR:
+    if termination == TerminationReason.INFRASTRUCTURE_ERROR:
         # as tau2's runner records a simulation that raised: no reward_info, the error in info
         info.update(error=conv.cause or "infrastructure error", error_type="InfrastructureError")
     else:
@@ -362,7 +282,7 @@ async def _reward_info(
         and criteria is not None
         and criteria.nl_assertions
         and "NL_ASSERTION" in criteria.reward_basis
-        and termination in ("agent_stop", "user_stop")
+        and termination in SCORED_STOPS
     )
     error = None
     if needs_judge:
@@ -436,7 +356,7 @@ def reward_info(
         "communicate_checks": None,
     }
     criteria = task.evaluation_criteria
-    if result.termination not in ("agent_stop", "user_stop"):
+    if result.termination not in SCORED_STOPS:
         note = f"Simulation terminated prematurely. Termination reason: {result.termination}"
         return {"reward": 0.0, **empty, "reward_basis": None, "reward_breakdown": None, "info": {"note": note}}
     if criteria is None:
@@ -606,16 +526,10 @@ def _save(run: _Run, out: Path, force: bool = False) -> None:
 async def simulate(config: SimulateConfig) -> dict[str, Any]:
     """Run every missing (task, trial) and return the Results (also written to ``config.out``)."""
     domain, task_ids = _load(config)
-    try:
-        out = check_output_path(config.out, "--out")
-    except OutputPathError as exc:
-        raise SimulateError(str(exc)) from None
+    out = results_path(config.out)
     info = _info(config, domain)
     kept = _resume(config, info, out)
-    await check_reachable(config.agent, "agent")
-    await check_reachable(config.user, "user")
-    if config.judge is not None:
-        await check_reachable(config.judge, "judge")
+    await check_endpoints(config.agent, config.user, config.judge)
     seeds = trial_seeds(config.seed, config.num_trials)
     results: dict[str, Any] = {
         "timestamp": datetime.now().isoformat(),
@@ -650,37 +564,6 @@ async def simulate(config: SimulateConfig) -> dict[str, Any]:
     return results
 
 
-async def run_plan(
-    plan: Sequence[tuple[str, int]],
-    play: Callable[[str, int], Awaitable[dict[str, Any]]],
-    finished: Callable[[dict[str, Any], bool], None],
-    *,
-    concurrency: int,
-    done: int = 0,
-    progress: bool = True,
-    desc: str = "",
-) -> None:
-    """Play every ``(task_id, trial)`` of ``plan``, ``concurrency`` at a time, with a progress bar; each result goes
-    to ``finished(sim, False)`` as it comes, and ``finished({}, True)`` runs once at the end, even when interrupted
-    (the caller saves there)."""
-    from tqdm import tqdm
-
-    slots = asyncio.Semaphore(concurrency)
-    bar = tqdm(total=len(plan) + done, initial=done, unit="sim", disable=not progress, desc=desc)
-
-    async def one(task_id: str, trial: int) -> None:
-        async with slots:
-            sim = await play(task_id, trial)
-        finished(sim, False)
-        bar.update(1)
-
-    try:
-        await asyncio.gather(*(one(t, k) for t, k in plan))
-    finally:
-        bar.close()
-        finished({}, True)
-
-
 def summary(results: dict[str, Any]) -> str:
     """A short text summary: simulations, mean reward, terminations."""
     sims = results.get("simulations") or []
@@ -690,3 +573,8 @@ def summary(results: dict[str, Any]) -> str:
         terms[s["termination_reason"]] = terms.get(s["termination_reason"], 0) + 1
     mean = sum(rewards) / len(rewards) if rewards else float("nan")
     return f"{len(sims)} simulations, mean reward {mean:.3f}, terminations {terms}"
+
+
+__getattr__ = moved(
+    __name__, dict.fromkeys(("PROBE_TEXT", "REACHABLE_TIMEOUT_S", "all_failed"), "verl_rewards.engine.simulate")
+)

@@ -1,6 +1,6 @@
 """The airline agent's tools, re-implemented from tau2-bench's ``src/tau2/domains/airline/tools.py``.
 
-:class:`AgentTools` works on a :class:`~verl_rewards.tau2.state.DBState` of :func:`.normalize.normalize_db` data
+:class:`AgentTools` works on a :class:`~verl_rewards.engine.state.DBState` of :func:`.normalize.normalize_db` data
 and reproduces tau2's airline toolkit, including its quirks: no seat release on cancel, no seat changes on flight
 updates, certificates consumed whole on booking and rejected for updates even at price 0, the unpadded next-day
 date of the one-stop search, string comparison of times, partial mutations that tau2 does not roll back, and
@@ -12,7 +12,8 @@ Airline tasks use no ``initial_state`` and no ``env_assertions``, so the toolkit
 import copy
 from typing import Any, Literal
 
-from ...toolkit import Record, ToolError, Toolkit, detached_record, tool
+from ....engine.retail_airline import reservation_record
+from ....engine.toolkit import Record, ToolError, Toolkit, detached_record, tool
 from ..common import TRANSFER_MESSAGE, calculate_expression
 from .validation import convert_all, no_attribute, validate
 
@@ -49,7 +50,7 @@ AIRPORTS: tuple[tuple[str, str], ...] = (
 
 
 class AgentTools(Toolkit):
-    """The airline agent's tools over a :class:`~verl_rewards.tau2.state.DBState` of :func:`normalize_db` data."""
+    """The airline agent's tools over a :class:`~verl_rewards.engine.state.DBState` of :func:`normalize_db` data."""
 
     # ------------------------------------------------------------------ lookups (tau2's shared helpers)
     def _user(self, user_id: Any) -> dict[str, Any]:
@@ -236,23 +237,9 @@ class AgentTools(Toolkit):
         payment_methods, _ = convert_all(payment_methods, "Payment")
         user = self._user(user_id)
         reservation_id = self._new_reservation_id()
+        booking = locals()  # the arguments as converted above (reservation_record reads only those)
         reservation = validate(
-            "Reservation",
-            {
-                "reservation_id": reservation_id,
-                "user_id": user_id,
-                "origin": origin,
-                "destination": destination,
-                "flight_type": flight_type,
-                "cabin": cabin,
-                "flights": [],
-                "passengers": passengers,
-                "payment_history": payment_methods,
-                "created_at": NOW,
-                "total_baggages": total_baggages,
-                "nonfree_baggages": nonfree_baggages,
-                "insurance": insurance,
-            },
+            "Reservation", reservation_record(booking, reservation_id=reservation_id, flights=[], created_at=NOW)
         )
         n_pax = len(passengers)
         total_price: Any = 0

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ...toolkit import ToolError
+from ....engine.toolkit import ToolError
 from .. import validation as v
 from ..moved import moved_names
 

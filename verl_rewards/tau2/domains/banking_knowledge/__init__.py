@@ -21,9 +21,9 @@ import inspect
 from pathlib import Path
 from typing import Any
 
+from ....engine.toolkit import ToolSpec
 from ...domain_spec import DomainSpec
 from ...schemas import load_schema_file
-from ...toolkit import ToolSpec
 from . import retrieval
 from .common import TABLES, normalize_db
 from .tools import KnowledgeTools

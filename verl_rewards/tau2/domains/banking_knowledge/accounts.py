@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ...toolkit import READ, WRITE
+from ....engine.toolkit import READ, WRITE
 from .catalog import ACCOUNT_TYPES, CHECKING_EARLY_CLOSURE, SAVINGS_EARLY_CLOSURE
 from .checks import days_since, invalid, is_active, missing_args, one_of
 from .common import NOW, TODAY, account_balance, deterministic_id, format_records, found, record_matches

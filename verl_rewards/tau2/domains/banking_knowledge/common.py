@@ -19,8 +19,8 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from ...state import DBState
-from ...toolkit import clone_json
+from ....engine.state import DBState
+from ....engine.toolkit import clone_json
 
 TABLES: tuple[str, ...] = (
     "users",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...toolkit import READ, WRITE
+from ....engine.toolkit import READ, WRITE
 from .catalog import CLOSURE_REASONS, FLAG_REASONS, FLAG_TYPES, REPLACEMENT_REASONS, STATEMENT_CREDIT_REASONS
 from .checks import dollars_or_zero, executed, invalid, missing_args
 from .common import TODAY, account_balance, found, prefixed_id, title_words, transaction_id

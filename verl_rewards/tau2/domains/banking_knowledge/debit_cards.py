@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
-from ...toolkit import READ, WRITE
+from ....engine.toolkit import READ, WRITE
 from .catalog import DEFAULT_ATM_LIMITS
 from .checks import digits, missing_args, one_of, pin_problem
 from .common import TODAY, title_words

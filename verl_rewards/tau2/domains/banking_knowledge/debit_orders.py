@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...toolkit import WRITE
+from ....engine.toolkit import WRITE
 from .catalog import ACTIVATION_TOOL
 from .checks import digits, missing_args, one_of, pin_problem
 from .common import TODAY, deterministic_id, prefixed_id, title_words

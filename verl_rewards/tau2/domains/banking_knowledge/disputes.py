@@ -3,7 +3,7 @@ images (tau2-bench 1.0.1, ``src/tau2/domains/banking_knowledge/tools.py``; texts
 
 from __future__ import annotations
 
-from ...toolkit import READ, WRITE
+from ....engine.toolkit import READ, WRITE
 from .catalog import (
     ATM_SCANS,
     CREDIT_DISPUTE_CARD_ACTIONS,

@@ -19,8 +19,8 @@ from functools import cache
 from importlib import resources
 from typing import Any, TypeVar
 
-from ...state import DBState
-from ...toolkit import GENERIC, Toolkit
+from ....engine.state import DBState
+from ....engine.toolkit import GENERIC, Toolkit
 from .catalog import HISTORY_READERS, NOTICES
 from .checks import executed
 from .common import Tables, by_field, found

@@ -39,8 +39,8 @@ from typing import Any
 
 import numpy as np
 
+from ....engine.toolkit import READ, tool
 from ...errors import DataFileError, DataNotFoundError
-from ...toolkit import READ, tool
 
 DEFAULT_TOP_K = 10
 

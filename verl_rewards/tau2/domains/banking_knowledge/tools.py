@@ -29,8 +29,8 @@ import inspect
 import json
 from typing import Any
 
-from ...state import DBState
-from ...toolkit import GENERIC, READ, WRITE, tool
+from ....engine.state import DBState
+from ....engine.toolkit import GENERIC, READ, WRITE, tool
 from .accounts import AccountTools
 from .catalog import CARD_REWARDS, CARD_TYPES, TRANSFER_REASONS, TransferReason
 from .common import NOW, deterministic_id, format_discoverable

@@ -11,7 +11,7 @@ import inspect
 import json
 from typing import Any
 
-from ...toolkit import READ, WRITE, tool
+from ....engine.toolkit import READ, WRITE, tool
 from .catalog import CARD_REWARDS, CARD_TYPES
 from .checks import executed, is_active
 from .common import TODAY, by_field, deterministic_id, found, parse_balance, prefixed_id, transaction_id

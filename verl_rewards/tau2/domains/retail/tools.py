@@ -1,9 +1,9 @@
 """The retail agent's tools, re-implemented from tau2-bench's ``src/tau2/domains/retail/tools.py``.
 
 The same tool names, parameters, check order, error messages and upstream quirks, so that replaying a trajectory
-here gives the DB hash tau2 would give. Tools read records through :class:`~verl_rewards.tau2.state.DBState` and
+here gives the DB hash tau2 would give. Tools read records through :class:`~verl_rewards.engine.state.DBState` and
 mutate only the copies ``db.write`` hands out; a check that fails raises
-:class:`~verl_rewards.tau2.toolkit.ToolError` before any write, except where tau2 itself writes first (noted per
+:class:`~verl_rewards.engine.toolkit.ToolError` before any write, except where tau2 itself writes first (noted per
 tool). The DB is :func:`.normalize.normalize_db`'s.
 """
 
@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from ...toolkit import Record, ToolError, Toolkit, detached_record, tool
+from ....engine.retail_airline import request_exchange, user_id_by_email, user_id_by_name_zip
+from ....engine.toolkit import Record, ToolError, Toolkit, detached_record, tool
 from .. import validation
 from ..common import TRANSFER_MESSAGE, calculate_expression
 from .normalize import ADDRESS_FIELDS
@@ -136,10 +137,10 @@ explicitly asks for a human agent, or if, given the policy and the available too
         Args:
             email: The email of the user, such as 'something@example.com'.
         """
-        for user_id, user in self.db.items("users"):
-            if user["email"].lower() == email.lower():
-                return user_id
-        raise ToolError("User not found")
+        user_id = user_id_by_email(self.db, email)
+        if user_id is None:
+            raise ToolError("User not found")
+        return user_id
 
     @tool("read")
     def find_user_id_by_name_zip(self, first_name: str, last_name: str, zip: str) -> str:
@@ -151,14 +152,10 @@ up by email by default; use this only if the user cannot be found by email or do
             last_name: The last name of the customer, such as 'Doe'.
             zip: The zip code of the customer, such as '12345'.
         """
-        for user_id, user in self.db.items("users"):
-            if (
-                user["name"]["first_name"].lower() == first_name.lower()
-                and user["name"]["last_name"].lower() == last_name.lower()
-                and user["address"]["zip"] == zip
-            ):
-                return user_id
-        raise ToolError("User not found")
+        user_id = user_id_by_name_zip(self.db, first_name, last_name, zip)
+        if user_id is None:
+            raise ToolError("User not found")
+        return user_id
 
     @tool("read")
     def get_order_details(self, order_id: str) -> Record:
@@ -405,13 +402,9 @@ as 'gift_card_0000000' or 'credit_card_0000000'. It can be looked up in the user
         if _is_gift_card(method) and method["balance"] < diff_price:
             raise ToolError("Insufficient gift card balance to pay for the price difference")
 
-        order = self.db.write("orders", order_id)
-        order["status"] = "exchange requested"
-        order["exchange_items"] = sorted(item_ids)
-        order["exchange_new_items"] = sorted(new_item_ids)
-        order["exchange_payment_method_id"] = payment_method_id
-        order["exchange_price_difference"] = diff_price
-        return detached_record(order)
+        return detached_record(
+            request_exchange(self.db, order_id, item_ids, new_item_ids, payment_method_id, diff_price)
+        )
 
     @tool("write")
     def return_delivered_order_items(self, order_id: str, item_ids: list[str], payment_method_id: str) -> Record:

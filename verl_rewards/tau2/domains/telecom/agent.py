@@ -21,8 +21,8 @@ import datetime as _dt
 import hashlib
 from typing import Any
 
-from ...state import DBState
-from ...toolkit import GENERIC, READ, WRITE, Record, Toolkit, detached_record, tool
+from ....engine.state import DBState
+from ....engine.toolkit import GENERIC, READ, WRITE, Record, Toolkit, detached_record, tool
 from .. import validation as v
 from ..common import TRANSFER_MESSAGE
 from ..moved import moved_names

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Generic, Literal, TypedDict, TypeVar, cast, get_args, overload
 
-from ...state import DBState
+from ....engine.state import DBState
 from .. import validation as v
 
 Signal = Literal["none", "poor", "fair", "good", "excellent"]

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from typing import Any, Literal, cast
 
-from ...state import DBState
-from ...toolkit import READ, WRITE, Toolkit, tool
+from ....engine.state import DBState
+from ....engine.toolkit import READ, WRITE, Toolkit, tool
 from .. import validation as v
 from .assertions import PhoneAssertions
 from .initialization import PhoneSetup

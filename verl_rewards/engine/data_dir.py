@@ -1,0 +1,80 @@
+"""Where a benchmark's data are: the one rule every loader, verl tool and agent loop follows.
+
+Precedence, first that is set wins:
+
+1. the explicit value: a ``data_dir=`` argument, the verl tool config's ``data_dir``, the agent loop's
+   ``actor_rollout_ref.rollout.custom.<tau2|tau_bench>.data_dir``, a command's ``--data-dir``;
+2. the benchmark's environment variable (``TAU2_DATA_DIR``, ``TAU_BENCH_DATA_DIR``);
+3. the dataset row's own ``data_dir`` (what ``verl-rewards prepare`` wrote: ``extra_info.data_dir`` or a tool's
+   ``create_kwargs.data_dir``), where there is a row.
+
+The folder holds one sub-folder per domain (``<dir>/<domain>/<marker file>``); a folder that directly holds the
+domain's files is accepted too.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from .errors import DataNotFoundError
+
+
+def choose_data_dir(explicit: Any, env_var: str, row: Any = None) -> str | None:
+    """The data folder by the module's precedence: ``explicit``, else ``$env_var``, else ``row`` (None: none set)."""
+    for value in (explicit, os.environ.get(env_var), row):
+        if value:
+            return str(value)
+    return None
+
+
+def row_data_dir(*sources: Any) -> str | None:
+    """The ``data_dir`` a dataset row carries: in ``extra_info`` itself or in any tool's ``create_kwargs``.
+
+    ``sources`` are mappings searched in order: each one's own ``data_dir``, then its
+    ``tools_kwargs.<tool>.create_kwargs.data_dir``.
+    """
+    for source in sources:
+        if not isinstance(source, Mapping):
+            continue
+        if source.get("data_dir"):
+            return str(source["data_dir"])
+        found = _tools_data_dir((source.get("tools_kwargs") or {}).values())
+        if found:
+            return found
+    return None
+
+
+def _tools_data_dir(entries: Iterable[Any]) -> str | None:
+    for entry in entries:
+        create = entry.get("create_kwargs") if isinstance(entry, Mapping) else None
+        if isinstance(create, Mapping) and create.get("data_dir"):
+            return str(create["data_dir"])
+    return None
+
+
+def resolve_data_dir(
+    name: str,
+    data_dir: str | os.PathLike[str] | None,
+    files: Mapping[str, str],
+    *,
+    env_var: str,
+    label: str,
+) -> Path:
+    """The folder holding domain ``name``'s data files: ``data_dir``, else ``$env_var`` (see the module doc);
+    ``files["db"]`` marks a domain folder. ``label`` names the benchmark in errors."""
+    root = data_dir if data_dir is not None else os.environ.get(env_var)
+    if not root:
+        raise DataNotFoundError(
+            f"no {label} data directory for domain {name!r}: pass data_dir= or set {env_var} "
+            f"to the folder that holds <domain>/{files['db']}"
+        )
+    root_path = Path(root).expanduser()
+    candidate = root_path / name
+    if candidate.is_dir():
+        return candidate.resolve()
+    if (root_path / files["db"]).is_file():
+        return root_path.resolve()
+    raise DataNotFoundError(f"{label} data for domain {name!r} not found: neither {candidate} nor {root_path} holds it")

@@ -1,0 +1,173 @@
+"""What both ``verl-rewards simulate`` commands share (tau2's, :mod:`verl_rewards.tau2.normal.simulate`, and
+tau-bench's, :mod:`verl_rewards.tau_bench.simulate`): the run's common settings, the agent under test at an
+OpenAI-compatible endpoint, the start-up probe of every endpoint, and the concurrent run of a plan of
+(task, trial) pairs with a progress bar."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from ..files import OutputPathError, check_output_path
+from .client import Endpoint, shared_client
+from .conversation import Reply
+from .termination import TerminationReason
+
+SAVE_EVERY_S = 2.0
+"""How often a run rewrites its results file at most (and once at the end)."""
+REACHABLE_TIMEOUT_S = 5.0
+#: the one-token chat completion sent to every endpoint and model at start (a wrong model name fails there)
+PROBE_TEXT = "ping"
+
+
+class SimulateError(ValueError):
+    """A configuration error (unknown domain or task, unreachable endpoint, an --out from other settings)."""
+
+
+@dataclass
+class RunConfig:
+    """The settings every simulate run has: the domain, where the agent and the user are served, the results file,
+    the data folder, which tasks (``task_ids``, else a ``split``), trials and the run seed."""
+
+    domain: str
+    agent: Endpoint
+    user: Endpoint
+    out: str
+    data_dir: str | None = None
+    task_ids: Sequence[str] | None = None
+    split: str | None = None
+    num_trials: int = 1
+    seed: int = 300
+
+
+class OpenAIAgent:
+    """The agent under test: its system prompt and view, the agent tools, the trial seed."""
+
+    def __init__(self, endpoint: Endpoint, tools: list[dict[str, Any]], seed: int | None):
+        self.endpoint = endpoint
+        self.tools = tools
+        self.seed = seed
+
+    async def reply(self, messages: list[dict[str, Any]]) -> Reply:
+        return await shared_client(self.endpoint).complete(messages, self.tools, self.seed)
+
+
+def results_path(out: str) -> Path:
+    """The checked ``--out`` file of a run (:class:`SimulateError` when it cannot be written)."""
+    try:
+        return check_output_path(out, "--out")
+    except OutputPathError as exc:
+        raise SimulateError(str(exc)) from None
+
+
+async def check_endpoints(agent: Endpoint, user: Endpoint, judge: Endpoint | None = None) -> None:
+    """:func:`check_reachable` for the agent, the user and (when there is one) the judge, in that order."""
+    await check_reachable(agent, "agent")
+    await check_reachable(user, "user")
+    if judge is not None:
+        await check_reachable(judge, "judge")
+
+
+class ScriptedAgent:
+    """An agent player answering with fixed ``replies`` in order, then ``final`` text; ``views`` keeps every view
+    it was shown (tests, demos)."""
+
+    def __init__(self, replies: Sequence[Reply], final: str = "Anything else?"):
+        self.replies = list(replies)
+        self.final = final
+        self.views: list[list[dict[str, Any]]] = []
+
+    async def reply(self, messages: list[dict[str, Any]]) -> Reply:
+        self.views.append(messages)
+        return self.replies.pop(0) if self.replies else Reply(content=self.final)
+
+
+async def check_reachable(endpoint: Endpoint, role: str) -> None:
+    """One cheap request (a one-token chat completion of :data:`PROBE_TEXT`) to ``endpoint`` for its model: no
+    answer, or an HTTP error (a model name the endpoint does not serve: vLLM and OpenAI answer 404), is a
+    configuration error quoting the endpoint's own message."""
+    body = {"model": endpoint.model, "messages": [{"role": "user", "content": PROBE_TEXT}], "max_tokens": 1}
+    timeout = max(REACHABLE_TIMEOUT_S, endpoint.timeout_s)
+    try:
+        async with httpx.AsyncClient(timeout=timeout) as client:
+            resp = await client.post(endpoint.url, json=body, headers=endpoint.headers())
+    except httpx.TimeoutException:
+        raise SimulateError(
+            f"the {role} endpoint {endpoint.base_url} did not answer a one-token request for model "
+            f"{endpoint.model!r} within {timeout:g} s"
+        ) from None
+    except httpx.HTTPError as exc:
+        raise SimulateError(
+            f"the {role} endpoint {endpoint.base_url} is unreachable: {type(exc).__name__}: {exc}"
+        ) from None
+    if resp.status_code >= 400:
+        raise SimulateError(
+            f"the {role} endpoint {endpoint.base_url} refused model {endpoint.model!r}: "
+            f"HTTP {resp.status_code}: {_error_message(resp.content)}"
+        )
+
+
+def _error_message(raw: bytes, limit: int = 300) -> str:
+    """The ``message`` of an OpenAI-style error body (``{"error": {"message"}}`` or vLLM's ``{"message"}``), else
+    the start of the body."""
+    try:
+        data = json.loads(raw[:65536])
+    except (ValueError, RecursionError):
+        data = None
+    if isinstance(data, dict):
+        inner = data.get("error")
+        message = inner.get("message") if isinstance(inner, dict) else data.get("message")
+        if isinstance(message, str) and message:
+            return " ".join(message.split())[:limit]
+    return " ".join(raw[:limit].decode("utf-8", errors="replace").split())
+
+
+def all_failed(outcomes: Sequence[tuple[Any, Any]]) -> str | None:
+    """When every simulation of a run ended at an endpoint (``(termination, cause)`` pairs, each
+    ``infrastructure_error`` or ``user_error``), a one-line message with the first cause; else None."""
+    if not outcomes or any(
+        t not in (TerminationReason.INFRASTRUCTURE_ERROR, TerminationReason.USER_ERROR) for t, _ in outcomes
+    ):
+        return None
+    termination, cause = outcomes[0]
+    return (
+        f"every simulation ({len(outcomes)}) ended in user_error / infrastructure_error; "
+        f"first cause ({termination}): {' '.join(str(cause or 'unknown').split())[:500]}"
+    )
+
+
+async def run_plan(
+    plan: Sequence[tuple[str, int]],
+    play: Callable[[str, int], Awaitable[dict[str, Any]]],
+    finished: Callable[[dict[str, Any], bool], None],
+    *,
+    concurrency: int,
+    done: int = 0,
+    progress: bool = True,
+    desc: str = "",
+) -> None:
+    """Play every ``(task_id, trial)`` of ``plan``, ``concurrency`` at a time, with a progress bar; each result goes
+    to ``finished(sim, False)`` as it comes, and ``finished({}, True)`` runs once at the end, even when interrupted
+    (the caller saves there)."""
+    from tqdm import tqdm
+
+    slots = asyncio.Semaphore(concurrency)
+    bar = tqdm(total=len(plan) + done, initial=done, unit="sim", disable=not progress, desc=desc)
+
+    async def one(task_id: str, trial: int) -> None:
+        async with slots:
+            sim = await play(task_id, trial)
+        finished(sim, False)
+        bar.update(1)
+
+    try:
+        await asyncio.gather(*(one(t, k) for t, k in plan))
+    finally:
+        bar.close()
+        finished({}, True)
