@@ -299,6 +299,7 @@ def _build_data(
 class SftPlan:
     """The SFT stage of ``--sft``: the gold export it trains on and its size."""
 
+    family: str
     files: Path
     rows: int
     dropped: int
@@ -320,7 +321,7 @@ def _sft_data(family: str, domain: str, mode: str, data_dir: str, split: str, ou
     dropped = re.search(r"; dropped (\d+)", proc.stdout)
     frame = pd.read_parquet(out / f"{split}.parquet")
     texts = [*frame["messages_json"], *dict.fromkeys(frame["tools_json"])]
-    return SftPlan(out / f"{split}.parquet", len(frame), int(dropped.group(1)) if dropped else 0, texts, steps,
+    return SftPlan(family, out / f"{split}.parquet", len(frame), int(dropped.group(1)) if dropped else 0, texts, steps,
                    min(2, len(frame)))  # fmt: skip
 
 
@@ -339,6 +340,7 @@ def sft_env(plan: SftPlan, out: Path) -> dict[str, str]:
         "trainer.logger=[console,file]",
     ]
     return {
+        "FAMILY": plan.family,  # the warm-start recipe's RL stage runs this family's GRPO recipe
         "STAGE": "both",
         "SFT_FILES": str(plan.files),
         "SFT_DIR": str(out / "sft"),
@@ -675,6 +677,8 @@ def run(args: argparse.Namespace) -> int:
         env = recipe_env(args.family, domain, mode, data_dir, data, model, out, args.user, args.batch_size)
         if sft is not None:  # recipes/warm_start: SFT from the tiny model, then GRPO from the SFT checkpoint
             env.update(sft_env(sft, out))
+            for unset in ("SFT_MODEL_PATH", "SFT_VAL_FILES"):  # the caller's would replace the smoke's checkpoint/data
+                env.pop(unset, None)
         cmd = ["bash", str(recipe)] + cpu_overrides(
             model=str(sft_checkpoint(out, sft.steps)) if sft is not None else model,
             out=out,
@@ -745,6 +749,7 @@ _SHOWN_ENV = (
     "TAU_BENCH_DATA_DIR",
     "EXPERIMENT_NAME",
     "SMOKE",
+    "FAMILY",
     "STAGE",
     "SFT_FILES",
     "SFT_DIR",
