@@ -226,7 +226,7 @@ def _verl_private_uses(modules: dict[str, Path]) -> list[str]:
 
     verl_names = _verl_private_names() - NOT_VERLS.keys()
     listed_methods = {attr.partition(".")[2] for _, attr, _, _ in PRIVATES if attr.partition(".")[2].startswith("_")}
-    module_level = {attr for _, attr, _, _ in PRIVATES if attr.startswith("_") and "." not in attr}
+    module_level = {attr for _, attr, _, _ in PRIVATES if attr.isidentifier()}  # module-level names
     trees = {name: ast.parse(path.read_text(encoding="utf-8")) for name, path in modules.items()}
     derived = _verl_derived(trees)
     wrong: list[str] = []
@@ -252,7 +252,11 @@ def _verl_private_uses(modules: dict[str, Path]) -> list[str]:
                     wrong.append(f"{name}: {cls} uses verl's {sub.attr}")
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "verl":
-                wrong += [f"{name}: from {node.module} import {a.name}" for a in node.names if a.name.startswith("_")]
+                wrong += [
+                    f"{name}: from {node.module} import {a.name}"
+                    for a in node.names
+                    if a.name.startswith("_") or a.name in module_level
+                ]
             if isinstance(node, ast.Attribute) and node.attr.startswith("ct_"):
                 wrong.append(f"{name}: .{node.attr} (verl's Continuous Token helpers: verl_compat)")
             if isinstance(node, ast.Attribute) and node.attr in module_level:

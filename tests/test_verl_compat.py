@@ -150,3 +150,46 @@ def test_a_replica_gets_its_server_through_verls_properties():
     replica = object.__new__(Replica)
     asyncio.run(replica.launch_servers())
     assert replica.server_handle is handle and replica.server_address == "hf_cpu://replica-0"
+
+
+def test_the_speculative_decoding_counters_are_names():
+    keys = verl_compat.spec_decode_extra_keys()
+    assert keys and all(isinstance(k, str) and k.startswith("spec_") for k in keys)
+
+
+#: the parameters the hooks' wrappers take from verl's private methods (metrics.py, evaluation/validation.py)
+WRAPPED = {
+    ("verl.trainer.ppo.v1.trainer_base", "PPOTrainer", "_compute_metrics"): [
+        "self",
+        "batch",
+        "metrics",
+        "timing_raw",
+        "global_steps",
+        "epoch",
+    ],
+    ("verl.trainer.ppo.v1.trainer_base", "PPOTrainer", "_compute_advantage"): ["self", "batch", "metrics"],
+    ("verl.trainer.ppo.v1.trainer_base", "PPOTrainer", "_val_metrics_update"): [
+        "self",
+        "data_sources",
+        "sample_uids",
+        "reward_extra_infos_dict",
+        "sample_turns",
+    ],
+    ("verl.trainer.ppo.ray_trainer", "RayPPOTrainer", "_val_metrics_update"): [
+        "self",
+        "data_sources",
+        "sample_uids",
+        "reward_extra_infos_dict",
+        "sample_turns",
+    ],
+}
+
+
+@pytest.mark.parametrize("where", list(WRAPPED), ids=[f"{c}.{m}" for _, c, m in WRAPPED])
+def test_the_wrapped_trainer_methods_take_what_the_wrappers_pass(where):
+    module_name, cls, name = where
+    method = inspect.unwrap(getattr(getattr(importlib.import_module(module_name), cls), name))
+    params = list(inspect.signature(method).parameters)
+    assert params[: len(WRAPPED[where])] == WRAPPED[where], (
+        f"{module_name.replace('.', '/')}.py: {cls}.{name} now takes {params}; update the hook that wraps it"
+    )

@@ -68,6 +68,12 @@ PRIVATES: tuple[tuple[str, str, str, str], ...] = (
         "the normal-mode loops append tool results and user messages (mask 0) as verl's ToolAgentLoop does",
     ),
     (
+        "verl.experimental.agent_loop.tool_agent_loop",
+        "SPEC_DECODE_EXTRA_KEYS",
+        "verl/experimental/agent_loop/tool_agent_loop.py",
+        "a module constant: the speculative-decoding counters ToolAgentLoop sums over a trajectory's generations",
+    ),
+    (
         "verl.trainer.ppo.v1.trainer_base",
         "PPOTrainer._compute_metrics",
         "verl/trainer/ppo/v1/trainer_base.py",
@@ -233,6 +239,14 @@ def set_replica_server(replica: Any, handle: Any, address: str) -> None:
 
 
 # -------------------------------------------------------------------------------- agent-loop Continuous Token
+def spec_decode_extra_keys() -> tuple[str, ...]:
+    """The generation ``extra_fields`` counters ``ToolAgentLoop`` sums over a trajectory's generations
+    (``SPEC_DECODE_EXTRA_KEYS``, ``verl/experimental/agent_loop/tool_agent_loop.py``)."""
+    from verl.experimental.agent_loop import tool_agent_loop
+
+    return tuple(tool_agent_loop.SPEC_DECODE_EXTRA_KEYS)
+
+
 async def build_initial_tokens(loop: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> Any:
     """The prompt token ids of ``messages`` (text only), capped at ``rollout.prompt_length`` as verl caps them:
     ``AgentLoopBase.ct_build_initial_tokens`` (``verl/experimental/agent_loop/agent_loop.py``)."""

@@ -8,6 +8,7 @@ tau-bench's ``litellm`` import is satisfied by a stub whose functions raise).
     python dump_reference.py tau2 --out DIR            # needs tau2-bench importable and TAU2_DATA_DIR set
     python dump_reference.py tau_bench --src SRC --out DIR   # SRC: a tau-bench checkout (needs pydantic)
     python dump_reference.py package                   # tau2_tools.json -> verl_rewards/tau2/tool_schemas/*.json
+    python dump_reference.py validation --out DIR      # needs tau2-bench importable
 
 ``package`` needs no reference: it splits this folder's ``tau2_tools.json`` into the package's schema files (the
 data the package shows the model), so they are written from the reference's output, never by hand.
@@ -34,7 +35,56 @@ SAMPLE_TASKS = {
         "[mobile_data_issue]user_abroad_roaming_enabled_off[PERSONA:Easy]",
     ],
 }
+ADDRESS = ("address1", "address2", "city", "country", "state", "zip")
 TAU_BENCH_SAMPLES = {"retail": ("test", [0, 1]), "airline": ("test", [0, 1])}
+
+# Arguments tau2's tools turn into pydantic models (telecom APNSettings, retail UserAddress, mock Task and
+# Notification, airline models),
+# valid and invalid: what tau2 builds, or the text of the ValidationError the model is shown
+VALIDATION_CASES: list[tuple[str, str, dict[str, Any]]] = [
+    ("telecom", "APNSettings", {"apn_name": "weird"}),
+    ("telecom", "APNSettings", {"colour": 1}),
+    ("telecom", "APNSettings", {"colour": 1, "apn_name": "weird", "mms_port": "x"}),
+    ("telecom", "APNSettings", {"mms_port": 1.5}),
+    ("telecom", "APNSettings", {"zz": "y" * 80, "apn_name": "a" * 70}),
+    ("telecom", "APNSettings", {"mms_port": 1e30}),
+    ("telecom", "APNSettings", {"apn_name": None}),
+    ("telecom", "APNSettings", {"reset_at_reboot": "maybe", "mms_apn": 5}),
+    ("telecom", "APNSettings", {"mms_port": "1.0", "reset_at_reboot": "YES", "apn_name": "broken"}),
+    ("telecom", "APNSettings", {"mms_port": [1], "mms_proxy": {"a": 1}}),
+    ("retail", "UserAddress", dict(zip(ADDRESS, ["a", "b", "c", "d", "e", 12345], strict=True))),
+    ("retail", "UserAddress", dict(zip(ADDRESS, [1, None, "c", ["x"], "e", "z" * 80], strict=True))),
+    ("retail", "UserAddress", dict(zip(ADDRESS, ["a" * 60, 2.5, True, {"k": "v" * 60}, "e", "f"], strict=True))),
+    ("retail", "UserAddress", dict(zip(ADDRESS, ["a", "b", "c", "d", "e", "f"], strict=True))),
+    ("mock", "Task", {"task_id": "task_3", "title": 5, "description": [1], "status": "pending"}),
+    ("mock", "Task", {"task_id": "task_3", "title": "Write", "description": None, "status": "pending"}),
+    ("mock", "Notification", {"notification_id": "n1", "message": 3, "status": "unread", "task_id": None}),
+    ("airline", "Payment", {"payment_id": "x", "amount": 1.5}),
+    ("airline", "Payment", {"payment_id": 3, "amount": " 7 "}),
+    ("airline", "Payment", {"amount": "x", "extra": 1}),
+    ("airline", "FlightInfo", {"flight_number": "HAT001"}),
+    ("airline", "FlightInfo", {"flight_number": "HAT001", "date": 20240501, "cabin": "economy"}),
+    ("airline", "Certificate", {"source": "gift_card", "id": "c", "amount": "x"}),
+    (
+        "airline",
+        "Reservation",
+        {
+            "reservation_id": "R",
+            "user_id": "u",
+            "origin": "A",
+            "destination": "B",
+            "flight_type": "multi",
+            "cabin": "first",
+            "flights": [{"flight_number": "F", "origin": "A", "destination": "B", "date": "d", "price": "1.5"}, "x"],
+            "passengers": [],
+            "payment_history": [{"payment_id": "p"}],
+            "created_at": "t",
+            "total_baggages": True,
+            "nonfree_baggages": "2",
+            "insurance": "maybe",
+        },
+    ),
+]
 
 JUDGE_SAMPLE = {
     "messages": [
@@ -132,6 +182,30 @@ def dump_tau2(out: Path) -> None:
     _dump(out / "tau2_prompts.json", {"_source": _tau2_source(version), **prompts, "nl_judge": judge})
 
 
+def dump_validation(out: Path) -> None:
+    """Each of :data:`VALIDATION_CASES` built by tau2's own model: the dump, or ``str(ValidationError)`` without the
+    "For further information visit ..." lines (they name the pydantic version)."""
+    import importlib
+    import importlib.metadata
+    import re
+
+    import pydantic
+
+    cases = []
+    for domain, model, args in VALIDATION_CASES:
+        cls = getattr(importlib.import_module(f"tau2.domains.{domain}.data_model"), model, None)
+        if cls is None:
+            cls = getattr(importlib.import_module(f"tau2.domains.{domain}.user_data_model"), model)
+        case: dict[str, Any] = {"domain": domain, "model": model, "args": args}
+        try:
+            case["dump"] = cls(**args).model_dump(mode="json")
+        except pydantic.ValidationError as exc:
+            case["error"] = re.sub(r"\n +For further information visit \S+", "", str(exc))
+        cases.append(case)
+    source = f"{_tau2_source(importlib.metadata.version('tau2'))}, pydantic {pydantic.VERSION}"
+    _dump(out / "tau2_validation.json", {"_source": source, "cases": cases})
+
+
 def _tau2_source(version: str | None) -> str:
     return f"tau2-bench {version or '?'} (commit a2c024725189473d2d7cea3a5cfdbcc67478e41f), dump_reference.py"
 
@@ -181,12 +255,14 @@ def write_package(reference: Path, package: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("which", choices=["tau2", "tau_bench", "package"])
+    parser.add_argument("which", choices=["tau2", "tau_bench", "package", "validation"])
     parser.add_argument("--out", type=Path, default=Path(__file__).parent)
     parser.add_argument("--src", type=Path, help="tau-bench checkout (tau_bench)")
     args = parser.parse_args()
     if args.which == "tau2":
         dump_tau2(args.out)
+    elif args.which == "validation":
+        dump_validation(args.out)
     elif args.which == "package":
         repo = Path(__file__).resolve().parents[3]
         write_package(Path(__file__).with_name("tau2_tools.json"), repo / "verl_rewards" / "tau2" / "tool_schemas")

@@ -18,71 +18,48 @@ from typing import Any
 from ..domain_spec import DomainSpec
 from ..state import DBState
 from ..toolkit import GENERIC, READ, WRITE, Record, ToolError, Toolkit, tool
+from . import validation
 
 TASK_STATUSES = ("pending", "completed")
 NOTIFICATION_STATUSES = ("unread", "read")
 
 
-_REQUIRED = object()
+ValidationError = validation.ValidationError
+"""A record does not fit the mock data model (what pydantic rejects in tau2); a ``ValueError``."""
+
+TASK = validation.Model(
+    "Task",
+    (
+        ("task_id", validation.string, validation.REQUIRED),
+        ("title", validation.string, validation.REQUIRED),
+        ("description", validation.optional(validation.string), None),
+        ("status", validation.literal(*TASK_STATUSES), validation.REQUIRED),
+    ),
+)
+USER = validation.Model(
+    "User",
+    (
+        ("user_id", validation.string, validation.REQUIRED),
+        ("name", validation.string, validation.REQUIRED),
+        ("tasks", validation.list_of(validation.string), validation.REQUIRED),
+    ),
+)
+NOTIFICATION = validation.no_extra(
+    "Notification",
+    (
+        ("notification_id", validation.string, validation.REQUIRED),
+        ("message", validation.string, validation.REQUIRED),
+        ("status", validation.literal(*NOTIFICATION_STATUSES), "unread"),
+        ("task_id", validation.optional(validation.string), None),
+    ),
+)
 
 
-class ValidationError(ValueError):
-    """A record does not fit the mock data model (what pydantic would reject in tau2)."""
-
-
-def _require(obj: Any, model: str, fields: dict[str, Any]) -> dict[str, Any]:
-    """Validate a record against ``{field: (kind, default)}``; fill defaults; drop unknown keys (pydantic)."""
-    if not isinstance(obj, dict):
-        raise ValidationError(f"1 validation error for {model}: input should be an object, got {type(obj).__name__}")
-    out: dict[str, Any] = {}
-    for name, (kind, default) in fields.items():
-        if name not in obj:
-            if default is _REQUIRED:
-                raise ValidationError(f"1 validation error for {model}\n{name}\n  Field required")
-            out[name] = default
-            continue
-        value = obj[name]
-        if not _fits(value, kind):
-            raise ValidationError(
-                f"1 validation error for {model}\n{name}\n  Input should be {kind} "
-                f"[input_value={value!r:.60}, input_type={type(value).__name__}]"
-            )
-        out[name] = list(value) if isinstance(value, list) else value
-    return out
-
-
-def _fits(value: Any, kind: str) -> bool:
-    if kind == "str":
-        return isinstance(value, str)
-    if kind == "str?":
-        return value is None or isinstance(value, str)
-    if kind == "list[str]":
-        return isinstance(value, list) and all(isinstance(v, str) for v in value)
-    if kind.startswith("enum:"):
-        return value in kind[5:].split("|")
-    raise AssertionError(kind)
-
-
-_TASK_FIELDS = {
-    "task_id": ("str", _REQUIRED),
-    "title": ("str", _REQUIRED),
-    "description": ("str?", None),
-    "status": ("enum:pending|completed", _REQUIRED),
-}
-_USER_FIELDS = {"user_id": ("str", _REQUIRED), "name": ("str", _REQUIRED), "tasks": ("list[str]", _REQUIRED)}
-_NOTIFICATION_FIELDS = {
-    "notification_id": ("str", _REQUIRED),
-    "message": ("str", _REQUIRED),
-    "status": ("enum:unread|read", "unread"),
-    "task_id": ("str?", None),
-}
-
-
-def _collection(raw: Any, key: str, model: str, fields: dict[str, Any]) -> dict[str, Any]:
+def _collection(raw: Any, key: str, model: validation.Model) -> dict[str, Any]:
     coll = raw.get(key)
     if not isinstance(coll, dict):
-        raise ValidationError(f"1 validation error for {model}DB\n{key}\n  Field required (an object)")
-    return {k: _require(v, model, fields) for k, v in coll.items()}
+        raise ValidationError(f"1 validation error for {model.name}DB\n{key}\n  Field required (an object)")
+    return {k: validation.validate(model, v) for k, v in coll.items()}
 
 
 def normalize_db(raw: Any) -> dict[str, Any]:
@@ -90,8 +67,8 @@ def normalize_db(raw: Any) -> dict[str, Any]:
     if not isinstance(raw, dict):
         raise ValidationError("MockDB must be an object")
     return {
-        "tasks": _collection(raw, "tasks", "Task", _TASK_FIELDS),
-        "users": _collection(raw, "users", "User", _USER_FIELDS),
+        "tasks": _collection(raw, "tasks", TASK),
+        "users": _collection(raw, "users", USER),
     }
 
 
@@ -99,7 +76,7 @@ def normalize_user_db(raw: Any) -> dict[str, Any]:
     """The user DB as tau2's ``MockUserDB.model_dump()``."""
     if not isinstance(raw, dict):
         raise ValidationError("MockUserDB must be an object")
-    return {"notifications": _collection(raw, "notifications", "Notification", _NOTIFICATION_FIELDS)}
+    return {"notifications": _collection(raw, "notifications", NOTIFICATION)}
 
 
 class AgentTools(Toolkit):
@@ -122,10 +99,8 @@ class AgentTools(Toolkit):
         if not self.db.contains("users", user_id):
             raise ToolError(f"User {user_id} not found")
         task_id = f"task_{self.db.size('tasks') + 1}"
-        task = _require(
-            {"task_id": task_id, "title": title, "description": description, "status": "pending"},
-            "Task",
-            _TASK_FIELDS,
+        task = validation.validate(
+            TASK, {"task_id": task_id, "title": title, "description": description, "status": "pending"}
         )
         self.db.insert("tasks", task_id, task)
         self.db.write("users", user_id)["tasks"].append(task_id)
@@ -225,10 +200,9 @@ class UserTools(Toolkit):
     def add_notification(self, notification_id: str, message: str, task_id: str | None = None) -> Record:
         """Initialisation helper: insert (or overwrite) an unread notification."""
         coll = self._notifications()
-        record = _require(
+        record = validation.validate(
+            NOTIFICATION,
             {"notification_id": notification_id, "message": message, "status": "unread", "task_id": task_id},
-            "Notification",
-            _NOTIFICATION_FIELDS,
         )
         self.db.insert(coll, notification_id, record)
         return Record(record)

@@ -30,7 +30,6 @@ from typing import Any
 from uuid import uuid4
 
 from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopMetrics, AgentLoopOutput
-from verl.experimental.agent_loop.tool_agent_loop import SPEC_DECODE_EXTRA_KEYS
 from verl.experimental.agent_loop.tool_parser import ToolParser
 from verl.tools.schemas import OpenAIFunctionCallSchema, OpenAIFunctionParsedSchema
 from verl.utils.profiler import simple_timer
@@ -122,7 +121,7 @@ class TurnLoop(AgentLoopBase):
         else:  # later turns: the newest max_global_steps, summed speculative-decoding counters
             if output.extra_fields.get("max_global_steps", None):
                 stream.extra_fields["max_global_steps"] = output.extra_fields["max_global_steps"]
-            for key in SPEC_DECODE_EXTRA_KEYS:
+            for key in verl_compat.spec_decode_extra_keys():
                 if key in output.extra_fields and key in stream.extra_fields:
                     stream.extra_fields[key] = int(stream.extra_fields[key]) + int(output.extra_fields[key])
 

@@ -4,7 +4,7 @@ The DB (``db.json``) has three collections keyed by id: ``flights``, ``users`` a
 per concern:
 
 * :mod:`.normalize` — the raw file in the exact shape of tau2's ``FlightDB.model_dump()``, so hashes match tau2's;
-* :mod:`.validation` — pydantic's lax checks of the models tau2 builds from tool arguments, without pydantic;
+* :mod:`.validation` — the models tau2 builds from tool arguments, checked by the shared tau2 validation;
 * :mod:`.tools` — the agent's toolkit, tau2's quirks included.
 
 There is no user toolkit; the only terminate tool is ``transfer_to_human_agents``.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .validation import LaxError, lax_float, lax_int
+from ..validation import FieldError, lax_float, lax_int
 
 _DATE_STATUS_FIELDS: dict[str, tuple[str, ...]] = {
     "available": ("available_seats", "prices"),
@@ -26,7 +26,7 @@ def _int(value: Any) -> int:
         return value
     try:
         return lax_int(value)
-    except LaxError as bad:
+    except FieldError as bad:
         raise ValueError(f"{bad.msg}: {value!r}") from None
 
 
@@ -35,7 +35,7 @@ def _float(value: Any) -> float:
         return value
     try:
         return lax_float(value)
-    except LaxError as bad:
+    except FieldError as bad:
         raise ValueError(f"{bad.msg}: {value!r}") from None
 
 

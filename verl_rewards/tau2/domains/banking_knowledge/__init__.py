@@ -16,6 +16,7 @@ As in tau2:
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,8 @@ from ...schemas import load_schema_file
 from ...toolkit import ToolSpec
 from . import retrieval
 from .common import TABLES, normalize_db
-from .tools import KnowledgeTools, KnowledgeUserTools
+from .tools import KnowledgeTools
+from .user_tools import KnowledgeUserTools
 
 DOMAIN = "banking_knowledge"
 
@@ -92,20 +94,15 @@ def _configure(data_dir: Path, options: dict[str, Any]) -> DomainSpec:
     def task_policy(folder: Any, task: Any) -> str:
         return retrieval.policy_text(Path(folder), name, task.required_documents)
 
+    # the registered spec with this configuration's tools, policy and schemas (and nothing left to configure)
     return _with_schemas(
-        DomainSpec(
-            name=DOMAIN,
-            files=SPEC.files,
-            terminate_tools=SPEC.terminate_tools,
-            normalize_db=normalize_db,
+        dataclasses.replace(
+            SPEC,
             agent_toolkit=_toolkit_class(mixins, attrs),
-            user_toolkit=KnowledgeUserTools,
-            shared_user_db=True,
             policy_text=policy_text,
             configure=None,
-            prepare_env=_prepare_env,
             task_policy=task_policy if retrieval.CONFIGS[name].prompt == "golden" else None,
-            solo=False,
+            tool_schemas=None,
         )
     )
 

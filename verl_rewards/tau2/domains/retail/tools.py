@@ -13,6 +13,7 @@ import json
 from typing import Any, Literal
 
 from ...toolkit import Record, ToolError, Toolkit, detached_record, tool
+from .. import validation
 from ..common import TRANSFER_MESSAGE, calculate_expression
 from .normalize import ADDRESS_FIELDS
 
@@ -20,22 +21,14 @@ CANCEL_REASONS = ("no longer needed", "ordered by mistake")
 _ORDER_ID_HELP = "The order id, such as '#W0000000'. Note the '#' at the beginning of the order id."
 
 
-def _type_name(value: Any) -> str:
-    return type(value).__name__
+USER_ADDRESS = validation.Model(
+    "UserAddress", tuple((f, validation.string, validation.REQUIRED) for f in ADDRESS_FIELDS)
+)
 
 
 def _check_address(values: dict[str, Any]) -> dict[str, Any]:
     """Validate like tau2's pydantic ``UserAddress`` (every field a string) and return it in model order."""
-    errors = [
-        f"{f}\n  Input should be a valid string [type=string_type, input_value={values[f]!r}, "
-        f"input_type={_type_name(values[f])}]"
-        for f in ADDRESS_FIELDS
-        if not isinstance(values[f], str)
-    ]
-    if errors:
-        count = f"{len(errors)} validation error{'s' if len(errors) > 1 else ''}"
-        raise ToolError(f"{count} for UserAddress\n" + "\n".join(errors))
-    return {f: values[f] for f in ADDRESS_FIELDS}
+    return validation.validate(USER_ADDRESS, values)
 
 
 def _is_gift_card(method: dict[str, Any]) -> bool:

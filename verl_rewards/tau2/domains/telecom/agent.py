@@ -23,9 +23,9 @@ from typing import Any
 
 from ...state import DBState
 from ...toolkit import GENERIC, READ, WRITE, Record, Toolkit, detached_record, tool
+from .. import validation as v
 from ..common import TRANSFER_MESSAGE
 from ..moved import moved_names
-from . import models as m
 from .data_model import BILL, LINE_ITEM
 
 TODAY = _dt.date(2025, 2, 25)
@@ -359,7 +359,7 @@ class TelecomTools(Toolkit):
             if self.db.get("bills", b_index)["status"] == "Draft":
                 draft = b_index
                 break
-        item = m.validate(
+        item = v.validate(
             LINE_ITEM,
             {
                 "description": description,
@@ -371,7 +371,7 @@ class TelecomTools(Toolkit):
         if draft is None:
             start = _month_start(_month_start(TODAY) + _dt.timedelta(days=32))
             end = _month_start(start + _dt.timedelta(days=32)) - _dt.timedelta(days=1)
-            bill = m.validate(
+            bill = v.validate(
                 BILL,
                 {
                     "bill_id": self._new_bill_id(customer_id),
@@ -430,7 +430,7 @@ class TelecomTools(Toolkit):
                 raise ValueError("Customer already has an overdue bill")
         last_month_end = _month_start(TODAY) - _dt.timedelta(days=1)
         last_month_start = _month_start(last_month_end)
-        bill = m.validate(
+        bill = v.validate(
             BILL,
             {
                 "bill_id": new_bill_id,

@@ -1,6 +1,6 @@
 """Deprecated: the telecom phone moved to :mod:`.phone` (typed state and device model), :mod:`.user_tools` (the 30
 user tools, :class:`TelecomUserTools`), :mod:`.initialization` and :mod:`.assertions`. The old names still import
-from here, with a DeprecationWarning, for one release."""
+from here, with a DeprecationWarning, until 0.3.0."""
 
 from __future__ import annotations
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, Generic, Literal, TypedDict, TypeVar, cast, get_args, overload
 
 from ...state import DBState
-from . import models as m
+from .. import validation as v
 
 Signal = Literal["none", "poor", "fair", "good", "excellent"]
 Technology = Literal["none", "2G", "3G", "4G", "5G"]
@@ -96,42 +96,42 @@ class PaymentRequest(TypedDict):
     paid: bool
 
 
-APN_SETTINGS: m.Model = (
+APN_SETTINGS = v.no_extra(
     "APNSettings",
     (
-        ("apn_name", m.enum("internet", "broken"), "internet"),
-        ("reset_at_reboot", m.boolean, False),
-        ("mms_apn", m.optional(m.string), "mms"),
-        ("mmsc_url", m.optional(m.string), DEFAULT_MMSC_URL),
-        ("mms_proxy", m.optional(m.string), None),
-        ("mms_port", m.optional(m.integer), None),
+        ("apn_name", v.enum("internet", "broken"), "internet"),
+        ("reset_at_reboot", v.boolean, False),
+        ("mms_apn", v.optional(v.string), "mms"),
+        ("mmsc_url", v.optional(v.string), DEFAULT_MMSC_URL),
+        ("mms_proxy", v.optional(v.string), None),
+        ("mms_port", v.optional(v.lax_int), None),
     ),
 )
-VPN_DETAILS: m.Model = (
+VPN_DETAILS = v.no_extra(
     "VpnDetails",
     (
-        ("server_address", m.optional(m.string), None),
-        ("protocol", m.optional(m.string), None),
-        ("server_performance", m.enum(*PERFORMANCE_LEVELS), "unknown"),
+        ("server_address", v.optional(v.string), None),
+        ("protocol", v.optional(v.string), None),
+        ("server_performance", v.enum(*PERFORMANCE_LEVELS), "unknown"),
     ),
 )
-APP_PERMISSIONS: m.Model = ("AppPermissions", tuple((p, m.boolean, False) for p in PERMISSIONS))
-APP_STATUS: m.Model = (
+APP_PERMISSIONS = v.no_extra("AppPermissions", tuple((p, v.boolean, False) for p in PERMISSIONS))
+APP_STATUS = v.no_extra(
     "AppStatus",
     (
-        ("app_name", m.string, m.REQUIRED),
-        ("permissions", m.record(APP_PERMISSIONS), lambda: dict.fromkeys(PERMISSIONS, False)),
+        ("app_name", v.string, v.REQUIRED),
+        ("permissions", v.record(APP_PERMISSIONS), lambda: dict.fromkeys(PERMISSIONS, False)),
     ),
 )
-PAYMENT_REQUEST: m.Model = (
+PAYMENT_REQUEST = v.no_extra(
     "PaymentRequest",
-    (("bill_id", m.string, m.REQUIRED), ("amount_due", m.floating, m.REQUIRED), ("paid", m.boolean, False)),
+    (("bill_id", v.string, v.REQUIRED), ("amount_due", v.lax_float, v.REQUIRED), ("paid", v.boolean, False)),
 )
 
 
 def default_apn_settings() -> ApnSettings:
     """tau2's default ``APNSettings()``."""
-    return cast(ApnSettings, m.validate(APN_SETTINGS, {}))
+    return cast(ApnSettings, v.validate(APN_SETTINGS, {}))
 
 
 def _default_apps() -> dict[str, AppStatus]:
@@ -153,12 +153,12 @@ T = TypeVar("T")
 class Field(Generic[T]):
     """One typed field of a :class:`StateView`: reads and writes the DB entry of the same name.
 
-    ``kind`` and ``default`` are the field's validation (:mod:`.models`), used to build the DB model.
+    ``kind`` and ``default`` are the field's validation (:mod:`..validation`), used to build the DB model.
     """
 
     name: str
 
-    def __init__(self, kind: m.Kind, default: Any = m.REQUIRED) -> None:
+    def __init__(self, kind: v.Kind, default: Any = v.REQUIRED) -> None:
         self.kind = kind
         self.default = default
 
@@ -205,9 +205,9 @@ class StateView:
         return {name: f for name, f in vars(cls).items() if isinstance(f, Field)}
 
     @classmethod
-    def model(cls) -> m.Model:
+    def model(cls) -> v.Model:
         """The validation model of this collection (tau2's pydantic model)."""
-        return (cls.MODEL_NAME, tuple((name, f.kind, f.default) for name, f in cls.fields().items()))
+        return v.no_extra(cls.MODEL_NAME, tuple((name, f.kind, f.default) for name, f in cls.fields().items()))
 
 
 class DeviceState(StateView):
@@ -216,28 +216,28 @@ class DeviceState(StateView):
     COLLECTION = "device"
     MODEL_NAME = "MockPhoneAttributes"
 
-    sim_card_status: Field[SimStatus] = Field(m.enum(*SIM_STATUSES), "active")
-    sim_card_missing: Field[bool] = Field(m.boolean, False)
-    airplane_mode: Field[bool] = Field(m.boolean, False)
-    network_signal_strength: Field[Signal] = Field(m.enum(*SIGNALS), "good")
-    network_technology_connected: Field[Technology] = Field(m.enum(*TECHNOLOGIES), "5G")
-    network_connection_status: Field[NetworkStatus] = Field(m.enum(*NETWORK_STATUSES), "connected")
-    battery_level: Field[int] = Field(m.integer, 80)
-    data_enabled: Field[bool] = Field(m.boolean, True)
-    roaming_enabled: Field[bool] = Field(m.boolean, False)
-    network_mode_preference: Field[ModePreference] = Field(m.enum(*MODE_PREFERENCES), "4g_5g_preferred")
-    active_apn_settings: Field[ApnSettings] = Field(m.record(APN_SETTINGS), default_apn_settings)
-    wifi_enabled: Field[bool] = Field(m.boolean, False)
-    wifi_connected: Field[bool] = Field(m.boolean, False)
-    wifi_ssid: Field[str | None] = Field(m.optional(m.string), None)
-    wifi_signal_strength: Field[Signal] = Field(m.enum(*SIGNALS), "none")
-    wifi_calling_enabled: Field[bool] = Field(m.boolean, False)
-    wifi_calling_mms_over_wifi: Field[bool] = Field(m.boolean, False)
-    data_saver_mode: Field[bool] = Field(m.boolean, False)
-    vpn_enabled_setting: Field[bool] = Field(m.boolean, False)
-    vpn_connected: Field[bool] = Field(m.boolean, False)
-    vpn_details: Field[VpnDetails | None] = Field(m.optional(m.record(VPN_DETAILS)), None)
-    app_statuses: Field[dict[str, AppStatus]] = Field(m.dict_of(m.record(APP_STATUS)), _default_apps)
+    sim_card_status: Field[SimStatus] = Field(v.enum(*SIM_STATUSES), "active")
+    sim_card_missing: Field[bool] = Field(v.boolean, False)
+    airplane_mode: Field[bool] = Field(v.boolean, False)
+    network_signal_strength: Field[Signal] = Field(v.enum(*SIGNALS), "good")
+    network_technology_connected: Field[Technology] = Field(v.enum(*TECHNOLOGIES), "5G")
+    network_connection_status: Field[NetworkStatus] = Field(v.enum(*NETWORK_STATUSES), "connected")
+    battery_level: Field[int] = Field(v.lax_int, 80)
+    data_enabled: Field[bool] = Field(v.boolean, True)
+    roaming_enabled: Field[bool] = Field(v.boolean, False)
+    network_mode_preference: Field[ModePreference] = Field(v.enum(*MODE_PREFERENCES), "4g_5g_preferred")
+    active_apn_settings: Field[ApnSettings] = Field(v.record(APN_SETTINGS), default_apn_settings)
+    wifi_enabled: Field[bool] = Field(v.boolean, False)
+    wifi_connected: Field[bool] = Field(v.boolean, False)
+    wifi_ssid: Field[str | None] = Field(v.optional(v.string), None)
+    wifi_signal_strength: Field[Signal] = Field(v.enum(*SIGNALS), "none")
+    wifi_calling_enabled: Field[bool] = Field(v.boolean, False)
+    wifi_calling_mms_over_wifi: Field[bool] = Field(v.boolean, False)
+    data_saver_mode: Field[bool] = Field(v.boolean, False)
+    vpn_enabled_setting: Field[bool] = Field(v.boolean, False)
+    vpn_connected: Field[bool] = Field(v.boolean, False)
+    vpn_details: Field[VpnDetails | None] = Field(v.optional(v.record(VPN_DETAILS)), None)
+    app_statuses: Field[dict[str, AppStatus]] = Field(v.dict_of(v.record(APP_STATUS)), _default_apps)
 
 
 class Surroundings(StateView):
@@ -246,32 +246,32 @@ class Surroundings(StateView):
     COLLECTION = "surroundings"
     MODEL_NAME = "UserSurroundings"
 
-    name: Field[str | None] = Field(m.optional(m.string), None)
-    phone_number: Field[str | None] = Field(m.optional(m.string), None)
-    is_abroad: Field[bool] = Field(m.boolean, False)
-    roaming_allowed: Field[bool] = Field(m.boolean, False)
+    name: Field[str | None] = Field(v.optional(v.string), None)
+    phone_number: Field[str | None] = Field(v.optional(v.string), None)
+    is_abroad: Field[bool] = Field(v.boolean, False)
+    roaming_allowed: Field[bool] = Field(v.boolean, False)
     signal_strength: Field[dict[str, Signal]] = Field(
-        m.dict_of(m.enum(*SIGNALS)), lambda: {"2G": "poor", "3G": "fair", "4G": "good", "5G": "excellent"}
+        v.dict_of(v.enum(*SIGNALS)), lambda: {"2G": "poor", "3G": "fair", "4G": "good", "5G": "excellent"}
     )
-    mobile_data_usage_exceeded: Field[bool] = Field(m.boolean, False)
-    line_active: Field[bool] = Field(m.boolean, True)
-    payment_request: Field[PaymentRequest | None] = Field(m.optional(m.record(PAYMENT_REQUEST)), None)
+    mobile_data_usage_exceeded: Field[bool] = Field(v.boolean, False)
+    line_active: Field[bool] = Field(v.boolean, True)
+    payment_request: Field[PaymentRequest | None] = Field(v.optional(v.record(PAYMENT_REQUEST)), None)
 
 
-DEVICE: m.Model = DeviceState.model()
-SURROUNDINGS: m.Model = Surroundings.model()
-USER_DB: m.Model = (
+DEVICE: v.Model = DeviceState.model()
+SURROUNDINGS: v.Model = Surroundings.model()
+USER_DB = v.no_extra(
     "TelecomUserDB",
     (
-        ("device", m.record(DEVICE), lambda: m.validate(DEVICE, {})),
-        ("surroundings", m.record(SURROUNDINGS), lambda: m.validate(SURROUNDINGS, {})),
+        ("device", v.record(DEVICE), lambda: v.validate(DEVICE, {})),
+        ("surroundings", v.record(SURROUNDINGS), lambda: v.validate(SURROUNDINGS, {})),
     ),
 )
 
 
 def normalize_user_db(raw: Any) -> dict[str, Any]:
     """The user DB as tau2's ``TelecomUserDB.model_dump()``."""
-    return m.validate(USER_DB, raw)
+    return v.validate(USER_DB, raw)
 
 
 class Phone:

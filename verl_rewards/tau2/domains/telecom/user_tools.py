@@ -1,6 +1,7 @@
 """The customer's 30 tools on their own phone (tau2-bench ``src/tau2/domains/telecom/user_tools.py``).
 
-Outputs are tau2's human-readable texts, most ending in ``"\\nStatus Bar: ..."``; the device model behind them is
+Outputs are tau2's human-readable texts, most ending in ``"\\nStatus Bar: ..."``, and invalid APN settings are
+refused with pydantic's message (:mod:`..validation`); the device model behind them is
 :class:`~.phone.Phone`. :class:`TelecomUserTools` is the user toolkit: these tools, plus the initialisation actions
 (:mod:`.initialization`) and env assertions (:mod:`.assertions`) tau2 calls on the same object.
 
@@ -13,8 +14,6 @@ Deliberate differences from tau2 (none is reached by a task's initial state or g
 * tau2's ``set_apn_settings`` stores a non-object argument as the APN settings and then fails, leaving a
   broken phone; here it fails first and changes nothing. Likewise tau2's ``set_network_mode_preference``
   stores a non-string mode (a number, say) before failing; here it is refused like any unknown mode.
-  Invalid APN fields are refused (as tau2 refuses them) with a message in pydantic's style that is not
-  byte-identical to pydantic's.
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ from typing import Any, Literal, cast
 
 from ...state import DBState
 from ...toolkit import READ, WRITE, Toolkit, tool
-from . import models as m
+from .. import validation as v
 from .assertions import PhoneAssertions
 from .initialization import PhoneSetup
 from .phone import (
@@ -221,7 +220,7 @@ class TelecomUserTools(Toolkit, PhoneSetup, PhoneAssertions):
         """
         if not isinstance(apn_settings, dict):
             raise AttributeError(f"'{type(apn_settings).__name__}' object has no attribute 'apn_name'")
-        settings = cast(ApnSettings, m.validate(APN_SETTINGS, apn_settings))
+        settings = cast(ApnSettings, v.validate(APN_SETTINGS, apn_settings))
         self.phone.device.active_apn_settings = settings
         self.phone.network_search()
         return self.phone.with_bar(f"APN settings set to: {settings['apn_name']}")
