@@ -25,7 +25,7 @@ ALLOWED = {
     "catalog": {"scoring", "rewards", "toolrl", "tau2", "tau_bench"},
     "manager": {"scoring", "rewards", "catalog", "coerce", "contribution", "files"},
 }
-DRIVERS = {"cli", "check", "offline", "demo", "evaluation", "gold", "metrics", "plugin"}
+DRIVERS = {"cli", "commands", "check", "offline", "demo", "evaluation", "gold", "metrics", "plugin"}
 
 
 def _modules() -> dict[str, Path]:

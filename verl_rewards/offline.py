@@ -171,7 +171,9 @@ def score_samples(samples: Iterable[Sample], reward_kwargs: Mapping[str, Any]) -
         reward_kwargs["decode"] = decode
     config = ManagerConfig.from_reward_kwargs(reward_kwargs)
     router = Router(config, custom=None, default=None)
-    core = ScoringCore(None, config, router, router.declared_keys(), router.modules)
+    # the rows are all known: the run's keys are those of the rewards they route to
+    keys, text = router.declared_keys(samples), router.text_keys(samples)
+    core = ScoringCore(None, config, router, keys, router.modules, text_keys=text)
 
     async def run_all() -> list:
         return await asyncio.gather(*(core.score(s) for s in samples))

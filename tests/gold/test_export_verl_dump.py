@@ -181,6 +181,6 @@ def test_the_manager_records_only_when_asked_and_within_the_bound():
     payload = read_trajectory_text(on.extras[0][TRAJECTORY_KEY])
     assert payload == {"data_source": "qa", "task_id": "t1", "split": "", "mode": "", "termination": "",
                        "messages": short}  # fmt: skip
-    assert on.extras[1][TRAJECTORY_KEY] == 0.0 and TRAJECTORY_KEY in on.extras[1]["reward_extra_absent"]
+    assert on.extras[1][TRAJECTORY_KEY] == "" and TRAJECTORY_KEY in on.extras[1]["reward_extra_absent"]
     with pytest.raises(ManagerConfigError, match="record_trajectory"):
         ManagerConfig.from_reward_kwargs({"record_trajectory": "maybe"})

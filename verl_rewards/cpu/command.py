@@ -10,7 +10,6 @@ stage that failed: set-up, rollout, reward, update, validation or checkpoint.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import re
@@ -23,9 +22,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .smoke_data import (  # noqa: F401 - SmokeError, the data and SFT helpers are imported from here too
+    SMOKE_LOOP,
+    SmokeData,
+    SmokeError,
+    _build_data,
+    _opening,
+    _prepare,
+    _prompt_tokens,
+    _tool_schemas,
+    _wrap_loops,
+    read_metrics,
+)
+from .smoke_sft import SftPlan, _sft_data, check_sft, sft_checkpoint, sft_env  # noqa: F401
+
 HELP = "run a family's recipe through verl's real main_ppo on the CPU (tiny model, a few steps)"
 STAGES = ("set-up", "sft", "rollout", "reward", "update", "validation", "checkpoint")
-SMOKE_LOOP = "verl_rewards_smoke_policy"
 WARM_START_RECIPE = "recipes/warm_start/run_warm_start.sh"
 REPO = Path(__file__).resolve().parents[2]
 
@@ -63,19 +75,11 @@ FAMILIES: dict[str, FamilySpec] = {
 }
 
 
-class SmokeError(Exception):
-    """A smoke run failed in ``stage``."""
-
-    def __init__(self, stage: str, message: str):
-        super().__init__(message)
-        self.stage = stage
-
-
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Add the ``smoke`` subcommand to the ``verl-rewards`` subparsers."""
     p = sub.add_parser("smoke", help=HELP, description=HELP)
     _add_options(p)
-    p.add_argument("family", choices=sorted(FAMILIES))
+    p.add_argument("family", choices=sorted(FAMILIES), help="the family whose recipe runs")
     p.add_argument("overrides", nargs=argparse.REMAINDER, help="-- then Hydra overrides, passed through unchanged")
     return p
 
@@ -84,7 +88,8 @@ def _add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--domain",
         default=None,
-        help="tau2: airline, retail, telecom, mock, banking_knowledge; tau_bench: retail, airline",
+        help="tau2: airline, retail, telecom, mock, banking_knowledge; tau_bench: retail, airline; or as the data "
+        "source (tau2/airline, tau_bench/retail); default: the first of the family's list",
     )
     p.add_argument("--mode", default=None, help="tau2: normal (default) or solo; tau_bench: normal or instruction")
     p.add_argument(
@@ -144,7 +149,7 @@ def split_arguments(args: argparse.Namespace) -> list[str]:
 # -- set-up ----------------------------------------------------------------------------------------------------
 def _resolve(args: argparse.Namespace) -> tuple[FamilySpec, str, str]:
     spec = FAMILIES[args.family]
-    domain = args.domain or spec.default_domain
+    domain = (args.domain or spec.default_domain).removeprefix(f"{args.family}/")  # tau2/airline: the data source
     mode = args.mode or spec.default_mode
     if domain not in spec.domains:
         raise SmokeError("set-up", f"{args.family}: --domain must be one of {', '.join(spec.domains)}, got {domain!r}")
@@ -188,250 +193,6 @@ def _data_dir(args: argparse.Namespace, spec: FamilySpec) -> str:
     if not path or not Path(path).is_dir():
         raise SmokeError("set-up", f"{args.family} needs its data: --data-dir or ${spec.data_env} (got {path!r})")
     return str(Path(path).resolve())
-
-
-def _prepare(
-    family: str, domain: str, mode: str, data_dir: str, out: Path, retrieval: str | None = None
-) -> tuple[Path, Path | None]:
-    """Run ``verl-rewards prepare`` as a user would; returns (parquet, tool_config or None). ``retrieval``:
-    banking_knowledge's retrieval configuration (the rows and the tool config carry it to the tools)."""
-    cli = [sys.executable, "-m", "verl_rewards.cli", "prepare", family]
-    if family == "toolrl":
-        from ..toolrl.data import SAMPLE_PATH
-
-        cmd = cli + ["--input", str(SAMPLE_PATH), "--out", str(out), "--split", "train"]
-        split = "train"
-    elif family == "tau2":
-        # mock has one split (base); banking_knowledge none (all: its tasks in id order)
-        split = {"mock": "base", "banking_knowledge": "all"}.get(domain, "train")
-        cmd = cli + ["--data-dir", data_dir, "--domain", domain, "--out", str(out), "--split", split, "--mode", mode]
-        if retrieval is not None:
-            cmd += ["--retrieval", retrieval]
-    else:
-        split = "test" if domain == "airline" else "train"
-        cmd = cli + ["--data-dir", data_dir, "--domain", domain, "--out", str(out), "--split", split, "--mode", mode]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise SmokeError("set-up", f"prepare failed ({shlex.join(cmd)}):\n{proc.stderr[-2000:]}")
-    tools = out / "tool_config.yaml"
-    return out / f"{split}.parquet", tools if tools.is_file() else None
-
-
-def _tool_schemas(tool_config: Path | None) -> list[dict[str, Any]]:
-    if tool_config is None:
-        return []
-    import yaml
-
-    tools = (yaml.safe_load(tool_config.read_text(encoding="utf-8")) or {}).get("tools") or []
-    schemas = []
-    for tool in tools:
-        if isinstance(tool, Mapping):  # verl's `tool_schema`, or the full schema our configs carry in the config
-            schema = tool.get("tool_schema") or (tool.get("config") or {}).get("openai_schema")
-            if schema:
-                schemas.append(schema)
-    return schemas
-
-
-def _plain(value: Any) -> Any:
-    """numpy containers of a parquet row -> Python lists/dicts."""
-    if hasattr(value, "tolist"):
-        return _plain(value.tolist())
-    if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
-
-
-@dataclass
-class SmokeData:
-    train: Path
-    val: Path
-    tool_config: Path | None
-    texts: list[str]
-    dropped: int
-    prompt_tokens: int = 0
-
-
-def _build_data(
-    rows_file: Path, tool_config: Path | None, out: Path, need: int, val_rows: int, policy: str, source: str
-) -> SmokeData:
-    import pandas as pd
-
-    frame = pd.read_parquet(rows_file)
-    rows = [{k: _plain(v) for k, v in r.items()} for r in frame.to_dict("records")]
-    texts: list[str] = []
-    kept: list[dict[str, Any]] = []
-    dropped = 0
-    script = None
-    if policy == "script":
-        from .policy import load_script_source, row_view
-
-        script = load_script_source(source)
-    for row in rows:
-        if script is not None:
-            try:
-                turns = script(row_view(row))
-            except Exception:  # noqa: BLE001 - a row without a usable script is left out of the smoke data
-                turns = None
-            if not turns:
-                dropped += 1
-                continue
-            texts += [json.dumps(t, ensure_ascii=False, default=str) for t in turns]
-        kept.append(row)
-        if len(kept) >= need + val_rows:
-            break
-    if not kept:
-        raise SmokeError("set-up", f"no usable rows in {rows_file} ({dropped} without scripted turns)")
-    train_rows = [kept[i % len(kept)] for i in range(need)]
-    val_rows_list = kept[need : need + val_rows] or kept[:val_rows]
-    for row in kept:
-        texts += [str(m.get("content") or "") for m in row.get("prompt") or () if isinstance(m, Mapping)]
-    texts += [json.dumps(s, ensure_ascii=False) for s in _tool_schemas(tool_config)]
-    out.mkdir(parents=True, exist_ok=True)
-    train, val = out / "train.parquet", out / "val.parquet"
-    pd.DataFrame(train_rows).to_parquet(train)
-    pd.DataFrame(val_rows_list).to_parquet(val)
-    return SmokeData(train, val, tool_config, texts, dropped)
-
-
-@dataclass
-class SftPlan:
-    """The SFT stage of ``--sft``: the gold export it trains on and its size."""
-
-    family: str
-    files: Path
-    rows: int
-    dropped: int
-    texts: list[str]
-    steps: int
-    batch: int
-
-
-def _sft_data(family: str, domain: str, mode: str, data_dir: str, split: str, out: Path, steps: int) -> SftPlan:
-    """``verl-rewards export-sft gold`` of the smoke's split (the tasks the GRPO stage trains on), run as a user
-    would, into ``out/<split>.parquet``."""
-    import pandas as pd
-
-    cmd = [sys.executable, "-m", "verl_rewards.cli", "export-sft", "gold", family, "--domain", domain, "--split", split,
-           "--mode", mode, "--data-dir", data_dir, "--out", str(out), "--force"]  # fmt: skip
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise SmokeError("set-up", f"--sft: export-sft gold failed ({shlex.join(cmd)}):\n{proc.stderr[-2000:]}")
-    dropped = re.search(r"; dropped (\d+)", proc.stdout)
-    frame = pd.read_parquet(out / f"{split}.parquet")
-    texts = [*frame["messages_json"], *dict.fromkeys(frame["tools_json"])]
-    return SftPlan(family, out / f"{split}.parquet", len(frame), int(dropped.group(1)) if dropped else 0, texts, steps,
-                   min(2, len(frame)))  # fmt: skip
-
-
-def sft_env(plan: SftPlan, out: Path) -> dict[str, str]:
-    """The warm-start recipe's variables for a CPU SFT stage (``VERL_PLATFORM=cpu`` makes the recipe launch
-    :mod:`verl_rewards.cpu.sft`); the SFT metrics go to their own file logger (``OUT/sft_metrics.jsonl``)."""
-    overrides = [
-        "data.num_workers=0",
-        "data.use_dynamic_bsz=False",
-        "model.use_remove_padding=False",
-        "model.enable_gradient_checkpointing=False",
-        "+model.override_config.attn_implementation=sdpa",
-        "engine.strategy=fsdp2",
-        f"trainer.total_training_steps={plan.steps}",
-        "trainer.resume_mode=disable",
-        "trainer.logger=[console,file]",
-    ]
-    return {
-        "FAMILY": plan.family,  # the warm-start recipe's RL stage runs this family's GRPO recipe
-        "STAGE": "both",
-        "SFT_FILES": str(plan.files),
-        "SFT_DIR": str(out / "sft"),
-        "SFT_FILE_LOGGER_PATH": str(out / "sft_metrics.jsonl"),
-        "SFT_BATCH_SIZE": str(plan.batch),
-        "SFT_EPOCHS": str(plan.steps),  # at least one batch per epoch: enough epochs for the steps
-        "SFT_LR": "1e-3",
-        "SFT_MAX_LENGTH": "32768",  # the tiny model's positions; truncation=error names a longer conversation
-        "SFT_OVERRIDES": " ".join(overrides),
-    }
-
-
-def sft_checkpoint(out: Path, steps: int) -> Path:
-    """Where the SFT stage leaves the Hugging Face model the GRPO stage starts from."""
-    return out / "sft" / f"global_step_{steps}" / "huggingface"
-
-
-def check_sft(out: Path, steps: int) -> list[float]:
-    """After the SFT stage: its steps logged with a finite loss and its Hugging Face checkpoint, else stage sft."""
-    losses = [
-        r["data"]["train/loss"]
-        for r in read_metrics(out / "sft_metrics.jsonl")
-        if "train/loss" in (r.get("data") or {})
-    ]
-    if len(losses) < steps or not all(isinstance(x, (int, float)) and math.isfinite(x) for x in losses):
-        raise SmokeError("sft", f"SFT logged losses {losses} in {out / 'sft_metrics.jsonl'}; expected {steps} finite")
-    hf = sft_checkpoint(out, steps)
-    if not (hf / "config.json").is_file():
-        raise SmokeError("sft", f"no SFT checkpoint at {hf}")
-    return [float(x) for x in losses]
-
-
-def _wrap_loops(data: SmokeData, policy: str, ratio: float, source: str, out: Path) -> Path:
-    """Route every row through the policy wrapper (its own loop as ``inner_agent``); write the loops' YAML."""
-    import pandas as pd
-    import yaml
-
-    inner: set[str | None] = set()
-    for path in (data.train, data.val):
-        frame = pd.read_parquet(path)
-        names = frame["agent_name"].tolist() if "agent_name" in frame else [None] * len(frame)
-        inner.update(names)
-        frame["agent_name"] = [f"{SMOKE_LOOP}__{n or 'default'}" for n in names]
-        frame.to_parquet(path)
-    entries = [
-        {
-            "name": f"{SMOKE_LOOP}__{n or 'default'}",
-            "_target_": "verl_rewards.cpu.policy.PolicyAgentLoop",
-            "inner_agent": n,
-            "policy": policy,
-            "script_ratio": ratio,
-            "script_source": source,
-        }
-        for n in sorted(inner, key=str)
-    ]
-    path = out / "agent_loops.yaml"
-    path.write_text(yaml.safe_dump(entries, sort_keys=False), encoding="utf-8")
-    return path
-
-
-def _opening(extra_info: Any) -> list[dict[str, str]]:
-    """Normal mode's first exchange, which the loop adds to the prompt before the agent's first turn: the greeting
-    and the user's opening (the scripted user opens with the task's instructions, at most the whole scenario)."""
-    extra = _plain(extra_info) if extra_info is not None else {}
-    if not isinstance(extra, Mapping) or extra.get("mode") != "normal":
-        return []
-    text = extra.get("user_scenario") or extra.get("instruction")
-    if not isinstance(text, str) or not text:
-        return []
-    from ..tau2.normal.prompts import GREETING
-
-    return [{"role": "assistant", "content": GREETING}, {"role": "user", "content": text}]
-
-
-def _prompt_tokens(model_dir: str, data: SmokeData) -> int:
-    """The longest first prompt of the smoke rows (normal mode: with the greeting and the user's opening)."""
-    import pandas as pd
-    from transformers import AutoTokenizer
-
-    tok = AutoTokenizer.from_pretrained(model_dir)
-    tools: Any = _tool_schemas(data.tool_config) or None
-    longest = 0
-    for path in (data.train, data.val):
-        frame = pd.read_parquet(path)
-        extras = frame["extra_info"] if "extra_info" in frame else [None] * len(frame)
-        for prompt, extra in zip(frame["prompt"], extras, strict=True):
-            msgs = [dict(m) for m in _plain(prompt)] + _opening(extra)
-            ids = tok.apply_chat_template(msgs, tools=tools, add_generation_prompt=True, tokenize=True)
-            ids = ids["input_ids"] if isinstance(ids, Mapping) else ids
-            longest = max(longest, len(ids))
-    return longest
 
 
 # -- the run ---------------------------------------------------------------------------------------------------
@@ -563,18 +324,6 @@ def failed_stage(log: str, steps_logged: int) -> str:
         if any(n in tail for n in needles):
             return stage
     return "set-up" if steps_logged == 0 else "update"
-
-
-def read_metrics(path: Path) -> list[dict[str, Any]]:
-    """verl's file-logger JSONL: one ``{"step": s, "data": {...}}`` per logged step."""
-    if not path.is_file():
-        return []
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        line = line.strip()
-        if line:
-            out.append(json.loads(line))
-    return out
 
 
 def stage_timings(records: Sequence[Mapping[str, Any]]) -> dict[str, float]:

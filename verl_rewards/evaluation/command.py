@@ -30,7 +30,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         const="-",
         default=None,
         metavar="FILE",
-        help="print JSON instead of tables, or write it to FILE",
+        help="--json alone: print JSON instead of the tables; --json FILE: print the tables and write the JSON to FILE",
     )
     p.add_argument(
         "--plot",
@@ -73,14 +73,12 @@ def run(args: argparse.Namespace) -> int:
         baseline = None
         if args.baseline:
             baseline = evaluate(read_inputs([args.baseline], args.data_source), args.success_threshold, args.k)[-1]
-        if args.json is None:
+        if args.json == "-":
+            print(json.dumps(to_json(results, baseline), indent=2))
+        else:  # the tables stay on screen when the JSON goes to a file
             print(format_tables(results, baseline))
-        else:
-            data = to_json(results, baseline)
-            if args.json == "-":
-                print(json.dumps(data, indent=2))
-            else:
-                write_json(data, args.json)
+            if args.json is not None:
+                write_json(to_json(results, baseline), args.json)
                 print(f"json: {args.json}")
         if args.plot:
             write_plot(results, args.plot, baseline)

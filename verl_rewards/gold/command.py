@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
+
+from ..commands.common import default_of
+from .export import export_gold, export_results
 
 HELP = "write verl multi-turn SFT parquet: gold trajectories, or successful runs of simulate results"
 
@@ -14,9 +16,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser("export-sft", help=HELP, description=HELP)
     kinds = p.add_subparsers(dest="export_kind", required=True)
     gold = kinds.add_parser("gold", help="one gold conversation per task, re-scored with our reward")
-    gold.add_argument("benchmark", choices=["tau2", "tau_bench"])
+    gold.add_argument("benchmark", choices=["tau2", "tau_bench"], help="the benchmark whose gold is played")
     gold.add_argument(
-        "--domain", required=True, help="tau2: mock, airline, retail, telecom; tau_bench: retail, airline"
+        "--domain",
+        required=True,
+        help="tau2: mock, airline, retail, telecom; tau_bench: retail, airline; or as the data source "
+        "(tau2/airline, tau_bench/retail)",
     )
     gold.add_argument("--split", required=True, help="a split of the domain (tau2: split_tasks.json or 'all')")
     gold.add_argument(
@@ -28,7 +33,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     gold.add_argument("--data-dir", default=None, help="data folder (else TAU2_DATA_DIR / TAU_BENCH_DATA_DIR)")
     gold.add_argument("--user-base-url", default=None, help="normal mode: an OpenAI-compatible user model endpoint")
     gold.add_argument("--user-model", default=None, help="normal mode: the user model's name (with --user-base-url)")
-    gold.add_argument("--concurrency", type=int, default=8, help="conversations played at once (with a user model)")
+    gold.add_argument(
+        "--concurrency",
+        type=int,
+        default=default_of(export_gold, "concurrency"),
+        help="conversations played at once (with a user model)",
+    )
     gold.add_argument("--out", required=True, help="output folder: <out>/<split>.parquet")
     gold.add_argument("--force", action="store_true", help="replace an existing export")
     res = kinds.add_parser(
@@ -41,7 +51,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="tau2 Results JSON (or its folder), tau-bench results, verl validation dumps (<step>.jsonl of a run "
         "with +reward.reward_kwargs.record_trajectory=true)",
     )
-    res.add_argument("--min-reward", type=float, default=1.0, help="keep trajectories with at least this reward (1.0)")
+    res.add_argument(
+        "--min-reward",
+        type=float,
+        default=default_of(export_results, "min_reward"),
+        help="keep trajectories with at least this reward",
+    )
     res.add_argument("--per-task", type=int, default=None, help="at most N trajectories per task")
     res.add_argument(
         "--allow-split-mix",
@@ -71,13 +86,14 @@ def _user_factory(args: argparse.Namespace) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     """0 on success; 2 with a one-line message on bad input (nothing written)."""
-    from .export import ExportError, export_gold, export_results
+    from ..commands.common import DATA_DIR_FLAGS, fail, split_domain
+    from .export import ExportError
 
     try:
         if args.export_kind == "gold":
             report = export_gold(
                 args.benchmark,
-                args.domain,
+                split_domain(args.domain, args.benchmark)[1],  # tau2/airline: the data source's spelling
                 args.split,
                 args.out,
                 mode=args.mode,
@@ -97,10 +113,8 @@ def run(args: argparse.Namespace) -> int:
                 data_dir=args.data_dir,
                 force=args.force,
             )
-    except (ExportError, ValueError, OSError) as exc:
-        message = " ".join(str(exc).split()) or type(exc).__name__
-        print(f"verl-rewards export-sft: error: {message}", file=sys.stderr)
-        return 2
+    except (ExportError, ValueError, OSError) as exc:  # DomainError is a ValueError
+        return fail("export-sft", exc, DATA_DIR_FLAGS)
     notes = f" ({'; '.join(report.notes)})" if report.notes else ""
     print(f"wrote {report.written} conversation(s) to {report.out}; dropped {report.dropped}{notes}")
     for line in report.dropped_tasks[:20]:

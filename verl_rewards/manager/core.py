@@ -53,6 +53,7 @@ class ScoringCore:
         route: Callable[[Sample], Scorer],
         declared_keys: Iterable[str] = (),
         modules: Sequence[str] = (),
+        text_keys: Iterable[str] = (),
     ):
         self.tokenizer = tokenizer
         self.config = config
@@ -74,8 +75,9 @@ class ScoringCore:
                 f"got {config.fallback_reward}"
             )
         try:
-            recorded = [TRAJECTORY_KEY] if config.record_trajectory else []
-            self.keys = ExtraKeys([*config.extra_keys, *config.contribution.extra_keys, *declared_keys, *recorded])
+            recorded = [TRAJECTORY_KEY] if config.record_trajectory else []  # text: "" where absent
+            declared = [*config.extra_keys, *config.contribution.extra_keys, *declared_keys, *recorded]
+            self.keys = ExtraKeys(declared, [*text_keys, *recorded])
         except ValueError as exc:
             raise ManagerConfigError(str(exc)) from None
         self._semaphores: dict[int, asyncio.Semaphore] = {}

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -129,26 +129,65 @@ class Router:
     def _build(self, family: Family) -> Scorer:
         return family_scorer(family, self.config, self.tokenizer)
 
-    def declared_keys(self) -> list[str]:
-        """Every extra key a sample of this run may report, known before the first sample.
+    def reachable(self, samples: Iterable[Sample] | None = None) -> list[Scorer | Family]:
+        """The rewards and families the run's configuration can reach, known before the first sample.
 
-        A row may select any registered reward (its ``reward_fn`` field), so all of their keys are included, plus
-        whatever the fallbacks can reach: nothing more with ``reward_fn`` set; the custom function when configured;
-        else every built-in family (matched by data source) and verl's default. The set must not depend on which
-        samples come first.
+        ``reward_fn_by_source``'s rewards; ``reward_fn``; without it the custom function, else every built-in family
+        (matched by data source) and verl's default. The set must not depend on which samples come first. With
+        ``samples`` (an offline run, whose rows are all known): exactly what those rows route to, their own
+        ``reward_fn`` fields included. A training row naming another reward in its ``reward_fn`` field reports that
+        reward's components as undeclared (logged, see :mod:`verl_rewards.scoring.extras`) unless
+        ``reward.reward_kwargs.extra_keys`` declares them.
         """
-        keys: list[str] = []
-        for name in registered_names():
-            keys.extend(get_reward(name).extra_keys)
-        if not self.reward_fn:
-            if self.custom is not None:
-                keys.extend(self.custom.extra_keys)
-            else:
-                for family in families():
-                    keys.extend(family.extra_keys)
-                if self.default is not None:
-                    keys.extend(self.default.extra_keys)
-        return list(dict.fromkeys(keys))
+        if samples is not None:
+            return self._routed(samples)
+        out: list[Scorer | Family] = [self._named_scorer(name) for name in self.by_source.values()]
+        if self.reward_fn:
+            out.append(self._named_scorer(self.reward_fn))
+        elif self.custom is not None:
+            out.append(self.custom)
+        else:
+            out.extend(families())
+            if self.default is not None:
+                out.append(self.default)
+        return out
+
+    def _routed(self, samples: Iterable[Sample]) -> list[Scorer | Family]:
+        out: dict[int, Scorer | Family] = {}
+        for sample in samples:
+            raw = sample.row.get("reward_fn")
+            choice = _reward_fn_field(raw)
+            if choice is None:
+                choice = _reward_fn_field(sample.extra_info.get("reward_fn"))
+            target: Scorer | Family | None = None
+            if isinstance(choice, str) and choice.lower() in {n.lower() for n in registered_names()}:
+                target = self._named_scorer(choice)
+            elif choice is None:
+                target = self._target_of(sample.data_source)
+            if target is not None:
+                out.setdefault(id(target), target)
+        return list(out.values())
+
+    def _target_of(self, data_source: str) -> Scorer | Family | None:
+        """What rules 2-6 pick for ``data_source``, without building a family's scorer."""
+        if data_source in self.by_source:
+            return self._named_scorer(self.by_source[data_source])
+        if self.reward_fn:
+            return self._named_scorer(self.reward_fn)
+        if self.custom is not None:
+            return self.custom
+        for family in families():
+            if family.matches(data_source):
+                return family
+        return self.default
+
+    def declared_keys(self, samples: Iterable[Sample] | None = None) -> list[str]:
+        """Every extra key a sample of this run may report: those of :meth:`reachable`, in a fixed order."""
+        return list(dict.fromkeys(k for target in self.reachable(samples) for k in target.extra_keys))
+
+    def text_keys(self, samples: Iterable[Sample] | None = None) -> list[str]:
+        """Those of :meth:`declared_keys` that hold text (a sample without one reports ``""``)."""
+        return list(dict.fromkeys(k for target in self.reachable(samples) for k in target.text_keys))
 
     # --------------------------------------------------------------------------------- routing
     def __call__(self, sample: Sample) -> Scorer:

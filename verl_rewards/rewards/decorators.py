@@ -70,6 +70,7 @@ def reward(
     pool_size: int = -1,
     executor: str | None = None,
     extra_keys: tuple[str, ...] | list[str] = (),
+    text_keys: tuple[str, ...] | list[str] = (),
     auto_register: bool = True,
 ) -> Callable[[Callable[..., Any]], RewardFunction]:
     """Register a function as a reward.
@@ -82,6 +83,7 @@ def reward(
         pool_size: number of pooled environments (required with ``env_cls``).
         executor: ``"thread"`` or ``"process"`` for a sync reward (default: the run's ``executor`` setting).
         extra_keys: extra keys this reward always returns (declared so every sample reports them).
+        text_keys: those of ``extra_keys`` that hold text (a sample that did not report one gets ``""``).
         auto_register: put it in the registry (``False`` to only wrap it).
     """
     if callable(name) and not isinstance(name, str):  # used as bare @reward
@@ -97,6 +99,7 @@ def reward(
             pool_size=pool_size,
             executor=executor,
             extra_keys=tuple(extra_keys),
+            text_keys=tuple(text_keys),
         )
         if auto_register:
             register(spec)
@@ -108,7 +111,8 @@ def reward(
 class BaseReward:
     """Base class of class-based rewards: set ``name`` and define ``call(self, ...)`` (sync or async).
 
-    Optional class attributes: ``env_cls``, ``env_kwargs``, ``pool_size``, ``executor``, ``extra_keys``. The
+    Optional class attributes: ``env_cls``, ``env_kwargs``, ``pool_size``, ``executor``, ``extra_keys``,
+    ``text_keys``. The
     class registers itself when defined; one instance per process is created on first use (``__init__``
     must take no required arguments).
     """
@@ -119,6 +123,7 @@ class BaseReward:
     pool_size: int = -1
     executor: str | None = None
     extra_keys: tuple[str, ...] = ()
+    text_keys: tuple[str, ...] = ()
     _instance: Any = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -138,6 +143,7 @@ class BaseReward:
                 pool_size=cls.pool_size,
                 executor=cls.executor,
                 extra_keys=tuple(cls.extra_keys),
+                text_keys=tuple(cls.text_keys),
                 owner=cls,
             )
         )

@@ -105,6 +105,8 @@ class Scorer:
 
     name: str = "scorer"
     extra_keys: tuple[str, ...] = ()
+    #: the extra keys that hold text (absent: ``""``, not ``0.0``)
+    text_keys: tuple[str, ...] = ()
 
     async def run(self, sample: Sample, ctx: ScoringContext) -> ScoreResult:
         raise NotImplementedError

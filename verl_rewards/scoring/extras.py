@@ -4,13 +4,14 @@ verl assembles a batch's extra columns from the keys of its *first* sample and i
 with them (``RewardLoopManager.compute_rm_score`` in ``verl/experimental/reward_loop/reward_loop.py`` and the
 agent loop's ``_postprocess``), so every sample of a run must report exactly the same keys, whatever the
 timing, the worker that scored it or its data source. The key set is therefore fixed when the manager is
-built: the base keys, the configured ``extra_keys`` and the keys every selectable reward declares.
+built: the base keys, the configured ``extra_keys`` and the keys of the rewards the run's configuration can reach
+(:meth:`~verl_rewards.manager.routing.Router.declared_keys`).
 
-* A declared key that a sample did not report holds ``0.0`` and is named in the sample's
-  ``reward_extra_absent`` text (comma-separated). ``0.0`` rather than NaN/None because verl's GDPO estimator
-  (``algorithm.adv_estimator=gdpo``) converts the columns it uses to float32: a group whose samples did not
-  report a component gets zero advantage from it, never NaN. Metrics skip absent values
-  (:func:`present_columns`).
+* A declared key that a sample did not report holds ``0.0`` (``""`` for a key its reward declares as text, such
+  as ``termination``) and is named in the sample's ``reward_extra_absent`` text (comma-separated). ``0.0`` rather
+  than NaN/None because verl's GDPO estimator (``algorithm.adv_estimator=gdpo``) converts the columns it uses to
+  float32: a group whose samples did not report a component gets zero advantage from it, never NaN. Metrics skip
+  absent values (:func:`present_columns`) and text.
 * Components a reward returns without declaring them travel as JSON text in ``reward_extra_undeclared`` and
   are still logged by the metric hooks; at most :data:`MAX_UNDECLARED_NAMES` distinct names are kept per
   process (a name per sample, e.g. an id inside a key, is capped with an error message), each at most
@@ -69,15 +70,19 @@ def storable(value: Any) -> Any:
 
 
 class ExtraKeys:
-    """The run's fixed extra keys, and how one sample's components are laid onto them (see the module doc)."""
+    """The run's fixed extra keys, and how one sample's components are laid onto them (see the module doc).
 
-    def __init__(self, declared: Iterable[str]):
+    ``text``: the declared keys that hold text; a sample that did not report one gets ``""`` rather than ``0.0``.
+    """
+
+    def __init__(self, declared: Iterable[str], text: Iterable[str] = ()):
         keys = dict.fromkeys(BASE_EXTRA_KEYS)
         for key in declared:
             if not isinstance(key, str) or not key or "," in key or key in (ABSENT_KEY, UNDECLARED_KEY):
                 raise ValueError(f"invalid extra key {key!r}: a non-empty name without commas, not a reserved name")
             keys.setdefault(key, None)
         self.declared: tuple[str, ...] = tuple(keys)
+        self.text: frozenset[str] = frozenset(text) & set(self.declared)
         self.names: tuple[str, ...] = (*self.declared, ABSENT_KEY, UNDECLARED_KEY)
         self._undeclared: set[str] = set()
         self._lock = threading.Lock()
@@ -93,7 +98,7 @@ class ExtraKeys:
             value = storable(extra[key]) if key in extra and key != DROPPED_KEY else None
             dropped += value is _DROP
             if value is None or value is _DROP:
-                out[key] = 0.0
+                out[key] = "" if key in self.text else 0.0
                 if key != DROPPED_KEY:
                     absent.append(key)
             else:
@@ -148,9 +153,10 @@ class ExtraKeys:
                     if key not in self._undeclared:
                         self._undeclared.add(key)
                         logger.warning(
-                            "verl-rewards: %s returned extra key %r, which no reward declares; it is logged from the "
-                            "%s column. Declare it (reward.reward_kwargs.extra_keys=[%s] or @reward(extra_keys=...)) "
-                            "to give it a column of its own, e.g. for algorithm.gdpo_reward_keys.",
+                            "verl-rewards: %s returned extra key %r, which is not among the run's extra keys (those "
+                            "of the rewards its configuration reaches); it is logged from the %s column. Declare it "
+                            "(reward.reward_kwargs.extra_keys=[%s] or @reward(extra_keys=...)) to give it a column of "
+                            "its own, e.g. for algorithm.gdpo_reward_keys.",
                             source,
                             key,
                             UNDECLARED_KEY,

@@ -26,6 +26,8 @@ class Family:
     matches: Callable[[str], bool]
     make_scorer: Callable[[Mapping[str, Any] | None, Any], Scorer]  # (section, tokenizer) -> scorer
     extra_keys: tuple[str, ...]
+    #: the extra keys that hold text (a sample without one reports ``""``)
+    text_keys: tuple[str, ...] = ()
 
 
 _FAMILIES: dict[str, Family] = {}

@@ -9,8 +9,8 @@ every ``reward_extra_info`` key; decoded text has no roles, no tool calls and no
 
 where ``messages`` is what the agent loop recorded (``tool_extra_fields["messages"]``: our tau2 / tau-bench loops
 and tools record it), so ``verl-rewards export-sft results DUMP.jsonl`` rebuilds the chat messages. A sample without
-recorded messages, or whose text would exceed :data:`MAX_TRAJECTORY_CHARS`, reports nothing (the key is listed in
-``reward_extra_absent``; the metrics skip text anyway). Every sample of a batch carries this text through Ray, so
+recorded messages, or whose text would exceed :data:`MAX_TRAJECTORY_CHARS`, reports ``""`` (a text key; it is listed
+in ``reward_extra_absent``; the metrics skip text anyway). Every sample of a batch carries this text through Ray, so
 turn it on for validation or evaluation runs, not for long training runs.
 """
 

@@ -34,6 +34,7 @@ class RewardScorer(Scorer):
         self.spec = spec
         self.name = spec.name
         self.extra_keys = tuple(spec.extra_keys)
+        self.text_keys = tuple(spec.text_keys)
         self.executor = spec.executor or executor
         if self.executor == "process" and spec.env_cls is not None:
             raise ValueError(f"reward {spec.name!r} uses a pooled env and cannot run with executor=process")

@@ -44,6 +44,8 @@ class RewardSpec:
     pool_size: int = -1
     executor: str | None = None  # None: the run's default ("thread" unless configured)
     extra_keys: tuple[str, ...] = ()
+    #: the extra keys that hold text, e.g. a termination reason (a sample without one reports ``""``, not ``0.0``)
+    text_keys: tuple[str, ...] = ()
     #: how the rollout becomes the text inputs (``final_response`` / ``solution_str``)
     decode: DecodeConfig = RESPONSE_DECODE
     #: a plain-number result is also reported under this key (verl's ``acc`` for plain functions), or not
@@ -79,6 +81,9 @@ class RewardSpec:
         for key in self.extra_keys:
             if not isinstance(key, str):
                 raise RewardRegistryError(f"reward {self.name!r}: extra_keys must be names, got {key!r}")
+        stray = [k for k in self.text_keys if k not in self.extra_keys]
+        if stray:
+            raise RewardRegistryError(f"reward {self.name!r}: text_keys {stray} are not among its extra_keys")
 
     def invoke(self, **kwargs: Any) -> Any:
         """Call the reward with keyword arguments (fixed ones win; a coroutine for async rewards)."""
@@ -192,15 +197,19 @@ def spec_from_callable(
     (a number is reported as ``acc``) and ToolRL's tuple components ``format``/``correctness``/``length``.
     """
     raw, configured = _unwrap_verl_partial(fn)
+    registered = getattr(raw, "spec", None)  # a @reward function: its declaration
+    registered = registered if isinstance(registered, RewardSpec) else None
     if not extra_keys:
-        own = getattr(raw, "extra_keys", ())
+        own = registered.extra_keys if registered is not None else getattr(raw, "extra_keys", ())
         own = tuple(own) if isinstance(own, list | tuple) else ()
         extra_keys = (*((number_key,) if number_key else ()), *TUPLE_KEYS, *own)
+    text_keys = tuple(k for k in (registered.text_keys if registered else ()) if k in extra_keys)
     return RewardSpec(
         name=name or getattr(raw, "__qualname__", None) or getattr(raw, "__name__", None) or repr(raw),
         func=raw,
         origin=_origin(raw) if (inspect.isroutine(raw) or inspect.isclass(raw)) else repr(raw),
-        extra_keys=tuple(extra_keys),
+        extra_keys=tuple(dict.fromkeys(extra_keys)),
+        text_keys=text_keys,
         decode=decode or DecodeConfig(),
         number_key=number_key,
         fixed_kwargs={**dict(fixed_kwargs or {}), **configured},

@@ -70,6 +70,8 @@ TAU2_EVAL_KEYS = (
 )
 TAU_BENCH_KEYS = ("tb_r_actions", "tb_r_outputs")
 PARTIAL_CREDIT_KEY = "tau2_partial_credit"
+#: the extra keys that hold text: the termination reason and the reward basis (comma-separated components)
+TEXT_KEYS = ("termination", "tau2_basis")
 #: every extra key this family's scorers may report
 EXTRA_KEYS = (*TAU2_KEYS, *TAU2_EVAL_KEYS, *TAU_BENCH_KEYS, PARTIAL_CREDIT_KEY)
 _OPTION_KEYS = {"data_dir", "reward", "nl_policy", "judge", "assertion_errors", "default_termination", "partial_credit"}
@@ -296,7 +298,8 @@ def _spec(name: str, options: Tau2Options) -> RewardSpec:
     keys = TAU_BENCH_KEYS if options.reward == "tau_bench" else TAU2_KEYS + TAU2_EVAL_KEYS
     if options.partial_credit is not None:
         keys = (*keys, PARTIAL_CREDIT_KEY)
-    return RewardSpec(name=name, func=tau2_reward, origin=f"{__file__}:{name}", extra_keys=keys)
+    text = tuple(k for k in TEXT_KEYS if k in keys)
+    return RewardSpec(name=name, func=tau2_reward, origin=f"{__file__}:{name}", extra_keys=keys, text_keys=text)
 
 
 def make_scorer(section: Mapping[str, Any] | None, tokenizer: Any = None) -> Scorer:
@@ -305,7 +308,7 @@ def make_scorer(section: Mapping[str, Any] | None, tokenizer: Any = None) -> Sco
     return RewardScorer(_spec(REWARD_NAMES[options.reward], options), executor="thread")
 
 
-@reward(name="tau2", extra_keys=TAU2_KEYS + TAU2_EVAL_KEYS)
+@reward(name="tau2", extra_keys=TAU2_KEYS + TAU2_EVAL_KEYS, text_keys=TEXT_KEYS)
 def tau2(trajectory: list, data_source: str, ground_truth: Any, extra_info: dict) -> dict:
     """tau2 evaluator reward with default options (data from ``TAU2_DATA_DIR``)."""
     return score_tau2(trajectory, data_source, ground_truth, extra_info, Tau2Options())
@@ -320,4 +323,4 @@ def tau2_tau_bench(trajectory: list, data_source: str, ground_truth: Any, extra_
 deprecated_alias("tau_bench", "tau2_tau_bench")  # its name before 0.2.0 (also the tau-bench v1 family's name)
 
 
-FAMILY = Family(name="tau2", matches=matches, make_scorer=make_scorer, extra_keys=EXTRA_KEYS)
+FAMILY = Family(name="tau2", matches=matches, make_scorer=make_scorer, extra_keys=EXTRA_KEYS, text_keys=TEXT_KEYS)

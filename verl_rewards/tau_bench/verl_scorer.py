@@ -51,6 +51,8 @@ from .reward import ENDED_BY_TRANSFER, tau_bench_reward
 
 SOURCE_PREFIX = "tau_bench/"
 EXTRA_KEYS = ("tb_r_actions", "tb_r_outputs", "tb_outputs_found", "tb_done", "tb_transfer", "termination", "user_error")
+#: the extra keys that hold text (the termination reason)
+TEXT_KEYS = ("termination",)
 _OPTION_KEYS = {"data_dir"}
 
 
@@ -157,7 +159,11 @@ def _spec(options: TauBenchOptions) -> RewardSpec:
         return score_tau_bench(trajectory, data_source, ground_truth, extra_info, options)
 
     return RewardSpec(
-        name="tau_bench_v1", func=tau_bench_v1_reward, origin=f"{__file__}:tau_bench_v1", extra_keys=EXTRA_KEYS
+        name="tau_bench_v1",
+        func=tau_bench_v1_reward,
+        origin=f"{__file__}:tau_bench_v1",
+        extra_keys=EXTRA_KEYS,
+        text_keys=TEXT_KEYS,
     )
 
 
@@ -166,10 +172,10 @@ def make_scorer(section: Mapping[str, Any] | None, tokenizer: Any = None) -> Sco
     return RewardScorer(_spec(TauBenchOptions.from_config(section)), executor="thread")
 
 
-@reward(name="tau_bench_v1", extra_keys=EXTRA_KEYS)
+@reward(name="tau_bench_v1", extra_keys=EXTRA_KEYS, text_keys=TEXT_KEYS)
 def tau_bench_v1(trajectory: list, data_source: str, ground_truth: Any, extra_info: dict) -> dict:
     """tau-bench v1 reward on tau-bench's own data (``TAU_BENCH_DATA_DIR``) for ``tau_bench/<domain>`` rows."""
     return score_tau_bench(trajectory, data_source, ground_truth, extra_info, TauBenchOptions())
 
 
-FAMILY = Family(name="tau_bench", matches=matches, make_scorer=make_scorer, extra_keys=EXTRA_KEYS)
+FAMILY = Family(name="tau_bench", matches=matches, make_scorer=make_scorer, extra_keys=EXTRA_KEYS, text_keys=TEXT_KEYS)

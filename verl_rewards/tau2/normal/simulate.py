@@ -38,7 +38,15 @@ from ..rewards.env_assertions import check_env_assertions
 from ..rewards.nl_assertions import judge_view
 from ..trajectory import parse_messages
 from .client import Endpoint, shared_client
-from .conversation import INFRASTRUCTURE_ERROR, USER_ERROR, Conversation, Reply, trial_seeds
+from .conversation import (
+    DEFAULT_MAX_ERRORS,
+    DEFAULT_MAX_STEPS,
+    INFRASTRUCTURE_ERROR,
+    USER_ERROR,
+    Conversation,
+    Reply,
+    trial_seeds,
+)
 from .judge import OpenAIJudge
 from .prompts import (
     agent_system_prompt,
@@ -73,8 +81,8 @@ class SimulateConfig:
     split: str | None = None
     num_trials: int = 1
     seed: int = 300
-    max_steps: int = 200
-    max_errors: int = 10
+    max_steps: int = DEFAULT_MAX_STEPS
+    max_errors: int = DEFAULT_MAX_ERRORS
     enforce_communication_protocol: bool = False
     concurrency: int = 8
     judge: Endpoint | None = None

@@ -1,0 +1,120 @@
+"""What every ``verl-rewards`` command shares: the parser class (one-line usage errors, defaults in ``--help``, no
+RST markup), the one-line error, the flag names of the settings behind an option, and the spelling of a domain."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import inspect
+import re
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any, NoReturn
+
+#: benchmark -> the prefix of its data sources (``tau2/airline``, ``tau_bench/retail``)
+BENCHMARKS = ("tau2", "tau_bench")
+#: how ``--domain`` may be spelled, for the help texts
+DOMAIN_FORMS = "a domain (airline) or its data source (tau2/airline, tau_bench/retail)"
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter with each option's default appended (unless the help already states it or there is
+    none worth showing) and RST double backticks removed from docstring-derived text."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        nothing = default is None or default is False or default is argparse.SUPPRESS or default in ("", [])
+        shown = not nothing and "%(default)" not in text
+        if shown and action.option_strings and "default" not in text.lower():
+            text += " (default: %(default)s)"
+        return text
+
+    def _format_text(self, text: str) -> str:
+        return super()._format_text(text.replace("``", ""))
+
+    def _expand_help(self, action: argparse.Action) -> str:
+        return super()._expand_help(action).replace("``", "")
+
+
+class CliParser(argparse.ArgumentParser):
+    """argparse with one-line usage errors (exit code 2), like every other error of a command, and
+    :class:`HelpFormatter`; subcommand parsers made from it are of this class too."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def name_flags(message: str, flags: Mapping[str, str]) -> str:
+    """``message`` with each setting name behind an option (a config path such as
+    ``reward.reward_kwargs.contribution.beta``, an API argument such as ``data_dir=``) replaced by the flag the user
+    typed (``--beta``, ``--data-dir``)."""
+    for name in sorted(flags, key=len, reverse=True):  # longest first: a.b.c before a.b
+        message = re.sub(rf"(?<![\w.-]){re.escape(name)}(?![\w])", flags[name], message)
+    return message
+
+
+def fail(command: str, exc: BaseException | str, flags: Mapping[str, str] | None = None) -> int:
+    """Print ``verl-rewards <command>: error: <message>`` as one line on stderr (settings named by their flags);
+    exit code 2."""
+    message = " ".join(str(exc).split()) or type(exc).__name__
+    if flags:
+        message = name_flags(message, flags)
+    print(f"verl-rewards {command}: error: {message}", file=sys.stderr)
+    return 2
+
+
+#: API arguments of the data loaders and the flags that set them (every command with --data-dir)
+DATA_DIR_FLAGS = {"data_dir=": "--data-dir", "data_dir": "--data-dir"}
+
+
+def default_of(owner: Callable[..., Any] | type, name: str) -> Any:
+    """The default the code that owns a setting gives it: a dataclass field's or a function parameter's."""
+    if dataclasses.is_dataclass(owner):
+        for f in dataclasses.fields(owner):
+            if f.name == name:
+                if f.default is dataclasses.MISSING:
+                    break
+                return f.default
+        raise LookupError(f"{owner.__name__}.{name} has no default")
+    param = inspect.signature(owner).parameters[name]
+    if param.default is inspect.Parameter.empty:
+        raise LookupError(f"{getattr(owner, '__name__', owner)}({name}=...) has no default")
+    return param.default
+
+
+class DomainError(ValueError):
+    """A ``--domain`` value that names no domain of the command's benchmark."""
+
+
+def split_domain(value: str, benchmark: str | None = None) -> tuple[str, str]:
+    """``(benchmark, domain)`` of a ``--domain`` value: the data-source form (``tau2/airline``,
+    ``tau_bench/retail``) or the bare domain (``airline``) of ``benchmark`` (tau2 when a command serves both).
+
+    A data-source form of another benchmark than the command's is a :class:`DomainError` naming the right one.
+    """
+    head, sep, tail = value.partition("/")
+    if sep and head in BENCHMARKS:
+        if not tail:
+            raise DomainError(f"{value!r}: no domain after {head}/")
+        if benchmark is not None and head != benchmark:
+            raise DomainError(f"{value!r} is a {head} domain; this command takes {benchmark} domains")
+        return head, tail
+    return benchmark or "tau2", value
+
+
+def domain_type(benchmark: str) -> Callable[[str], str]:
+    """An argparse ``type=``: the bare domain of ``benchmark`` from either spelling (usage error otherwise)."""
+
+    def parse(value: str) -> str:
+        try:
+            return split_domain(value, benchmark)[1]
+        except DomainError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    parse.__name__ = f"{benchmark} domain"
+    return parse

@@ -1,0 +1,311 @@
+"""``verl-rewards simulate``: a served model in normal mode (a simulated user) on tau2 (tau2-bench's Results JSON,
+:mod:`verl_rewards.tau2.normal.simulate`) or tau-bench v1 (tau-bench's results list,
+:mod:`verl_rewards.tau_bench.simulate`).
+
+One parser serves both benchmarks; :data:`BENCHMARKS` declares, per benchmark, the options only it takes, so a
+run of one with another's option is refused naming both instead of silently ignoring the option."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from ..tau2.normal.client import Endpoint
+from ..tau2.normal.conversation import AGENT_MESSAGE_ERRORS, INFRASTRUCTURE_ERROR
+from ..tau2.normal.simulate import SimulateConfig
+from ..tau_bench.simulate import DEFAULT_SPLIT as TAU_BENCH_SPLIT
+from ..tau_bench.simulate import TauBenchSimulateConfig
+from .common import DATA_DIR_FLAGS, DomainError, default_of, fail, split_domain
+
+#: seconds one model call attempt may take (the endpoints' own default is shorter; a run's long turns need more)
+CALL_TIMEOUT_S = 120.0
+#: the endpoints' default sampling temperature (tau2's)
+TEMPERATURE = dict(default_of(Endpoint, "sampling"))["temperature"]
+
+HELP = (
+    "score a served model in normal mode (a simulated user) on tau2 (tau2-bench's Results JSON) or "
+    "tau-bench v1 (tau-bench's results list)"
+)
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """A benchmark ``simulate`` serves: the options only it takes and how its limits are named."""
+
+    label: str
+    #: options of this benchmark alone (each defaults to None / False, so "given" is "not default")
+    own_options: tuple[str, ...]
+    #: said when another benchmark's option is given for one of this benchmark's domains
+    limits: str
+
+
+#: data-source prefix -> benchmark (``--domain tau2/airline``, ``--domain tau_bench/retail``)
+BENCHMARKS: dict[str, Benchmark] = {
+    "tau2": Benchmark(
+        "tau2",
+        (
+            "--max-steps",
+            "--max-errors",
+            "--enforce-communication-protocol",
+            "--judge-model",
+            "--judge-base-url",
+            "--retrieval",
+        ),
+        "tau2's limits are --max-steps and --max-errors",
+    ),
+    "tau_bench": Benchmark("tau-bench", ("--max-num-steps",), "tau-bench's only limit is --max-num-steps"),
+}
+
+
+def _given(args: argparse.Namespace, option: str) -> bool:
+    return getattr(args, option.lstrip("-").replace("-", "_")) not in (None, False)
+
+
+def check_options(args: argparse.Namespace, benchmark: str) -> None:
+    """Refuse the options of another benchmark than ``benchmark`` (ValueError naming them)."""
+    for other, spec in BENCHMARKS.items():
+        given = [o for o in spec.own_options if other != benchmark and _given(args, o)]
+        if given:
+            this = BENCHMARKS[benchmark]
+            raise ValueError(
+                f"{', '.join(given)}: {spec.label} options; a {this.label} run takes none of them ({this.limits})"
+            )
+    if benchmark == "tau2" and args.task_ids and args.split:
+        raise ValueError("give --task-ids or --split, not both")
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Add the ``simulate`` subcommand to the ``verl-rewards`` subparsers."""
+    p = sub.add_parser(
+        "simulate",
+        help=HELP,
+        description=HELP + "; resumed when --out holds a run with the same settings",
+    )
+    p.add_argument(
+        "--domain",
+        required=True,
+        help="tau2: airline, retail, telecom, mock, banking_knowledge (or tau2/airline, ...); tau-bench v1: "
+        "tau_bench/retail, tau_bench/airline (the data-source spelling)",
+    )
+    p.add_argument(
+        "--data-dir",
+        default=None,
+        help="tau2: tau2-bench's data/tau2/domains (default: $TAU2_DATA_DIR); tau-bench: the folder holding "
+        "retail/ and airline/ (default: $TAU_BENCH_DATA_DIR)",
+    )
+    p.add_argument(
+        "--task-ids",
+        nargs="+",
+        default=None,
+        metavar="ID",
+        help="tasks to run (default: all; tau-bench: '<split>/<index>' or an index of --split)",
+    )
+    p.add_argument(
+        "--split",
+        default=None,
+        help="tau2: a split of split_tasks.json (instead of --task-ids); tau-bench: train, test or dev "
+        f"(default {TAU_BENCH_SPLIT})",
+    )
+    p.add_argument(
+        "--retrieval", default=None, help="tau2 banking_knowledge: the retrieval configuration (default bm25)"
+    )
+    p.add_argument("--num-trials", type=int, default=default_of(SimulateConfig, "num_trials"), help="trials per task")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=default_of(SimulateConfig, "seed"),
+        help="run seed; per-trial seeds derived as tau2 does",
+    )
+    p.add_argument(
+        "--max-steps",
+        type=int,
+        default=None,
+        help=f"tau2's step limit (default {default_of(SimulateConfig, 'max_steps')})",
+    )
+    p.add_argument(
+        "--max-errors",
+        type=int,
+        default=None,
+        help=f"tau2's tool-error limit (default {default_of(SimulateConfig, 'max_errors')})",
+    )
+    p.add_argument(
+        "--max-num-steps",
+        type=int,
+        default=None,
+        help=f"tau-bench: the agent's turns (default {default_of(TauBenchSimulateConfig, 'max_num_steps')})",
+    )
+    p.add_argument(
+        "--enforce-communication-protocol",
+        action="store_true",
+        help="tau2: a message with text and tool calls ends the run (agent_error / user_error)",
+    )
+    p.add_argument(
+        "--agent-message-errors",
+        choices=AGENT_MESSAGE_ERRORS,
+        default=INFRASTRUCTURE_ERROR,
+        help="tau2: malformed tool-call JSON or an empty agent message ends the simulation as "
+        "infrastructure_error (tau2's runner; left out of pass^k, the default) or agent_error (training's rule: "
+        "scored 0)",
+    )
+    p.add_argument(
+        "--agent-base-url", required=True, help="OpenAI-compatible endpoint of the agent, e.g. http://127.0.0.1:8000/v1"
+    )
+    p.add_argument("--agent-model", required=True, help="the agent's model name at --agent-base-url")
+    p.add_argument("--agent-temperature", type=float, default=TEMPERATURE, help="the agent's sampling temperature")
+    p.add_argument("--user-base-url", required=True, help="OpenAI-compatible endpoint of the user simulator")
+    p.add_argument("--user-model", required=True, help="the user simulator's model name at --user-base-url")
+    p.add_argument(
+        "--user-temperature", type=float, default=TEMPERATURE, help="the user simulator's sampling temperature"
+    )
+    p.add_argument(
+        "--judge-model",
+        default=None,
+        help="tau2: grade retail's NL assertions with this model (default: NL assertions are skipped)",
+    )
+    p.add_argument("--judge-base-url", default=None, help="tau2: the judge's endpoint (default: --user-base-url)")
+    p.add_argument(
+        "--api-key-env",
+        default=default_of(Endpoint, "api_key_env"),
+        help="environment variable holding the API key (none sent when it is unset)",
+    )
+    p.add_argument("--timeout-s", type=float, default=CALL_TIMEOUT_S, help="seconds per model call attempt")
+    p.add_argument("--retries", type=int, default=default_of(Endpoint, "retries"), help="retries of a failed call")
+    p.add_argument(
+        "--concurrency",
+        type=int,
+        default=default_of(SimulateConfig, "concurrency"),
+        help="simulations (and calls per endpoint) at once",
+    )
+    p.add_argument("--out", required=True, help="results JSON (resumed when it exists with the same settings)")
+    return p
+
+
+#: Endpoint settings -> the flags that set them (role: agent, user, judge)
+def _endpoint_flags(role: str) -> dict[str, str]:
+    return {
+        "base_url": f"--{role}-base-url",
+        "model": f"--{role}-model",
+        "temperature": f"--{role}-temperature",
+        "api_key_env": "--api-key-env",
+        "timeout_s": "--timeout-s",
+        "retries": "--retries",
+        "max_concurrency": "--concurrency",
+    }
+
+
+def _endpoint(args: argparse.Namespace, role: str, base_url: str, model: str, temperature: float | None) -> Endpoint:
+    from .common import name_flags
+
+    section = {
+        "base_url": base_url,
+        "model": model,
+        "temperature": temperature,
+        "api_key_env": args.api_key_env,
+        "timeout_s": args.timeout_s,
+        "retries": args.retries,
+        "max_concurrency": args.concurrency,
+    }
+    try:
+        return Endpoint.from_mapping(section, role)
+    except ValueError as exc:
+        message = str(exc).removeprefix(f"{role}: ").removeprefix(f"{role}.")
+        raise ValueError(name_flags(message, _endpoint_flags(role))) from None
+
+
+def run(args: argparse.Namespace) -> int:
+    """0 when the run finished, 1 when every simulation ended at an endpoint, 2 on configuration errors, 130 when
+    interrupted."""
+    import asyncio
+
+    from ..tau2.normal.simulate import SimulateError
+
+    try:
+        benchmark, domain = split_domain(args.domain)
+        check_options(args, benchmark)
+    except (DomainError, ValueError) as exc:
+        return fail("simulate", exc)
+    try:
+        agent = _endpoint(args, "agent", args.agent_base_url, args.agent_model, args.agent_temperature)
+        user = _endpoint(args, "user", args.user_base_url, args.user_model, args.user_temperature)
+        if benchmark == "tau_bench":
+            return _simulate_tau_bench(args, domain, agent, user)
+        judge = None
+        if args.judge_model:
+            judge = _endpoint(args, "judge", args.judge_base_url or args.user_base_url, args.judge_model, None)
+        limits = {"max_steps": args.max_steps, "max_errors": args.max_errors}
+        config = SimulateConfig(
+            domain=domain,
+            agent=agent,
+            user=user,
+            out=args.out,
+            data_dir=args.data_dir,
+            task_ids=args.task_ids,
+            split=args.split,
+            num_trials=args.num_trials,
+            seed=args.seed,
+            enforce_communication_protocol=args.enforce_communication_protocol,
+            concurrency=args.concurrency,
+            judge=judge,
+            agent_message_errors=args.agent_message_errors,
+            domain_options={"retrieval": args.retrieval} if args.retrieval else None,
+            **{k: v for k, v in limits.items() if v is not None},  # else the simulator's own defaults
+        )
+        from ..tau2.normal.simulate import simulate, summary
+
+        results = asyncio.run(simulate(config))
+    except (SimulateError, ValueError, OSError) as exc:
+        return fail("simulate", exc, DATA_DIR_FLAGS)
+    except KeyboardInterrupt:
+        print(f"interrupted: finished simulations are in {args.out}; run again to resume", file=sys.stderr)
+        return 130
+    print(summary(results))
+    print(f"results: {args.out}")
+    sims = results.get("simulations") or []
+    return _all_failed_exit(
+        [
+            (s.get("termination_reason"), (s.get("info") or {}).get("end_cause") or (s.get("info") or {}).get("error"))
+            for s in sims
+        ]
+    )
+
+
+def _all_failed_exit(outcomes: list) -> int:
+    """1 with the first cause on stderr when every simulation ended at an endpoint (a typo'd model name, a
+    dead server), else 0."""
+    from ..tau2.normal.simulate import all_failed
+
+    message = all_failed(outcomes)
+    if message is None:
+        return 0
+    print(f"verl-rewards simulate: error: {message}", file=sys.stderr)
+    return 1
+
+
+def _simulate_tau_bench(args: argparse.Namespace, domain: str, agent: Endpoint, user: Endpoint) -> int:
+    """``simulate --domain tau_bench/<domain>``: tau-bench's run, its results list (see
+    :mod:`verl_rewards.tau_bench.simulate`). Errors propagate to :func:`run`."""
+    import asyncio
+
+    from ..tau_bench.simulate import SOURCE_PREFIX, simulate_tau_bench, summary
+
+    limit = {"max_num_steps": args.max_num_steps} if args.max_num_steps is not None else {}
+    config = TauBenchSimulateConfig(
+        domain=SOURCE_PREFIX + domain,
+        agent=agent,
+        user=user,
+        out=args.out,
+        data_dir=args.data_dir,
+        task_ids=args.task_ids,
+        split=args.split,
+        num_trials=args.num_trials,
+        seed=args.seed,
+        concurrency=args.concurrency,
+        **limit,
+    )
+    results = asyncio.run(simulate_tau_bench(config))
+    print(summary(results))
+    print(f"results: {args.out}")
+    infos = [s.get("info") or {} for s in results]
+    return _all_failed_exit([(i.get("termination"), i.get("end_cause")) for i in infos])

@@ -1,0 +1,203 @@
+"""The data of a smoke run: the family's real ``prepare`` output cut to a few rows (with the scripted turns of
+each row when the script policy plays them), the agent-loop YAML that wraps every row's loop, the longest
+prompt the tiny model must hold, and the metrics verl's file logger writes (:func:`read_metrics`)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: the agent loop that wraps every row's own loop (``<SMOKE_LOOP>__<inner>``)
+SMOKE_LOOP = "verl_rewards_smoke_policy"
+
+
+class SmokeError(Exception):
+    """A smoke run failed in ``stage``."""
+
+    def __init__(self, stage: str, message: str):
+        super().__init__(message)
+        self.stage = stage
+
+
+def _prepare(
+    family: str, domain: str, mode: str, data_dir: str, out: Path, retrieval: str | None = None
+) -> tuple[Path, Path | None]:
+    """Run ``verl-rewards prepare`` as a user would; returns (parquet, tool_config or None). ``retrieval``:
+    banking_knowledge's retrieval configuration (the rows and the tool config carry it to the tools)."""
+    cli = [sys.executable, "-m", "verl_rewards.cli", "prepare", family]
+    if family == "toolrl":
+        from ..toolrl.data import SAMPLE_PATH
+
+        cmd = cli + ["--input", str(SAMPLE_PATH), "--out", str(out), "--split", "train"]
+        split = "train"
+    elif family == "tau2":
+        # mock has one split (base); banking_knowledge none (all: its tasks in id order)
+        split = {"mock": "base", "banking_knowledge": "all"}.get(domain, "train")
+        cmd = cli + ["--data-dir", data_dir, "--domain", domain, "--out", str(out), "--split", split, "--mode", mode]
+        if retrieval is not None:
+            cmd += ["--retrieval", retrieval]
+    else:
+        split = "test" if domain == "airline" else "train"
+        cmd = cli + ["--data-dir", data_dir, "--domain", domain, "--out", str(out), "--split", split, "--mode", mode]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SmokeError("set-up", f"prepare failed ({shlex.join(cmd)}):\n{proc.stderr[-2000:]}")
+    tools = out / "tool_config.yaml"
+    return out / f"{split}.parquet", tools if tools.is_file() else None
+
+
+def _tool_schemas(tool_config: Path | None) -> list[dict[str, Any]]:
+    if tool_config is None:
+        return []
+    import yaml
+
+    tools = (yaml.safe_load(tool_config.read_text(encoding="utf-8")) or {}).get("tools") or []
+    schemas = []
+    for tool in tools:
+        if isinstance(tool, Mapping):  # verl's `tool_schema`, or the full schema our configs carry in the config
+            schema = tool.get("tool_schema") or (tool.get("config") or {}).get("openai_schema")
+            if schema:
+                schemas.append(schema)
+    return schemas
+
+
+def _plain(value: Any) -> Any:
+    """numpy containers of a parquet row -> Python lists/dicts."""
+    if hasattr(value, "tolist"):
+        return _plain(value.tolist())
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+@dataclass
+class SmokeData:
+    train: Path
+    val: Path
+    tool_config: Path | None
+    texts: list[str]
+    dropped: int
+    prompt_tokens: int = 0
+
+
+def _build_data(
+    rows_file: Path, tool_config: Path | None, out: Path, need: int, val_rows: int, policy: str, source: str
+) -> SmokeData:
+    import pandas as pd
+
+    frame = pd.read_parquet(rows_file)
+    rows = [{k: _plain(v) for k, v in r.items()} for r in frame.to_dict("records")]
+    texts: list[str] = []
+    kept: list[dict[str, Any]] = []
+    dropped = 0
+    script = None
+    if policy == "script":
+        from .policy import load_script_source, row_view
+
+        script = load_script_source(source)
+    for row in rows:
+        if script is not None:
+            try:
+                turns = script(row_view(row))
+            except Exception:  # noqa: BLE001 - a row without a usable script is left out of the smoke data
+                turns = None
+            if not turns:
+                dropped += 1
+                continue
+            texts += [json.dumps(t, ensure_ascii=False, default=str) for t in turns]
+        kept.append(row)
+        if len(kept) >= need + val_rows:
+            break
+    if not kept:
+        raise SmokeError("set-up", f"no usable rows in {rows_file} ({dropped} without scripted turns)")
+    train_rows = [kept[i % len(kept)] for i in range(need)]
+    val_rows_list = kept[need : need + val_rows] or kept[:val_rows]
+    for row in kept:
+        texts += [str(m.get("content") or "") for m in row.get("prompt") or () if isinstance(m, Mapping)]
+    texts += [json.dumps(s, ensure_ascii=False) for s in _tool_schemas(tool_config)]
+    out.mkdir(parents=True, exist_ok=True)
+    train, val = out / "train.parquet", out / "val.parquet"
+    pd.DataFrame(train_rows).to_parquet(train)
+    pd.DataFrame(val_rows_list).to_parquet(val)
+    return SmokeData(train, val, tool_config, texts, dropped)
+
+
+def _wrap_loops(data: SmokeData, policy: str, ratio: float, source: str, out: Path) -> Path:
+    """Route every row through the policy wrapper (its own loop as ``inner_agent``); write the loops' YAML."""
+    import pandas as pd
+    import yaml
+
+    inner: set[str | None] = set()
+    for path in (data.train, data.val):
+        frame = pd.read_parquet(path)
+        names = frame["agent_name"].tolist() if "agent_name" in frame else [None] * len(frame)
+        inner.update(names)
+        frame["agent_name"] = [f"{SMOKE_LOOP}__{n or 'default'}" for n in names]
+        frame.to_parquet(path)
+    entries = [
+        {
+            "name": f"{SMOKE_LOOP}__{n or 'default'}",
+            "_target_": "verl_rewards.cpu.policy.PolicyAgentLoop",
+            "inner_agent": n,
+            "policy": policy,
+            "script_ratio": ratio,
+            "script_source": source,
+        }
+        for n in sorted(inner, key=str)
+    ]
+    path = out / "agent_loops.yaml"
+    path.write_text(yaml.safe_dump(entries, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def _opening(extra_info: Any) -> list[dict[str, str]]:
+    """Normal mode's first exchange, which the loop adds to the prompt before the agent's first turn: the greeting
+    and the user's opening (the scripted user opens with the task's instructions, at most the whole scenario)."""
+    extra = _plain(extra_info) if extra_info is not None else {}
+    if not isinstance(extra, Mapping) or extra.get("mode") != "normal":
+        return []
+    text = extra.get("user_scenario") or extra.get("instruction")
+    if not isinstance(text, str) or not text:
+        return []
+    from ..tau2.normal.prompts import GREETING
+
+    return [{"role": "assistant", "content": GREETING}, {"role": "user", "content": text}]
+
+
+def _prompt_tokens(model_dir: str, data: SmokeData) -> int:
+    """The longest first prompt of the smoke rows (normal mode: with the greeting and the user's opening)."""
+    import pandas as pd
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(model_dir)
+    tools: Any = _tool_schemas(data.tool_config) or None
+    longest = 0
+    for path in (data.train, data.val):
+        frame = pd.read_parquet(path)
+        extras = frame["extra_info"] if "extra_info" in frame else [None] * len(frame)
+        for prompt, extra in zip(frame["prompt"], extras, strict=True):
+            msgs = [dict(m) for m in _plain(prompt)] + _opening(extra)
+            ids = tok.apply_chat_template(msgs, tools=tools, add_generation_prompt=True, tokenize=True)
+            ids = ids["input_ids"] if isinstance(ids, Mapping) else ids
+            longest = max(longest, len(ids))
+    return longest
+
+
+def read_metrics(path: Path) -> list[dict[str, Any]]:
+    """verl's file-logger JSONL: one ``{"step": s, "data": {...}}`` per logged step."""
+    if not path.is_file():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if line:
+            out.append(json.loads(line))
+    return out
