@@ -51,11 +51,6 @@ class TauBenchSimulateConfig(runs.RunConfig):
     progress: bool = True
 
 
-def is_tau_bench_domain(name: str) -> bool:
-    """Whether a ``simulate --domain`` value names a tau-bench domain (``tau_bench/<domain>``)."""
-    return name.startswith(SOURCE_PREFIX)
-
-
 def _load(config: TauBenchSimulateConfig) -> tuple[TauBenchDomain, list[str]]:
     if config.num_trials < 1 or config.max_num_steps < 1 or config.concurrency < 1:
         raise runs.SimulateError("--num-trials, --max-num-steps and --concurrency must be at least 1")
