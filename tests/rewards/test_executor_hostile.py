@@ -190,7 +190,10 @@ def test_past_the_hung_thread_cap_sync_rewards_move_to_the_process_executor(
 ):
     from verl_rewards.scoring.executors import threads
 
+    # the hung calls time out fast; the calls after them get a generous timeout, so a loaded machine cannot time
+    # them out: the thread executor's overload is process-wide, so the second manager sees it too
     mgr = _manager(small_tokenizer_dir, small_tokenizer, reward_fn="h_hang", timeout_s=0.5)
+    later = _manager(small_tokenizer_dir, small_tokenizer, reward_fn="h_hang", timeout_s=120)
     executor = threads.thread_executor()
     try:
         n = threads.MAX_ABANDONED + 2
@@ -199,7 +202,7 @@ def test_past_the_hung_thread_cap_sync_rewards_move_to_the_process_executor(
         assert extra["reward_timeout"] == [1] * n
         assert executor.abandoned > threads.MAX_ABANDONED
         for _ in range(2):
-            scores, extra = _score(mgr, small_tokenizer, ["a", "bb", "ccc", "dddd", "eeeee", "ffffff", "g", "hh"])
+            scores, extra = _score(later, small_tokenizer, ["a", "bb", "ccc", "dddd", "eeeee", "ffffff", "g", "hh"])
             assert scores == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 1.0, 2.0]
             assert extra["reward_timeout"] == [0] * 8
             assert all(pid != os.getpid() for pid in extra["pid"])  # scored in worker processes
@@ -207,6 +210,7 @@ def test_past_the_hung_thread_cap_sync_rewards_move_to_the_process_executor(
     finally:
         hostile.RELEASE.set()
         _close(mgr)
+        _close(later)
     while executor.abandoned:  # the released calls end and leave the executor as it was
         threading.Event().wait(0.05)
 
