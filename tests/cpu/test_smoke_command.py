@@ -191,9 +191,10 @@ def test_the_warm_start_recipe_composes_the_cpu_sft_stage(tmp_path: Path):
 
     from recipe_support import run_script
 
-    plan = command.SftPlan(tmp_path / "sft.parquet", rows=4, dropped=0, texts=[], steps=3, batch=2)
-    env = {"VERL_PLATFORM": "cpu", "FAMILY": "tau2", "DOMAIN": "mock", "MODE": "solo", "MODEL_PATH": "/m",
-           "N_GPUS": "1", **command.sft_env(plan, tmp_path)}  # fmt: skip
+    plan = command.SftPlan("tau_bench", tmp_path / "sft.parquet", rows=4, dropped=0, texts=[], steps=3, batch=2)
+    env = {"VERL_PLATFORM": "cpu", "DOMAIN": "retail", "MODE": "instruction", "MODEL_PATH": "/m", "N_GPUS": "1",
+           **command.sft_env(plan, tmp_path)}  # fmt: skip
+    assert env["FAMILY"] == "tau_bench"  # the RL stage runs the tau-bench GRPO recipe
     env["STAGE"] = "sft"
     proc = run_script("recipes/warm_start/run_warm_start.sh", env, "--cfg", "job")
     assert proc.returncode == 0, proc.stderr[-3000:]

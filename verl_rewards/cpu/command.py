@@ -426,6 +426,8 @@ def run(args: argparse.Namespace) -> int:
         env = recipe_env(args.family, domain, mode, data_dir, data, model, out, args.user, args.batch_size)
         if sft is not None:  # recipes/warm_start: SFT from the tiny model, then GRPO from the SFT checkpoint
             env.update(sft_env(sft, out))
+            for unset in ("SFT_MODEL_PATH", "SFT_VAL_FILES"):  # the caller's would replace the smoke's checkpoint/data
+                env.pop(unset, None)
         cmd = ["bash", str(recipe)] + cpu_overrides(
             model=str(sft_checkpoint(out, sft.steps)) if sft is not None else model,
             out=out,
@@ -496,6 +498,7 @@ _SHOWN_ENV = (
     "TAU_BENCH_DATA_DIR",
     "EXPERIMENT_NAME",
     "SMOKE",
+    "FAMILY",
     "STAGE",
     "SFT_FILES",
     "SFT_DIR",

@@ -18,6 +18,7 @@ from .smoke_data import SmokeError, read_metrics
 class SftPlan:
     """The SFT stage of ``--sft``: the gold export it trains on and its size."""
 
+    family: str
     files: Path
     rows: int
     dropped: int
@@ -39,7 +40,7 @@ def _sft_data(family: str, domain: str, mode: str, data_dir: str, split: str, ou
     dropped = re.search(r"; dropped (\d+)", proc.stdout)
     frame = pd.read_parquet(out / f"{split}.parquet")
     texts = [*frame["messages_json"], *dict.fromkeys(frame["tools_json"])]
-    return SftPlan(out / f"{split}.parquet", len(frame), int(dropped.group(1)) if dropped else 0, texts, steps,
+    return SftPlan(family, out / f"{split}.parquet", len(frame), int(dropped.group(1)) if dropped else 0, texts, steps,
                    min(2, len(frame)))  # fmt: skip
 
 
@@ -58,6 +59,7 @@ def sft_env(plan: SftPlan, out: Path) -> dict[str, str]:
         "trainer.logger=[console,file]",
     ]
     return {
+        "FAMILY": plan.family,  # the warm-start recipe's RL stage runs this family's GRPO recipe
         "STAGE": "both",
         "SFT_FILES": str(plan.files),
         "SFT_DIR": str(out / "sft"),

@@ -41,8 +41,16 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     )
     gold.add_argument("--out", required=True, help="output folder: <out>/<split>.parquet")
     gold.add_argument("--force", action="store_true", help="replace an existing export")
-    res = kinds.add_parser("results", help="successful trajectories of tau2 Results / tau-bench results files")
-    res.add_argument("files", nargs="+", metavar="FILE", help="tau2 Results JSON (or its folder), tau-bench results")
+    res = kinds.add_parser(
+        "results", help="successful trajectories of tau2 Results / tau-bench results files / verl validation dumps"
+    )
+    res.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="tau2 Results JSON (or its folder), tau-bench results, verl validation dumps (<step>.jsonl of a run "
+        "with +reward.reward_kwargs.record_trajectory=true)",
+    )
     res.add_argument(
         "--min-reward",
         type=float,

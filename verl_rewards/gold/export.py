@@ -4,9 +4,11 @@
   mode: against a user backend, scripted by default), re-scored with our reward; only conversations that score the
   gold reward are written, the others are counted as dropped.
 * :func:`export_results`: rejection sampling from scored runs: tau2 ``Results`` JSON and tau-bench results lists
-  (``verl-rewards simulate`` or the benchmarks' own runs). Trajectories whose reward reaches ``min_reward`` are kept,
-  at most ``per_task`` per task, identical conversations once; a task of a held-out split (tau2 ``test``,
-  tau-bench ``test`` / ``dev``) is refused unless ``allow_split_mix``.
+  (``verl-rewards simulate`` or the benchmarks' own runs), and verl validation dumps whose samples carry their
+  recorded conversation (``reward.reward_kwargs.record_trajectory``, :mod:`verl_rewards.scoring.recorded`).
+  Trajectories whose reward reaches ``min_reward`` are kept, at most ``per_task`` per task, identical conversations
+  once; a task of a held-out split (tau2 ``test``, tau-bench ``test`` / ``dev``) is refused unless
+  ``allow_split_mix``.
 
 Both write ``<out>/<name>.parquet`` (:mod:`verl_rewards.gold.sft`) atomically, and nothing at all on bad input.
 """
@@ -369,7 +371,8 @@ def _read_verl_dump(path: Path) -> list[_Trajectory]:
 
 
 def read_results(path: Path) -> list[_Trajectory]:
-    """The trajectories of one results file: tau2 ``Results`` (a file or its folder) or a tau-bench results list."""
+    """The trajectories of one results file: tau2 ``Results`` (a file or its folder), a tau-bench results list or a
+    verl dump (``.jsonl``)."""
     if path.is_dir():
         if (path / "results.json").is_file():
             path = path / "results.json"
