@@ -27,6 +27,20 @@ MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 MAX_BACKOFF_S = 30.0
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+ENDPOINT_KEYS = frozenset(
+    (
+        "base_url",
+        "model",
+        "api_key_env",
+        "temperature",
+        "sampling",
+        "timeout_s",
+        "retries",
+        "backoff_s",
+        "max_concurrency",
+    )
+)
+"""The config keys of an endpoint (:meth:`Endpoint.from_mapping`)."""
 
 
 @dataclass(frozen=True)
@@ -62,18 +76,7 @@ class Endpoint:
     def from_mapping(cls, section: Mapping[str, Any], where: str) -> Endpoint:
         """Build from a config section (``base_url``, ``model``, ``api_key_env``, ``temperature``, ``sampling``,
         ``timeout_s``, ``retries``, ``backoff_s``, ``max_concurrency``); errors name ``where``."""
-        known = {
-            "base_url",
-            "model",
-            "api_key_env",
-            "temperature",
-            "sampling",
-            "timeout_s",
-            "retries",
-            "backoff_s",
-            "max_concurrency",
-        }
-        section = {k: v for k, v in section.items() if k in known and v is not None}
+        section = {k: v for k, v in section.items() if k in ENDPOINT_KEYS and v is not None}
         for key in ("base_url", "model"):
             if not section.get(key):
                 raise ValueError(f"{where}.{key} is required")

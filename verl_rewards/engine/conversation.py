@@ -304,19 +304,15 @@ class Conversation:
         self._append(message, reply)
         self.agent_view.append(_view_message(message))
         if not calls and not reply.has_text():
-            self.steps += 1
-            self.end(TerminationReason.AGENT_ERROR, "the agent sent an empty message (no text, no tool calls)")
-            return Turn([], True)
+            return self._end_on_step(
+                TerminationReason.AGENT_ERROR, "the agent sent an empty message (no text, no tool calls)"
+            )
         if bad is not None:
-            self.steps += 1
-            self.end(
+            return self._end_on_step(
                 TerminationReason.AGENT_ERROR, f"the agent sent tool-call arguments that are not a JSON object: {bad}"
             )
-            return Turn([], True)
         if calls and reply.has_text() and self.enforce_communication_protocol:
-            self.steps += 1
-            self.end(TerminationReason.AGENT_ERROR, "the agent sent text and tool calls in one message")
-            return Turn([], True)
+            return self._end_on_step(TerminationReason.AGENT_ERROR, "the agent sent text and tool calls in one message")
         if calls:
             self._after_step(pending=True)
             results = self._run_calls(calls, "assistant")
@@ -377,9 +373,9 @@ class Conversation:
             if is_user_stop(reply.content, bool(calls), self.stop_tokens):
                 self.termination = str(TerminationReason.USER_STOP)
             if calls and reply.has_text() and self.enforce_communication_protocol:
-                self.steps += 1
-                self.end(TerminationReason.USER_ERROR, "the user sent text and tool calls in one message")
-                return Turn([], True)
+                return self._end_on_step(
+                    TerminationReason.USER_ERROR, "the user sent text and tool calls in one message"
+                )
             if calls:
                 self._after_step(pending=True)
                 results = self._run_calls(calls, "user")
@@ -394,6 +390,12 @@ class Conversation:
             text = {"role": "user", "content": reply.content}
             self.agent_view.append(text)
             return Turn([dict(text)], False)
+
+    def _end_on_step(self, termination: str, cause: str) -> Turn:
+        """The message just played counts as a step and ends the run with ``termination`` (its cause recorded)."""
+        self.steps += 1
+        self.end(termination, cause)
+        return Turn([], True)
 
     def _after_step(self, *, pending: bool) -> None:
         self.steps += 1

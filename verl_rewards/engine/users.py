@@ -33,26 +33,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .client import ChatClient, Endpoint
+from .client import ENDPOINT_KEYS, ChatClient, Endpoint
 from .conversation import DEFAULT_SEED, Reply, UserRequest
 from .rules import STOP_TOKEN
 
 BACKENDS = ("openai", "policy", "scripted")
-_KEYS = {
-    "backend",
-    "base_url",
-    "model",
-    "api_key_env",
-    "temperature",
-    "sampling",
-    "timeout_s",
-    "retries",
-    "backoff_s",
-    "max_concurrency",
-    "seed",
-    "scripts",
-    "max_tokens",
-}
+_KEYS = {"backend", "seed", "scripts", "max_tokens", *ENDPOINT_KEYS}
 FINAL_TURN = "Thank you, that is all I needed. " + STOP_TOKEN
 
 
