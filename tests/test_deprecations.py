@@ -74,7 +74,7 @@ def test_tau2_tau_bench_reward_function_was_tau_bench_reward():
 
     with pytest.warns(DeprecationWarning, match="use verl_rewards.tau2.tau2_tau_bench_reward"):
         assert tau2.tau_bench_reward is tau2.tau2_tau_bench_reward
-    with pytest.warns(DeprecationWarning, match="use tau2_tau_bench_reward"):
+    with pytest.warns(DeprecationWarning, match="use verl_rewards.tau2.tau_bench.tau2_tau_bench_reward"):
         assert module.tau_bench_reward is module.tau2_tau_bench_reward
     assert "tau_bench_reward" not in tau2.__all__
     with pytest.raises(AttributeError):

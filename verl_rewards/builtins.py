@@ -3,20 +3,15 @@
 
 from __future__ import annotations
 
-import warnings
-
 from .catalog import BUILTIN_FAMILIES, MODULE, register_builtins
+from .deprecation import warn_deprecated
 
 __all__ = ["BUILTIN_FAMILIES", "MODULE", "load", "register_builtins"]
 
-warnings.warn("verl_rewards.builtins is deprecated; use verl_rewards.catalog", DeprecationWarning, stacklevel=2)
+warn_deprecated(__name__, "verl_rewards.catalog", stacklevel=2)
 
 
 def load() -> None:
     """Deprecated: :func:`verl_rewards.catalog.register_builtins`."""
-    warnings.warn(
-        "verl_rewards.builtins.load() is deprecated; use verl_rewards.catalog.register_builtins()",
-        DeprecationWarning,
-        stacklevel=2,
-    )
+    warn_deprecated("verl_rewards.builtins.load()", "verl_rewards.catalog.register_builtins()")
     register_builtins()

@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-import warnings
 from collections.abc import Sequence
 from types import ModuleType
-from typing import Any
 
 from . import check as _check
 from .commands import demo as _demo
@@ -20,6 +18,7 @@ from .commands import score as _score
 from .commands import simulate as _simulate
 from .commands.common import CliParser
 from .cpu import command as _smoke
+from .deprecation import moved
 from .evaluation import command as _eval
 from .gold import command as _export_sft
 
@@ -57,24 +56,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 #: names this module held before the commands moved to their own modules (deprecated, removed in 0.3.0)
-_MOVED = {
-    "doctor": (_doctor, "doctor"),
-    "score_command": (_score, "run"),
-    "prepare_command": (_prepare, "run"),
-    "simulate_command": (_simulate, "run"),
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _MOVED:
-        module, attr = _MOVED[name]
-        warnings.warn(
-            f"verl_rewards.cli.{name} is deprecated: use {module.__name__}.{attr}",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return getattr(module, attr)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = moved(
+    __name__,
+    {
+        "doctor": "verl_rewards.commands.doctor",
+        "score_command": "verl_rewards.commands.score:run",
+        "prepare_command": "verl_rewards.commands.prepare:run",
+        "simulate_command": "verl_rewards.commands.simulate:run",
+    },
+)
 
 
 if __name__ == "__main__":

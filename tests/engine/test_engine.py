@@ -125,7 +125,7 @@ def test_a_conversation_takes_its_limits_from_the_rule_set_unless_given():
 
 
 def test_the_old_rule_keywords_still_work_and_warn():
-    with pytest.warns(DeprecationWarning, match="pass rules=RuleSet"):
+    with pytest.warns(DeprecationWarning, match="use rules=RuleSet"):
         conv = Conversation(
             _Env(),  # type: ignore[arg-type]
             ScriptedUser(["a ###TRANSFER### b"]),
@@ -186,7 +186,7 @@ MOVED = [
 @pytest.mark.parametrize(("old", "name", "new"), MOVED, ids=[f"{o}.{n}" for o, n, _ in MOVED])
 def test_a_moved_name_still_imports_from_its_old_path_with_a_warning(old, name, new):
     module = importlib.import_module(old)
-    with pytest.warns(DeprecationWarning, match=f"{old}.{name} moved to {new}.{name}"):
+    with pytest.warns(DeprecationWarning, match=f"{old}.{name} is deprecated; use {new}.{name}"):
         value = getattr(module, name)
     assert value is getattr(importlib.import_module(new), name)
 

@@ -56,12 +56,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
+from ..deprecation import warn_deprecated
 from .environment import Environment
 from .rules import STOP_TOKENS, TAU2, RuleSet
 from .termination import TerminationReason
@@ -190,11 +190,9 @@ class Conversation:
         if unknown:
             raise TypeError(f"Conversation() got unexpected keyword argument(s) {unknown}")
         if deprecated_rules:
-            warnings.warn(
-                f"Conversation({', '.join(sorted(deprecated_rules))}=...) is deprecated; pass rules=RuleSet(...) "
-                "(verl_rewards.engine.rules: TAU2, TAU_BENCH); the keywords go in 0.3.0",
-                DeprecationWarning,
-                stacklevel=2,
+            warn_deprecated(
+                f"Conversation({', '.join(sorted(deprecated_rules))}=...)",
+                "rules=RuleSet(...) (verl_rewards.engine.rules: TAU2, TAU_BENCH)",
             )
             rules = dataclasses.replace(rules, **deprecated_rules)
         if agent_message_errors not in AGENT_MESSAGE_ERRORS:

@@ -1,14 +1,7 @@
-"""Deprecated (removed in 0.3.0): renamed :mod:`verl_rewards.rewards.text` (``qa_f1``, ``qa_em``, ``length_penalty``).
+"""Deprecated (removed in 0.3.0): renamed :mod:`verl_rewards.rewards.text` (``qa_f1``, ``qa_em``,
+``length_penalty``); importing it gives that very module."""
 
-Importing this name warns once and gives that very module.
-"""
+from ..deprecation import renamed_module
+from . import text as _new
 
-import sys
-import warnings
-
-from . import text as _moved
-
-warnings.warn(
-    "verl_rewards.rewards.builtin is deprecated; use verl_rewards.rewards.text", DeprecationWarning, stacklevel=2
-)
-sys.modules[__name__] = _moved
+renamed_module(__name__, _new)

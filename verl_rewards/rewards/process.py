@@ -1,16 +1,7 @@
-"""Deprecated (removed in 0.3.0): moved to :mod:`verl_rewards.scoring.executors.process`.
+"""Deprecated (removed in 0.3.0): moved to :mod:`verl_rewards.scoring.executors.process`; importing it gives that
+very module."""
 
-Importing this name warns once and gives that very module.
-"""
+from ..deprecation import renamed_module
+from ..scoring.executors import process as _new
 
-import sys
-import warnings
-
-from ..scoring.executors import process as _moved
-
-warnings.warn(
-    "verl_rewards.rewards.process is deprecated; use verl_rewards.scoring.executors.process",
-    DeprecationWarning,
-    stacklevel=2,
-)
-sys.modules[__name__] = _moved
+renamed_module(__name__, _new)

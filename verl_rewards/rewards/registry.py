@@ -1,14 +1,7 @@
-"""Deprecated (removed in 0.3.0): renamed :mod:`verl_rewards.rewards.decorators` (``@reward`` and ``BaseReward``).
+"""Deprecated (removed in 0.3.0): renamed :mod:`verl_rewards.rewards.decorators` (``@reward`` and ``BaseReward``);
+importing it gives that very module."""
 
-Importing this name warns once and gives that very module.
-"""
+from ..deprecation import renamed_module
+from . import decorators as _new
 
-import sys
-import warnings
-
-from . import decorators as _moved
-
-warnings.warn(
-    "verl_rewards.rewards.registry is deprecated; use verl_rewards.rewards.decorators", DeprecationWarning, stacklevel=2
-)
-sys.modules[__name__] = _moved
+renamed_module(__name__, _new)

@@ -1,16 +1,7 @@
-"""Deprecated (removed in 0.3.0): moved to :mod:`verl_rewards.scoring.executors.threads`.
+"""Deprecated (removed in 0.3.0): moved to :mod:`verl_rewards.scoring.executors.threads`; importing it gives that
+very module."""
 
-Importing this name warns once and gives that very module.
-"""
+from ..deprecation import renamed_module
+from .executors import threads as _new
 
-import sys
-import warnings
-
-from .executors import threads as _moved
-
-warnings.warn(
-    "verl_rewards.scoring.threads is deprecated; use verl_rewards.scoring.executors.threads",
-    DeprecationWarning,
-    stacklevel=2,
-)
-sys.modules[__name__] = _moved
+renamed_module(__name__, _new)

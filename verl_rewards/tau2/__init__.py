@@ -22,9 +22,7 @@ loop: :mod:`.data` (``verl-rewards prepare tau2``: parquet + tool config), :mod:
 adapters; imports verl, so it is not imported here) and :mod:`.verl_scorer` (the rewards of the manager).
 """
 
-import warnings
-from typing import Any
-
+from ..deprecation import moved
 from ..engine.environment import Environment
 from .domain import Domain, load_domain
 from .domain_spec import DomainSpec
@@ -47,13 +45,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """``tau_bench_reward``: deprecated alias of :func:`tau2_tau_bench_reward` (removed in 0.3.0)."""
-    if name == "tau_bench_reward":
-        warnings.warn(
-            "verl_rewards.tau2.tau_bench_reward is deprecated; use verl_rewards.tau2.tau2_tau_bench_reward",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return tau2_tau_bench_reward
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = moved(__name__, {"tau_bench_reward": "verl_rewards.tau2:tau2_tau_bench_reward"})

@@ -3,7 +3,7 @@ tau-bench share); this path goes in 0.3.0."""
 
 from __future__ import annotations
 
-from ..engine.deprecation import moved_module
+from ..deprecation import moved_module
 
 __getattr__ = moved_module(
     __name__,

@@ -20,11 +20,11 @@ episode: ``terminated=False`` (ran out of steps) gives 0.0.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..deprecation import moved
 from ..engine.trajectory import parse_messages, strip_history
 from .domain import Domain, as_domain
 from .evaluators.common import predicted_env
@@ -81,13 +81,4 @@ def tau2_tau_bench_reward(
     return TauBenchResult(reward=reward, info=info, actions=gold_actions)
 
 
-def __getattr__(name: str) -> Any:
-    """``tau_bench_reward``: deprecated alias of :func:`tau2_tau_bench_reward` (removed in 0.3.0)."""
-    if name == "tau_bench_reward":
-        warnings.warn(
-            "verl_rewards.tau2.tau_bench.tau_bench_reward is deprecated; use tau2_tau_bench_reward",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return tau2_tau_bench_reward
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = moved(__name__, {"tau_bench_reward": "verl_rewards.tau2.tau_bench:tau2_tau_bench_reward"})

@@ -44,7 +44,7 @@ from typing import Any
 
 from verl.tools.schemas import OpenAIFunctionToolSchema
 
-from ..engine.deprecation import moved
+from ..deprecation import moved
 from ..engine.environment import Environment
 from ..engine.termination import TerminationReason
 from ..engine.trajectory import ToolCall

@@ -47,11 +47,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ...deprecation import moved
 from ...engine.agent_loop import ConversationAgentLoop
 from ...engine.agent_loop import settings_of as engine_settings_of
 from ...engine.conversation import AGENT_MESSAGE_ERRORS, Conversation
 from ...engine.data_dir import choose_data_dir, row_data_dir
-from ...engine.deprecation import moved
 from ...engine.rules import DEFAULT_MAX_ERRORS, DEFAULT_MAX_STEPS
 from ...engine.termination import TerminationReason
 from ...engine.users import UserConfig, positive_setting, user_settings

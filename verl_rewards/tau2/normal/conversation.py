@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from ...engine.deprecation import moved
+from ...deprecation import moved
 
 _CONVERSATION = "verl_rewards.engine.conversation"
 _RULES = "verl_rewards.engine.rules"

@@ -24,7 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ...engine.deprecation import moved
+from ...deprecation import moved
 from ..domain import Domain
 from ..errors import DataNotFoundError
 from ..tasks import Task

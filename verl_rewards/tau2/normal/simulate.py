@@ -27,9 +27,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ...deprecation import moved
 from ...engine.client import Endpoint, shared_client
 from ...engine.conversation import Conversation, trial_seeds
-from ...engine.deprecation import moved
 from ...engine.rules import DEFAULT_MAX_ERRORS, DEFAULT_MAX_STEPS
 from ...engine.simulate import (
     SAVE_EVERY_S,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from ...deprecation import moved_module
 from ...engine.conversation import Reply
-from ...engine.deprecation import moved_module
 from ...engine.users import FINAL_TURN, UserConfig
 from ..domain import Domain
 from ..tasks import Task

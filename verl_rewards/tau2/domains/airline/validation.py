@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from ....deprecation import moved
 from ....engine.toolkit import ToolError
 from .. import validation as v
-from ..moved import moved_names
 
 _FLIGHT_INFO = v.Model("FlightInfo", (("flight_number", v.string, v.REQUIRED), ("date", v.string, v.REQUIRED)))
 _PASSENGER = v.Model(
@@ -82,7 +82,7 @@ def no_attribute(item: Any, attr: str) -> ToolError:
     return ToolError(f"'{type(item).__name__}' object has no attribute '{attr}'")
 
 
-__getattr__ = moved_names(
+__getattr__ = moved(
     __name__,
     {
         "lax_int": "verl_rewards.tau2.domains.validation",

@@ -21,11 +21,11 @@ import datetime as _dt
 import hashlib
 from typing import Any
 
+from ....deprecation import moved
 from ....engine.state import DBState
 from ....engine.toolkit import GENERIC, READ, WRITE, Record, Toolkit, detached_record, tool
 from .. import validation as v
 from ..common import TRANSFER_MESSAGE
-from ..moved import moved_names
 from .data_model import BILL, LINE_ITEM
 
 TODAY = _dt.date(2025, 2, 25)
@@ -487,7 +487,7 @@ class TelecomTools(Toolkit):
         return True
 
 
-__getattr__ = moved_names(
+__getattr__ = moved(
     __name__,
     dict.fromkeys(
         (

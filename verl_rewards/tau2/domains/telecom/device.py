@@ -4,12 +4,12 @@ from here, with a DeprecationWarning, until 0.3.0."""
 
 from __future__ import annotations
 
-from ..moved import moved_names
+from ....deprecation import moved
 
 _PHONE = "verl_rewards.tau2.domains.telecom.phone"
 _TOOLS = "verl_rewards.tau2.domains.telecom.user_tools"
 
-__getattr__ = moved_names(
+__getattr__ = moved(
     __name__,
     {
         **dict.fromkeys(

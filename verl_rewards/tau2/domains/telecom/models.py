@@ -4,11 +4,11 @@ there, no longer tuples). The old names still import from here, with a Deprecati
 
 from __future__ import annotations
 
-from ..moved import moved_names
+from ....deprecation import moved
 
 _SHARED = "verl_rewards.tau2.domains.validation"
 
-__getattr__ = moved_names(
+__getattr__ = moved(
     __name__,
     {
         **dict.fromkeys(
