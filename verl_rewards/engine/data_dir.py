@@ -77,4 +77,8 @@ def resolve_data_dir(
         return candidate.resolve()
     if (root_path / files["db"]).is_file():
         return root_path.resolve()
-    raise DataNotFoundError(f"{label} data for domain {name!r} not found: neither {candidate} nor {root_path} holds it")
+    given = "data_dir=" if data_dir is not None else f"${env_var}"
+    raise DataNotFoundError(
+        f"{label} data for domain {name!r} not found: neither {candidate} nor {root_path} holds it "
+        f"(the folder {given} names)"
+    )
