@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from ..engine.client import Endpoint
 from ..engine.conversation import AGENT_MESSAGE_ERRORS
+from ..engine.simulate import RunConfig, SimulateError
 from ..engine.termination import TerminationReason
 from ..tau2.normal.simulate import SimulateConfig
 from ..tau_bench.simulate import DEFAULT_SPLIT as TAU_BENCH_SPLIT
@@ -220,8 +221,6 @@ def run(args: argparse.Namespace) -> int:
     interrupted."""
     import asyncio
 
-    from ..engine.simulate import SimulateError
-
     try:
         benchmark, domain = split_domain(args.domain)
         check_options(args, benchmark)
@@ -238,16 +237,8 @@ def run(args: argparse.Namespace) -> int:
         limits = {"max_steps": args.max_steps, "max_errors": args.max_errors}
         config = SimulateConfig(
             domain=domain,
-            agent=agent,
-            user=user,
-            out=args.out,
-            data_dir=args.data_dir,
-            task_ids=args.task_ids,
-            split=args.split,
-            num_trials=args.num_trials,
-            seed=args.seed,
+            **_run_settings(args, agent, user),
             enforce_communication_protocol=args.enforce_communication_protocol,
-            concurrency=args.concurrency,
             judge=judge,
             agent_message_errors=args.agent_message_errors,
             domain_options={"retrieval": args.retrieval} if args.retrieval else None,
@@ -272,6 +263,13 @@ def run(args: argparse.Namespace) -> int:
     )
 
 
+def _run_settings(args: argparse.Namespace, agent: Endpoint, user: Endpoint) -> dict[str, Any]:
+    """What both benchmarks' runs take from the command line: :class:`RunConfig`'s fields (their flags carry the
+    same names) and ``--concurrency``."""
+    named = {f.name: getattr(args, f.name) for f in fields(RunConfig) if f.name not in {"domain", "agent", "user"}}
+    return {**named, "agent": agent, "user": user, "concurrency": args.concurrency}
+
+
 def _all_failed_exit(outcomes: list) -> int:
     """1 with the first cause on stderr when every simulation ended at an endpoint (a typo'd model name, a
     dead server), else 0."""
@@ -294,15 +292,7 @@ def _simulate_tau_bench(args: argparse.Namespace, domain: str, agent: Endpoint, 
     limit = {"max_num_steps": args.max_num_steps} if args.max_num_steps is not None else {}
     config = TauBenchSimulateConfig(
         domain=SOURCE_PREFIX + domain,
-        agent=agent,
-        user=user,
-        out=args.out,
-        data_dir=args.data_dir,
-        task_ids=args.task_ids,
-        split=args.split,
-        num_trials=args.num_trials,
-        seed=args.seed,
-        concurrency=args.concurrency,
+        **_run_settings(args, agent, user),
         **limit,
     )
     results = asyncio.run(simulate_tau_bench(config))
