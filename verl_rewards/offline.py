@@ -172,7 +172,7 @@ def score_samples(samples: Iterable[Sample], reward_kwargs: Mapping[str, Any]) -
     config = ManagerConfig.from_reward_kwargs(reward_kwargs)
     router = Router(config, custom=None, default=None)
     # the rows are all known: the run's keys are those of the rewards they route to
-    keys, text = router.declared_keys(samples), router.text_keys(samples)
+    keys, text = router.extra_keys(samples)
     core = ScoringCore(None, config, router, keys, router.modules, text_keys=text)
 
     async def run_all() -> list:

@@ -93,14 +93,8 @@ class ContributionRewardManager(RewardManagerBase):
             custom_path=custom_path,
             tokenizer=tokenizer,
         )
-        self.core = ScoringCore(
-            tokenizer,
-            self.settings,
-            self.router,
-            self.router.declared_keys(),
-            self.router.modules,
-            text_keys=self.router.text_keys(),
-        )
+        keys, text_keys = self.router.extra_keys()
+        self.core = ScoringCore(tokenizer, self.settings, self.router, keys, self.router.modules, text_keys=text_keys)
         logger.info(
             "verl-rewards: contribution manager ready (contribution: %s; timeout_s=%s, on_error=%s)",
             self.settings.contribution.describe(),

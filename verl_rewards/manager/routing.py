@@ -54,6 +54,17 @@ def _reward_fn_field(value: Any) -> Any:
     return _NOT_A_NAME
 
 
+def _row_choice(sample: Sample) -> tuple[Any, Any]:
+    """A row's own reward choice (rule 1): the raw ``reward_fn`` field (the row's, else ``extra_info``'s) and that
+    value read by :func:`_reward_fn_field`."""
+    raw = sample.row.get("reward_fn")
+    choice = _reward_fn_field(raw)
+    if choice is None:
+        raw = sample.extra_info.get("reward_fn")
+        choice = _reward_fn_field(raw)
+    return raw, choice
+
+
 class _NotAName(Scorer):
     """The scorer of a row whose ``reward_fn`` field is not a name: the call fails, so the sample gets the
     fallback score with ``reward_error=1`` and a logged reason, and the step goes on."""
@@ -103,7 +114,7 @@ class Router:
             if name:
                 self._named_scorer(name)  # unknown names fail now, not at the first sample
         self._families: dict[str, Scorer] = configured_family_scorers(config, tokenizer)
-        self._by_source: dict[str, Scorer] = {}
+        self._by_source: dict[str, tuple[Scorer, str]] = {}
 
     # ----------------------------------------------------------------------------------- setup
     @staticmethod
@@ -154,48 +165,28 @@ class Router:
 
     def _routed(self, samples: Iterable[Sample]) -> list[Scorer | Family]:
         out: dict[int, Scorer | Family] = {}
+        registered = {n.lower() for n in registered_names()}
         for sample in samples:
-            raw = sample.row.get("reward_fn")
-            choice = _reward_fn_field(raw)
-            if choice is None:
-                choice = _reward_fn_field(sample.extra_info.get("reward_fn"))
+            choice = _row_choice(sample)[1]
             target: Scorer | Family | None = None
-            if isinstance(choice, str) and choice.lower() in {n.lower() for n in registered_names()}:
+            if isinstance(choice, str) and choice.lower() in registered:
                 target = self._named_scorer(choice)
             elif choice is None:
-                target = self._target_of(sample.data_source)
+                target = self._rule_for(sample.data_source)[0]
             if target is not None:
                 out.setdefault(id(target), target)
         return list(out.values())
 
-    def _target_of(self, data_source: str) -> Scorer | Family | None:
-        """What rules 2-6 pick for ``data_source``, without building a family's scorer."""
-        if data_source in self.by_source:
-            return self._named_scorer(self.by_source[data_source])
-        if self.reward_fn:
-            return self._named_scorer(self.reward_fn)
-        if self.custom is not None:
-            return self.custom
-        for family in families():
-            if family.matches(data_source):
-                return family
-        return self.default
-
-    def declared_keys(self, samples: Iterable[Sample] | None = None) -> list[str]:
-        """Every extra key a sample of this run may report: those of :meth:`reachable`, in a fixed order."""
-        return list(dict.fromkeys(k for target in self.reachable(samples) for k in target.extra_keys))
-
-    def text_keys(self, samples: Iterable[Sample] | None = None) -> list[str]:
-        """Those of :meth:`declared_keys` that hold text (a sample without one reports ``""``)."""
-        return list(dict.fromkeys(k for target in self.reachable(samples) for k in target.text_keys))
+    def extra_keys(self, samples: Iterable[Sample] | None = None) -> tuple[list[str], list[str]]:
+        """Every extra key a sample of this run may report (those of :meth:`reachable`, in a fixed order), and those
+        of them that hold text (a sample without one reports ``""``)."""
+        targets = self.reachable(samples)
+        declared = list(dict.fromkeys(k for target in targets for k in target.extra_keys))
+        return declared, list(dict.fromkeys(k for target in targets for k in target.text_keys))
 
     # --------------------------------------------------------------------------------- routing
     def __call__(self, sample: Sample) -> Scorer:
-        raw = sample.row.get("reward_fn")
-        row_choice = _reward_fn_field(raw)
-        if row_choice is None:
-            raw = sample.extra_info.get("reward_fn")
-            row_choice = _reward_fn_field(raw)
+        raw, row_choice = _row_choice(sample)
         if row_choice is _NOT_A_NAME:
             return _NotAName(raw)
         if row_choice:
@@ -214,7 +205,24 @@ class Router:
         return self._for_source(data_source)[1]
 
     def _for_source(self, data_source: str) -> tuple[Scorer, str]:
-        """Rules 2-6 of the module doc: the scorer of ``data_source`` and the rule that chose it."""
+        """The scorer of ``data_source`` and the rule that chose it (:meth:`_rule_for`; a family's scorer is built
+        once), remembered per data source."""
+        hit = self._by_source.get(data_source)
+        if hit is not None:
+            return hit
+        target, rule = self._rule_for(data_source)
+        if target is None:
+            raise LookupError(f"no scoring function for data_source {data_source!r} and no default configured")
+        if isinstance(target, Family):
+            if target.name not in self._families:
+                self._families[target.name] = self._build(target)
+            target = self._families[target.name]
+        self._by_source[data_source] = (target, rule)
+        return target, rule
+
+    def _rule_for(self, data_source: str) -> tuple[Scorer | Family | None, str]:
+        """Rules 2-6 of the module doc: what scores ``data_source`` (a family, not yet its scorer; None when nothing
+        does) and the rule that chose it."""
         if data_source in self.by_source:
             name = self.by_source[data_source]
             return self._named_scorer(name), f"reward {name!r} (reward_fn_by_source)"
@@ -224,12 +232,5 @@ class Router:
             return self.custom, f"the custom function {self.custom.name!r} (reward.custom_reward_function)"
         for family in families():
             if family.matches(data_source):
-                scorer = self._by_source.get(data_source) or self._families.get(family.name)
-                if scorer is None:
-                    scorer = self._families[family.name] = self._build(family)
-                self._by_source[data_source] = scorer
-                return scorer, f"the {family.name} family"
-        if self.default is None:
-            raise LookupError(f"no scoring function for data_source {data_source!r} and no default configured")
-        self._by_source[data_source] = self.default
+                return family, f"the {family.name} family"
         return self.default, "verl's default_compute_score (it raises for data sources it does not know)"
