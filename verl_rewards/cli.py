@@ -1,7 +1,8 @@
 """The verl-rewards command: doctor (is the plugin active here?), demo, score (offline), prepare (datasets to verl
 parquet), simulate (tau2 or tau-bench normal mode against served models), eval (pass^k and tau2 statistics of verl
 dumps / tau2 results / tau-bench results), check (a main_ppo config, as a run's start-up would), smoke (verl's
-main_ppo on the CPU with a tiny model), export-sft (verl multi-turn SFT data from gold or successful runs)."""
+main_ppo on the CPU with a tiny model), learn (a tiny model taught by our reward on the CPU: SFT, then GRPO),
+export-sft (verl multi-turn SFT data from gold or successful runs)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from .commands import score as _score
 from .commands import simulate as _simulate
 from .commands.common import CliParser
 from .cpu import command as _smoke
+from .cpu import learn as _learn
 from .deprecation import moved
 from .evaluation import command as _eval
 from .gold import command as _export_sft
@@ -25,7 +27,9 @@ from .gold import command as _export_sft
 __all__ = ["COMMANDS", "build_parser", "main"]
 
 #: every command, in the order ``--help`` lists them: a module with ``add_parser(subparsers)`` and ``run(args)``
-COMMANDS: tuple[ModuleType, ...] = (_doctor, _demo, _score, _prepare, _simulate, _eval, _check, _smoke, _export_sft)
+COMMANDS: tuple[ModuleType, ...] = (
+    _doctor, _demo, _score, _prepare, _simulate, _eval, _check, _smoke, _learn, _export_sft,
+)  # fmt: skip
 
 
 def build_parser() -> CliParser:

@@ -222,8 +222,11 @@ def cpu_overrides(
     policy: str,
     loops_yaml: Path | None,
     wandb: bool,
+    max_new_tokens: int = 48,
 ) -> list[str]:
-    """The Hydra overrides that put a recipe on the CPU (after the recipe's own, before the user's)."""
+    """The Hydra overrides that put a recipe on the CPU (after the recipe's own, before the user's). ``policy``:
+    ``script`` (every rollout scripted), ``mixed`` (scripted and sampled ones) or ``sample``; sampled turns are cut
+    at ``max_new_tokens``."""
     rollout = "actor_rollout_ref.rollout"
     out_list = [
         f"actor_rollout_ref.model.path={model}",
@@ -275,7 +278,7 @@ def cpu_overrides(
         "reward.num_workers=1",
     ]
     if policy != "script":  # sampled turns of a random model: short (scripted turns are never cut by the cap)
-        out_list.append(f"+{rollout}.engine_kwargs.hf_cpu.max_new_tokens=48")
+        out_list.append(f"+{rollout}.engine_kwargs.hf_cpu.max_new_tokens={max_new_tokens}")
     if policy == "sample":  # no script bounds the conversation
         out_list.append(f"{rollout}.multi_turn.max_assistant_turns=4")
         out_list.append(f"{rollout}.multi_turn.max_user_turns=4")

@@ -133,6 +133,13 @@ class SeededServer:
         )
 
 
+def trajectory_key(base: int, split: str, step: int, index: int, session: int) -> tuple[Any, ...]:
+    """What a trajectory's seeds are made of: the rollout seed, the split, the training step (0 in validation: every
+    validation draws the same numbers), the row's index and the rollout's session; :class:`SeededServer` adds the
+    call's number in the trajectory."""
+    return (base, split, step if split == "train" else 0, index, session)
+
+
 def sample_seed(*parts: Any) -> int:
     """A 63-bit seed from ``parts`` (their ``repr``): the same parts give the same seed in every process."""
     digest = hashlib.blake2b(repr(parts).encode("utf-8"), digest_size=8).digest()
@@ -192,10 +199,10 @@ class PolicyAgentLoop(AgentLoopBase):
     def seed_key(self, kwargs: dict[str, Any]) -> tuple[Any, ...]:
         """What this trajectory's seeds are made of (see the module doc); the call number is added per request.
         Without verl's ``session_id`` (the legacy agent loop) each trajectory takes the next number of a counter."""
-        step = _as_int(kwargs.get("global_steps")) if self.split == "train" else 0
         base = _as_int(getattr(self.rollout_config, "seed", 0))
         session = _as_int(kwargs["session_id"]) if "session_id" in kwargs else next(_UNNUMBERED)
-        return (base, self.split, step, _as_int(kwargs.get("index")), session)
+        step, index = _as_int(kwargs.get("global_steps")), _as_int(kwargs.get("index"))
+        return trajectory_key(base, self.split, step, index, session)
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
         import hydra
