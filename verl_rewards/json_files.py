@@ -64,7 +64,7 @@ def _parse_line(line: bytes | bytearray, where: str, error: ErrorType = ValueErr
         raise error(f"{where}: not valid UTF-8 ({exc.reason} at byte {exc.start} of the line)") from None
     if first:
         text = text.removeprefix("\ufeff")
-    return _loads(text, lambda _: where, error)
+    return _loads(text.rstrip("\r\n"), lambda _: where, error)  # columns counted within the line
 
 
 def load_json(path: str | Path, error: ErrorType = ValueError) -> Any:

@@ -298,7 +298,8 @@ def export_results(
             try:
                 tasks[(t.task_id, t.mode)] = _split_of(t.source, t.task_id, data_dir, t.mode)
             except (KeyError, ValueError, OSError) as exc:
-                raise ExportError(f"{t.place}: {str(exc).strip(chr(39) + chr(34))}") from None
+                why = exc.args[0] if type(exc) is KeyError and exc.args else exc  # KeyError's str() is a repr
+                raise ExportError(f"{t.place}: {why}") from None
     held = sorted({f"{tid} ({info[0]})" for (tid, _), info in tasks.items() if info[0]})
     if held and not allow_split_mix:
         raise ExportError(
