@@ -29,7 +29,6 @@ logger = logging.getLogger("verl_rewards")
 
 #: the extra key holding the recorded conversation (JSON text)
 TRAJECTORY_KEY = "trajectory_json"
-#: longest recorded text (characters); a longer conversation is not recorded (logged once per process)
 #: the flag of a sample whose recorded messages cannot be written as JSON (0 or 1)
 TRAJECTORY_ERROR_KEY = "trajectory_error"
 #: the extra keys ``record_trajectory`` adds (the first is text)
