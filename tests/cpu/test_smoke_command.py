@@ -211,8 +211,9 @@ def test_the_warm_start_recipe_composes_the_cpu_sft_stage(tmp_path: Path):
 def test_the_dashes_right_after_the_family_pass_the_overrides(capsys):
     args = _parse("tau2", "--", "a.b=1", "+c=[x,y]")  # argparse drops this "--"
     assert split_arguments(args) == ["a.b=1", "+c=[x,y]"] and args.steps == 2
-    args = _parse("toolrl", "--", "--cfg", "job")
+    args = _parse("toolrl", "--", "--cfg", "job")  # Hydra's own flags too
     assert split_arguments(args) == ["--cfg", "job"]
+    assert split_arguments(_parse("toolrl", "--steps", "3")) == []
     # options before FAMILY, then "--": the overrides reach the run, which stops at the bad --steps
     assert main(["smoke", "--steps", "0", "tau2", "--", "reward.reward_kwargs.contribution.type=C2"]) == 1
     assert "FAILED at stage set-up: --steps" in capsys.readouterr().err

@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 from ..coerce import finite_float
-from ..commands.common import CliParser, fail
 from .smoke_data import (  # noqa: F401 - SmokeError, the data and SFT helpers are imported from here too
     SMOKE_LOOP,
     SmokeData,
@@ -42,11 +41,10 @@ from .smoke_data import (  # noqa: F401 - SmokeError, the data and SFT helpers a
 from .smoke_sft import SftPlan, _sft_data, check_sft, sft_checkpoint, sft_env  # noqa: F401
 
 HELP = "run a family's recipe through verl's real main_ppo on the CPU (tiny model, a few steps)"
+OVERRIDES_HELP = "-- OVERRIDES: Hydra overrides for main_ppo, after ours (yours win), passed on unchanged"
 STAGES = ("set-up", "sft", "rollout", "reward", "update", "validation", "checkpoint")
 WARM_START_RECIPE = "recipes/warm_start/run_warm_start.sh"
 REPO = Path(__file__).resolve().parents[2]
-#: the attribute holding the Hydra overrides given after "--"
-PASSTHROUGH = "hydra_overrides"
 
 
 @dataclass(frozen=True)
@@ -84,11 +82,11 @@ FAMILIES: dict[str, FamilySpec] = {
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Add the ``smoke`` subcommand to the ``verl-rewards`` subparsers."""
-    p = sub.add_parser("smoke", help=HELP, description=HELP)
-    p.passthrough = PASSTHROUGH  # what follows "--" (a CliParser hands it over unparsed)
+    p = sub.add_parser("smoke", help=HELP, description=HELP, epilog=OVERRIDES_HELP)
+    p.passthrough = "overrides"  # what follows the first "--", unparsed (verl-rewards' CliParser)
+    p.set_defaults(overrides=[])
     _add_options(p)
     p.add_argument("family", choices=sorted(FAMILIES), help="the family whose recipe runs")
-    p.add_argument("overrides", nargs=argparse.REMAINDER, help="-- then Hydra overrides, passed through unchanged")
     return p
 
 
@@ -155,18 +153,9 @@ def _seconds(text: str) -> float:
 
 
 def split_arguments(args: argparse.Namespace) -> list[str]:
-    """Options given after FAMILY are parsed into ``args``; the Hydra overrides after ``--`` are returned unchanged
-    (the smoke parser hands them over unparsed: :attr:`~verl_rewards.commands.common.CliParser.passthrough`)."""
-    rest = list(args.overrides or [])
-    passed = getattr(args, PASSTHROUGH, None)
-    if passed is None and "--" in rest:  # a plain argparse parser: its "--" survives only after options
-        cut = rest.index("--")
-        rest, passed = rest[:cut], rest[cut + 1 :]
-    if rest:
-        parser = CliParser(prog="verl-rewards smoke FAMILY", add_help=False)  # one-line usage errors, exit code 2
-        _add_options(parser)
-        parser.parse_args(rest, namespace=args)
-    return list(passed or [])
+    """The Hydra overrides given after ``--``: the smoke parser (a ``CliParser`` with ``passthrough``) hands them
+    over unparsed, as argparse alone cannot (it drops a ``--`` right after FAMILY)."""
+    return list(args.overrides or [])
 
 
 # -- set-up ----------------------------------------------------------------------------------------------------
@@ -457,8 +446,10 @@ def run(args: argparse.Namespace) -> int:
         out = Path(args.out or f"smoke/{name}-{stamp}").resolve()
         try:
             out.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            return fail("smoke", f"--out {out}: cannot create this folder ({exc.strerror or exc})")
+        except OSError as exc:  # a usage error, as argparse's: one line, exit code 2
+            why = f"--out {out}: cannot create this folder ({exc.strerror})"
+            print(f"verl-rewards smoke: error: {why}", file=sys.stderr)
+            return 2
         for stale in ("metrics.jsonl", "checkpoints", "sft_metrics.jsonl", "sft"):
             if (out / stale).exists():
                 raise SmokeError("set-up", f"{out / stale} exists: use a fresh --out folder")
