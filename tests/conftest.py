@@ -88,7 +88,19 @@ def missing_data_summary(skipped: list) -> str | None:
     )
 
 
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """In CI (``CI`` set) a test skipped for missing benchmark data fails the run: CI installs the data first."""
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if _in_ci() and reporter is not None and session.exitstatus == pytest.ExitCode.OK:
+        if missing_data_summary(reporter.stats.get("skipped", [])):
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config) -> None:
     line = missing_data_summary(terminalreporter.stats.get("skipped", []))
     if line:
-        terminalreporter.write_line(line, yellow=True)
+        terminalreporter.write_line(line + (" [CI: this fails the run]" if _in_ci() else ""), yellow=True)
