@@ -74,7 +74,13 @@ def status(bench: Benchmark, folder: Path) -> Status:
 
 def install(bench: Benchmark, root: Path, mirror: Mirror, *, progress: bool = True) -> Report:
     """Make ``root/<bench>`` hold every file of ``bench``, checked (see the module doc); raises
-    :class:`~.mirror.FetchError` (or :class:`~.convert.ConvertError`) and leaves the folder as it was."""
+    :class:`~.mirror.FetchError` (or :class:`~.convert.ConvertError`) and leaves the folder as it was. Another
+    install into the same ``root`` waits for this one."""
+    with _exclusive(root):
+        return _install(bench, root, mirror, progress)
+
+
+def _install(bench: Benchmark, root: Path, mirror: Mirror, progress: bool) -> Report:
     live = root / bench.name
     report = Report(bench.name, live)
     if status(bench, live).verified:
@@ -97,7 +103,7 @@ def install(bench: Benchmark, root: Path, mirror: Mirror, *, progress: bool = Tr
     # tqdm: None draws the bar only on a terminal
     with tqdm(total=total, unit="B", unit_scale=True, desc=bench.name, disable=None if progress else True) as bar:
         with _client(mirror) as client:
-            failed = threading.Event()  # after one failure the queued files are not started
+            failed = threading.Event()  # after a failure (or Ctrl-C) the queued files are not started
 
             def one(f: DataFile) -> None:
                 if failed.is_set():
@@ -109,9 +115,15 @@ def install(bench: Benchmark, root: Path, mirror: Mirror, *, progress: bool = Tr
                     raise
 
             copies = [f for f in todo if mirror.layout == "data" or f.convert is None]
-            with ThreadPoolExecutor(max_workers=PARALLEL_DOWNLOADS if mirror.is_url else 1) as pool:
+            pool = ThreadPoolExecutor(max_workers=PARALLEL_DOWNLOADS if mirror.is_url else 1)
+            try:
                 for _ in pool.map(one, copies):
                     pass
+            except BaseException:
+                failed.set()
+                raise
+            finally:
+                pool.shutdown(wait=True, cancel_futures=True)
             for f in todo:  # conversions one by one: they may share upstream files
                 if f not in copies:
                     one(f)
@@ -121,6 +133,24 @@ def install(bench: Benchmark, root: Path, mirror: Mirror, *, progress: bool = Tr
     with contextlib.suppress(OSError):
         (root / INCOMING).rmdir()
     return report
+
+
+@contextlib.contextmanager
+def _exclusive(root: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the folder ``root`` itself (no lock file is left behind) where the system has
+    ``flock``."""
+    root.mkdir(parents=True, exist_ok=True)
+    try:
+        import fcntl
+    except ImportError:  # not POSIX
+        yield
+        return
+    fd = os.open(root, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def _cost(f: DataFile, mirror: Mirror) -> int:

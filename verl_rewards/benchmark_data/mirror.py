@@ -14,7 +14,6 @@ and refused (:class:`CorruptFileError`).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 from collections.abc import Callable
@@ -23,7 +22,7 @@ from pathlib import Path
 
 import httpx
 
-from .manifest import Benchmark, DataFile, Pinned
+from .manifest import Benchmark, DataFile, Pinned, sha256_of
 
 DEFAULT_SOURCE = "https://raw.githubusercontent.com"
 _CHUNK = 1 << 16
@@ -89,15 +88,11 @@ def open_mirror(value: str | None, benchmarks: list[Benchmark]) -> Mirror:
 
 def check(path: Path, pinned: Pinned, where: str) -> None:
     """Refuse (delete, :class:`CorruptFileError`) ``path`` unless it has ``pinned``'s size and sha256."""
-    size = path.stat().st_size
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    if size != pinned.size or digest.hexdigest() != pinned.sha256:
+    size, digest = path.stat().st_size, sha256_of(path)
+    if size != pinned.size or digest != pinned.sha256:
         path.unlink()
         raise CorruptFileError(
-            f"{where} refused: {size:,} bytes with sha256 {digest.hexdigest()[:16]}..., the manifest pins "
+            f"{where} refused: {size:,} bytes with sha256 {digest[:16]}..., the manifest pins "
             f"{pinned.size:,} bytes with sha256 {pinned.sha256[:16]}... (a corrupt or wrong mirror)"
         )
 

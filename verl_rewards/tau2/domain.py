@@ -5,9 +5,9 @@ What a domain is made of (data file names, toolkits, normalisers, hooks) is its
 module reads the domain spec's files into a :class:`Domain` and builds
 :class:`~verl_rewards.engine.environment.Environment` objects from its toolkits over copy-on-write DB states.
 
-The data directory is the ``data_dir`` argument, else the ``TAU2_DATA_DIR`` environment variable
-(:mod:`verl_rewards.engine.data_dir`). It holds one folder per domain (``<dir>/mock/db.json``); a directory that
-directly holds the domain's files is accepted too.
+The data directory is the ``data_dir`` argument, else the ``TAU2_DATA_DIR`` environment variable, else the folder
+``verl-rewards data get tau2`` installs (:mod:`verl_rewards.engine.data_dir`). It holds one folder per domain
+(``<dir>/mock/db.json``); a directory that directly holds the domain's files is accepted too.
 """
 
 from __future__ import annotations

@@ -3,10 +3,11 @@
 A domain folder holds tau-bench's files as shipped: the three data JSON files (retail ``orders``, ``products``,
 ``users``; airline ``flights``, ``reservations``, ``users``), ``wiki.md`` (the agent's system prompt),
 ``tasks_<split>.json`` (tau-bench's ``Task`` objects, ``{user_id, actions: [{name, kwargs}], instruction,
-outputs}``, list index = task index), ``tools_info.json`` (the ``tools=`` list tau-bench gives the agent) and,
-optionally, ``gold_data_hashes.json`` (tau-bench's own hashes, used by the tests).
+outputs}``, list index = task index) and ``tools_info.json`` (the ``tools=`` list tau-bench gives the agent); the
+last two are made from tau-bench's Python files by ``verl-rewards data get tau_bench``.
 
-The data directory is the ``data_dir`` argument, else ``TAU_BENCH_DATA_DIR`` (:mod:`verl_rewards.engine.data_dir`):
+The data directory is the ``data_dir`` argument, else ``TAU_BENCH_DATA_DIR``, else the installed folder
+(:mod:`verl_rewards.engine.data_dir`):
 a folder holding ``retail/`` and ``airline/``, or a domain folder itself. Task ids are ``"<split>/<index>"``
 (``"train/0"``), the index as tau-bench numbers tasks. Splits: retail ``train`` (500), ``test`` (115), ``dev`` (20);
 airline ``test`` (50).
