@@ -40,10 +40,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         f"folder laid out as the data folder (holding tau2/ and tau_bench/, e.g. a copy of one) "
         f"(default: {DEFAULT_SOURCE})",
     )
-    get.add_argument("--root", type=Path, default=None, help=root_help)
+    get.add_argument("--root", type=Path, default=None, metavar="DIR", help=root_help)
     get.add_argument("--no-progress", action="store_true", help="no progress bar (it is drawn only on a terminal)")
     status = commands.add_parser("status", help="list which benchmarks' files are present and match the manifest")
-    status.add_argument("--root", type=Path, default=None, help=root_help)
+    status.add_argument("--root", type=Path, default=None, metavar="DIR", help=root_help)
     return parser
 
 
