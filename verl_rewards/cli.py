@@ -1,8 +1,8 @@
-"""The verl-rewards command: doctor (is the plugin active here?), demo, score (offline), prepare (datasets to verl
-parquet), simulate (tau2 or tau-bench normal mode against served models), eval (pass^k and tau2 statistics of verl
-dumps / tau2 results / tau-bench results), check (a main_ppo config, as a run's start-up would), smoke (verl's
-main_ppo on the CPU with a tiny model), learn (a tiny model taught by our reward on the CPU: SFT, then GRPO),
-export-sft (verl multi-turn SFT data from gold or successful runs)."""
+"""The verl-rewards command: doctor (is the plugin active here?), data (get the benchmarks' data files), demo, score
+(offline), prepare (datasets to verl parquet), simulate (tau2 or tau-bench normal mode against served models), eval
+(pass^k and tau2 statistics of verl dumps / tau2 results / tau-bench results), check (a main_ppo config, as a run's
+start-up would), smoke (verl's main_ppo on the CPU with a tiny model), learn (a tiny model taught by our reward on
+the CPU: SFT, then GRPO), export-sft (verl multi-turn SFT data from gold or successful runs)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from . import check as _check
+from .benchmark_data import command as _data
 from .commands import demo as _demo
 from .commands import doctor as _doctor
 from .commands import prepare as _prepare
@@ -19,17 +20,27 @@ from .commands import score as _score
 from .commands import simulate as _simulate
 from .commands.common import CliParser
 from .cpu import command as _smoke
-from .cpu import learn as _learn
 from .deprecation import moved
 from .evaluation import command as _eval
 from .gold import command as _export_sft
+from .learning import command as _learn
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
 #: every command, in the order ``--help`` lists them: a module with ``add_parser(subparsers)`` and ``run(args)``
 COMMANDS: tuple[ModuleType, ...] = (
-    _doctor, _demo, _score, _prepare, _simulate, _eval, _check, _smoke, _learn, _export_sft,
-)  # fmt: skip
+    _doctor,
+    _data,
+    _demo,
+    _score,
+    _prepare,
+    _simulate,
+    _eval,
+    _check,
+    _smoke,
+    _learn,
+    _export_sft,
+)
 
 
 def build_parser() -> CliParser:

@@ -1,5 +1,6 @@
 """What a smoke run's files say once ``main_ppo`` has exited: the stage a failed run died in, the first reward error
-in its log, and whether the reward reached the update (:func:`check_signal`).
+in its log, the time per stage, whether every step, validation and the checkpoint are there (:func:`check_run`) and
+whether the reward reached the update (:func:`check_signal`).
 
 The log is the run's own (``OUT/run.log``: everything ``main_ppo`` and its Ray actors printed). A failed run often
 ends with an error that is only a consequence (every group of a step failed, so TransferQueue is asked for no
@@ -136,6 +137,45 @@ def first_reward_error(log: str) -> str | None:
                     return _bounded(f"{what}: {exc.group(1)}: {exc.group(2)}")
             return _bounded(what)
     return None
+
+
+def stage_timings(records: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """Seconds per stage, summed over the training steps (verl's ``timing_s/*``)."""
+    groups = {
+        "rollout (incl. streaming reward)": ("gen",),
+        "reward": ("reward",),
+        "update": ("old_log_prob", "ref", "adv", "update_actor", "update_weights"),
+        "validation": ("testing",),
+        "checkpoint": ("save_checkpoint",),
+        "steps total": ("step",),
+    }
+    out: dict[str, float] = {}
+    for name, keys in groups.items():
+        total = 0.0
+        seen = False
+        for rec in records:
+            data = rec.get("data") or {}
+            for key in keys:
+                value = data.get(f"timing_s/{key}")
+                if isinstance(value, (int, float)) and math.isfinite(value):
+                    total += float(value)
+                    seen = True
+        if seen:
+            out[name] = total
+    return out
+
+
+def check_run(out: Path, steps: int, records: Sequence[Mapping[str, Any]]) -> None:
+    """After a zero exit: the steps, both validations and the checkpoint are there, else the stage that is not."""
+    train = [r for r in records if any(k.startswith("actor/") for k in r.get("data") or {})]
+    if len(train) < steps:
+        raise SmokeError("update", f"{len(train)} of {steps} training steps logged in {out / 'metrics.jsonl'}")
+    vals = [r for r in records if any(k.startswith("val-") for k in r.get("data") or {})]
+    if len(vals) < 2:
+        raise SmokeError("validation", f"{len(vals)} validation record(s) in metrics.jsonl; expected before and after")
+    ckpt = out / "checkpoints" / f"global_step_{steps}"
+    if not ckpt.is_dir():
+        raise SmokeError("checkpoint", f"no checkpoint at {ckpt}")
 
 
 def _number(data: Mapping[str, Any], key: str) -> float | None:

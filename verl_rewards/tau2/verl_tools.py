@@ -45,7 +45,9 @@ from typing import Any
 from verl.tools.schemas import OpenAIFunctionToolSchema
 
 from ..deprecation import moved
+from ..engine.data_dir import TAU2_DATA
 from ..engine.environment import Environment
+from ..engine.steps import Progress
 from ..engine.termination import TerminationReason
 from ..engine.trajectory import ToolCall
 from ..engine.verl_tools import (
@@ -56,7 +58,7 @@ from ..engine.verl_tools import (
     not_run_with_stop,
 )
 from .data import DONE_TOOL, done_schema
-from .domain import DATA_DIR_ENV, Domain, load_domain
+from .domain import Domain, load_domain
 from .evaluators.action import compare_action
 from .registry import domain_spec
 from .tasks import Action, Task
@@ -75,6 +77,16 @@ def progress_targets(domain: Domain, task: Task) -> tuple[Action, ...]:
     return tuple(writes or actions)
 
 
+def matches_target(target: Action, name: str, arguments: dict[str, Any]) -> bool:
+    """Whether a call that ran without error matches a progress target (tau2's ACTION rule)."""
+    return compare_action(target, ToolCall(id="", name=name, arguments=arguments))
+
+
+def progress(domain: Domain, task: Task) -> Progress:
+    """tau2's progress rule for ``value_est`` (solo mode's sessions and normal mode's conversations)."""
+    return Progress(progress_targets(domain, task), matches_target)
+
+
 class Tau2Session(EpisodeSession):
     """The episode of one trajectory on a tau2 domain: tau2's solo mode, ``done`` as the stop tool, the gold
     actions as progress targets under tau2's ACTION rule, a successful terminate-tool call as ``user_stop``."""
@@ -85,13 +97,9 @@ class Tau2Session(EpisodeSession):
         """The episode's environment: tau2's solo mode (no user simulator; the agent may act for the customer)."""
         return self.domain.make_env(self.task.id, solo_mode=True)
 
-    def progress_targets(self) -> tuple[Any, ...]:
-        """The gold actions ``value_est`` counts (see the module doc)."""
-        return progress_targets(self.domain, self.task)
-
-    def matches_target(self, target: Any, name: str, arguments: dict[str, Any]) -> bool:
-        """Whether a call that ran without error matches a progress target (tau2's ACTION rule)."""
-        return compare_action(target, ToolCall(id="", name=name, arguments=arguments))
+    def progress(self) -> Progress:
+        """The gold actions ``value_est`` counts, under tau2's ACTION rule (see the module doc)."""
+        return progress(self.domain, self.task)
 
     def ends_episode(self, name: str, error: bool) -> str | None:
         """The termination a call that just ran causes, or None (tau2: a successful terminate-tool call)."""
@@ -122,7 +130,7 @@ class Tau2Tool(EpisodeTool):
     """
 
     label = "tau2"
-    data_dir_env = DATA_DIR_ENV
+    benchmark_data = TAU2_DATA
 
     def _default_schema(self) -> OpenAIFunctionToolSchema:
         name, domain = self.config.get("name"), self.config.get("domain")

@@ -34,8 +34,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from .learn_eval import Evaluation, Sampling, evaluate
-from .smoke_data import SmokeData, SmokeError, read_metrics
+from ..cpu.smoke_data import SmokeData, SmokeError, read_metrics
+from .evaluate import Evaluation, Sampling, evaluate
 
 HELP = "show on the CPU that our reward teaches a policy: a tiny model, SFT on gold answers, GRPO on sampled rollouts"
 STAGES = ("set-up", "sft", "rollout", "reward", "update", "validation", "checkpoint", "learning")
@@ -108,11 +108,11 @@ def _data(plan: Plan, source: Path, out: Path) -> tuple[SmokeData, list[dict[str
 
     import pandas as pd
 
+    from ..cpu.policy import DEFAULT_SCRIPT_SOURCE
+    from ..cpu.smoke_data import _wrap_loops
     from ..gold.export import export_gold
     from ..gold.rows import plain
     from ..toolrl.data import prepare_toolrl
-    from .policy import DEFAULT_SCRIPT_SOURCE
-    from .smoke_data import _wrap_loops
 
     prepared = out / "data" / "prepared"
     report = prepare_toolrl(source, prepared, split="train", show_progress=False, report_to=io.StringIO())
@@ -134,7 +134,7 @@ def _overrides(plan: Plan, out: Path) -> list[str]:
     """The learning run's Hydra overrides, after the CPU ones: sampled rollouts only, no KL term (no reference model
     to run), the actor's learning rate, the seeds, validation every ``test_freq`` steps with ``trials`` samples per
     row and its dumps, the ordered batches and a Hugging Face copy of the last actor."""
-    from .sampler import SAMPLER_OVERRIDES
+    from ..cpu.sampler import SAMPLER_OVERRIDES
 
     rollout = "actor_rollout_ref.rollout"
     return [
@@ -155,7 +155,7 @@ def _overrides(plan: Plan, out: Path) -> list[str]:
 
 
 def _prompt_length(model: str, data: SmokeData) -> int:
-    from .smoke_data import _prompt_tokens
+    from ..cpu.smoke_data import _prompt_tokens
 
     return 128 * math.ceil((_prompt_tokens(model, data) + 16) / 128)
 
@@ -179,11 +179,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _learn(plan: Plan, source: Path | None, out: Path, timeout: float, started: float) -> bool:
+    from ..cpu.command import REPO, WARM_START_RECIPE, _stream, check_run, cpu_overrides, recipe_env
+    from ..cpu.model import build_tiny_qwen2
+    from ..cpu.smoke_checks import check_signal, failed_stage, first_reward_error
+    from ..cpu.smoke_sft import SftPlan, check_sft, sft_checkpoint, sft_env
     from ..toolrl.data import SAMPLE_PATH
-    from .command import REPO, WARM_START_RECIPE, _stream, check_run, cpu_overrides, recipe_env
-    from .model import build_tiny_qwen2
-    from .smoke_checks import check_signal, failed_stage, first_reward_error
-    from .smoke_sft import SftPlan, check_sft, sft_checkpoint, sft_env
 
     t0 = time.monotonic()
     data, rows, sft_file, loops = _data(plan, source or SAMPLE_PATH, out)
@@ -257,7 +257,7 @@ def _report(
 ) -> bool:
     """Print the table and the verdict, write ``learn.json`` and ``learn.png``; True when GRPO raised the reward."""
     from ..gold import gold_reward, row_info
-    from .learn_report import dump_pass1, plot, series, table, write_json
+    from .report import dump_pass1, plot, series, table, write_json
 
     val_key = f"val-core/{rows[0]['data_source']}/reward/mean@{plan.trials}"
     verl_val = series(records, val_key)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..evaluation.passk import TOLERANCE
-from .learn_eval import Evaluation
+from .evaluate import Evaluation
 
 STAGES = ("before SFT", "after SFT", "after GRPO")
 

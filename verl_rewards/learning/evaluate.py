@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
+from ..cpu.names import ROLLOUT_NAME
+from ..cpu.policy import sample_seed, trajectory_key
 from ..evaluation.passk import TOLERANCE, pass_hat_ks
-from .names import ROLLOUT_NAME
-from .policy import sample_seed, trajectory_key
 
 
 @dataclass(frozen=True)
@@ -89,9 +89,9 @@ def evaluate(
     from transformers import AutoConfig, AutoTokenizer
     from verl.utils.tokenizer.continuous_token_wiring import create_continuous_token_builder
 
+    from ..cpu.rollout import HFCpuServer
     from ..offline import score_samples
     from ..scoring.sample import Sample
-    from .rollout import HFCpuServer
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     model_type = getattr(AutoConfig.from_pretrained(model_dir), "model_type", None)
