@@ -48,19 +48,19 @@ class Plan:
     """A learning run's settings (the defaults are the measured ones of the README)."""
 
     seed: int = 1
-    sft_steps: int = 60
+    sft_steps: int = 120
     sft_lr: float = 5e-3
     sft_batch: int = 8
-    steps: int = 20
-    lr: float = 1e-3
+    steps: int = 12
+    lr: float = 3e-4
     batch: int = 8
     n: int = 8
     trials: int = 4
-    temperature: float = 1.0
-    test_freq: int = 5
+    temperature: float = 0.7
+    test_freq: int = 4
     layers: int = 2
-    hidden: int = 128
-    max_new_tokens: int = 128
+    hidden: int = 64
+    max_new_tokens: int = 160
     response_length: int = 256
 
 
@@ -78,6 +78,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--batch-size", type=int, default=DEFAULT.batch, help="prompts per GRPO step")
     p.add_argument("--n", type=int, default=DEFAULT.n, help="sampled rollouts per prompt (the GRPO group)")
     p.add_argument("--trials", type=int, default=DEFAULT.trials, help="validation samples per row (pass^1..pass^k)")
+    p.add_argument(
+        "--temperature", type=float, default=DEFAULT.temperature, help="sampling temperature, training and validation"
+    )
     p.add_argument("--test-freq", type=int, default=DEFAULT.test_freq, help="GRPO steps between validations")
     p.add_argument("--input", default=None, help="ToolRL rows (.jsonl/.json/.parquet; default: the packaged sample)")
     p.add_argument("--out", default=None, help="output folder (default ./learn/toolrl-seed<SEED>-<time>)")
@@ -88,13 +91,15 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 def _plan(args: argparse.Namespace) -> Plan:
     plan = Plan(
         seed=args.seed, sft_steps=args.sft_steps, sft_lr=args.sft_lr, steps=args.steps, lr=args.lr,
-        batch=args.batch_size, n=args.n, trials=args.trials, test_freq=args.test_freq,
+        batch=args.batch_size, n=args.n, trials=args.trials, test_freq=args.test_freq, temperature=args.temperature,
     )  # fmt: skip
     for name in ("sft_steps", "steps", "batch", "n", "trials", "test_freq"):
         if getattr(plan, name) < 1:
             raise SmokeError("set-up", f"--{name.replace('_', '-').replace('batch', 'batch-size')} must be at least 1")
     if plan.n < 2:
         raise SmokeError("set-up", "--n must be at least 2: GRPO's advantage compares the rollouts of one prompt")
+    if not 0 < plan.temperature <= 2:
+        raise SmokeError("set-up", f"--temperature must be within (0, 2], got {plan.temperature}")
     for name in ("sft_lr", "lr"):
         if not 0 < getattr(plan, name) < 1:
             raise SmokeError("set-up", f"--{name.replace('_', '-')} must be within (0, 1), got {getattr(plan, name)}")
@@ -179,7 +184,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _learn(plan: Plan, source: Path | None, out: Path, timeout: float, started: float) -> bool:
-    from ..cpu.command import REPO, WARM_START_RECIPE, _stream, check_run, cpu_overrides, recipe_env
+    from ..cpu.command import REPO, WARM_START_RECIPE, _ended, _stream, check_run, cpu_overrides, recipe_env
     from ..cpu.model import build_tiny_qwen2
     from ..cpu.smoke_checks import check_signal, failed_stage, first_reward_error
     from ..cpu.smoke_sft import SftPlan, check_sft, sft_checkpoint, sft_env
@@ -200,6 +205,7 @@ def _learn(plan: Plan, source: Path | None, out: Path, timeout: float, started: 
     sft = SftPlan("toolrl", sft_file, len(rows), 0, [], plan.sft_steps, plan.sft_batch)
     env = recipe_env("toolrl", "rlla", "single", "", data, model, out, "scripted", plan.batch)
     env.update(sft_env(sft, out, lr=plan.sft_lr))
+    env["SFT_OVERRIDES"] += f" data.micro_batch_size_per_gpu={plan.sft_batch}"  # one forward per step
     env.update({"CONTRIBUTION": "0", "EXPERIMENT_NAME": "learn-toolrl"})
     for unset in ("SFT_MODEL_PATH", "SFT_VAL_FILES"):
         env.pop(unset, None)
@@ -220,10 +226,10 @@ def _learn(plan: Plan, source: Path | None, out: Path, timeout: float, started: 
     log = (out / "run.log").read_text(encoding="utf-8", errors="replace")
     if code != 0:
         if not hf.is_dir():
-            raise SmokeError("sft", f"the SFT stage exited with {code}; see {out / 'run.log'}")
+            raise SmokeError("sft", f"the SFT stage {_ended(code, timeout)}; see {out / 'run.log'}")
         steps_logged = sum(1 for r in records if any(k.startswith("actor/") for k in r.get("data") or {}))
         first = first_reward_error(log)
-        raise SmokeError(failed_stage(log, steps_logged), f"main_ppo exited with {code}; see {out / 'run.log'}"
+        raise SmokeError(failed_stage(log, steps_logged), f"main_ppo {_ended(code, timeout)}; see {out / 'run.log'}"
                          + (f"; first reward error: {first}" if first else ""))  # fmt: skip
     sft_losses = check_sft(out, plan.sft_steps)
     check_run(out, plan.steps, records)
