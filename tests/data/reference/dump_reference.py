@@ -9,6 +9,7 @@ tau-bench's ``litellm`` import is satisfied by a stub whose functions raise).
     python dump_reference.py tau_bench --src SRC --out DIR   # SRC: a tau-bench checkout (needs pydantic)
     python dump_reference.py package                   # tau2_tools.json -> verl_rewards/tau2/tool_schemas/*.json
     python dump_reference.py validation --out DIR      # needs tau2-bench importable
+    python dump_reference.py trajectories --out DIR    # needs tau2-bench importable and TAU2_DATA_DIR set
 
 ``package`` needs no reference: it splits this folder's ``tau2_tools.json`` into the package's schema files (the
 data the package shows the model), so they are written from the reference's output, never by hand.
@@ -206,6 +207,198 @@ def dump_validation(out: Path) -> None:
     _dump(out / "tau2_validation.json", {"_source": source, "cases": cases})
 
 
+# Trajectories played on tau2's own environments (tau2_trajectories.json): each scenario is a list of tool calls
+# (requestor, name, arguments) played live on the task's environment (tau2's ``get_response`` and the orchestrator's
+# ``sync_tools`` after every step); per call tau2's tool message and the DB hashes after it, then tau2's
+# ``evaluate_simulation(..., EvaluationType.ALL)`` of the whole trajectory.
+TELECOM_TRAJECTORY_TASKS = [
+    "[mms_issue]bad_network_preference|user_abroad_roaming_disabled_on[PERSONA:None]",
+    "[mms_issue]airplane_mode_on|bad_network_preference|user_abroad_roaming_disabled_on[PERSONA:None]",
+    "[mobile_data_issue]user_abroad_roaming_enabled_off[PERSONA:None]",
+    "[mobile_data_issue]user_abroad_roaming_disabled_on[PERSONA:Easy]",
+    "[mobile_data_issue]data_mode_off[PERSONA:None]",
+    "[mobile_data_issue]data_usage_exceeded[PERSONA:Easy]",
+    "[service_issue]airplane_mode_on[PERSONA:None]",
+    "[service_issue]lock_sim_card_pin[PERSONA:Hard]",
+    "[service_issue]overdue_bill_suspension[PERSONA:Easy]",
+    "[service_issue]contract_end_suspension[PERSONA:Hard]",
+    "[mms_issue]bad_network_preference[PERSONA:None]",
+    "[mms_issue]break_apn_mms_setting[PERSONA:Hard]",
+]
+BANKING_TRAJECTORY_TASKS = ["task_015", "task_026", "task_031", "task_032", "task_036", "task_039"]
+# hand-written calls on banking_knowledge task_036 (a user with a credit card): discoverable tools called by their own
+# names (agent and user side), with wrong arguments, before and after unlocking / giving, and helpers that are not tools
+BANKING_EDGE_CALLS: list[tuple[str, str, dict[str, Any]]] = [
+    ("assistant", "initial_transfer_to_human_agent_0218", {}),
+    ("assistant", "get_user_dispute_history_7291", {}),
+    ("assistant", "get_user_dispute_history_7291", {"user_id": 7}),
+    ("assistant", "get_user_dispute_history_7291", {"user_id": "x", "extra": 1}),
+    ("assistant", "list_discoverable_agent_tools", {}),
+    ("assistant", "submit_cash_back_dispute_0589", {"user_id": "u", "transaction_id": "t"}),
+    ("user", "get_user_dispute_history_7291", {"user_id": "u"}),
+    ("user", "get_card_last_4_digits", {"credit_card_account_id": "cc_1"}),
+    ("user", "submit_cash_back_dispute_0589", {"user_id": "u", "transaction_id": "t"}),
+    ("assistant", "give_discoverable_user_tool", {"discoverable_tool_name": "submit_cash_back_dispute_0589"}),
+    ("user", "submit_cash_back_dispute_0589", {"user_id": "u", "transaction_id": "t"}),
+    ("user", "submit_cash_back_dispute_0589", {"user_id": "u", "transaction_id": 5}),
+    ("user", "submit_cash_back_dispute_0589", {"user_id": "u"}),
+    ("assistant", "get_discoverable_tools", {}),
+    ("assistant", "set_read_log_allowlist", {"allowlist": []}),
+    ("assistant", "query_database", {"database_name": "users"}),
+    ("user", "query_database", {"database_name": "users"}),
+    ("assistant", "unlock_discoverable_agent_tool", {"agent_tool_name": "get_user_dispute_history_7291"}),
+    ("assistant", "get_user_dispute_history_7291", {"user_id": "u"}),
+    ("assistant", "list_discoverable_agent_tools", {}),
+]
+
+
+def _text_or_digest(text: str | None, limit: int = 200) -> dict[str, Any]:
+    """``{"content": text}``, or for a longer text its first ``limit`` characters and its sha256 (smaller files)."""
+    if text is None or len(text) <= limit:
+        return {"content": text}
+    return {"content_start": text[:limit], "content_sha256": _sha256(text)}
+
+
+def _banking_variants(task: Any) -> list[tuple[str, list[tuple[str, str, dict[str, Any]]]]]:
+    """The gold calls, the same with every discoverable call made by the tool's own name (unlocks dropped), and
+    the same with the unlocks kept."""
+    gold = [(a.requestor, a.name, dict(a.arguments)) for a in task.evaluation_criteria.actions or []]
+    direct, unlocked = [], []
+    for requestor, name, args in gold:
+        if name in ("call_discoverable_agent_tool", "call_discoverable_user_tool"):
+            inner = args.get("agent_tool_name") or args.get("discoverable_tool_name")
+            call = (requestor, inner, json.loads(args.get("arguments") or "{}"))
+            direct.append(call)
+            unlocked.append(call)
+        elif name == "unlock_discoverable_agent_tool":
+            unlocked.append((requestor, name, args))
+        else:
+            direct.append((requestor, name, args))
+            unlocked.append((requestor, name, args))
+    return [("gold", gold), ("direct", direct), ("direct_unlocked", unlocked)]
+
+
+def dump_trajectories(out: Path) -> None:
+    """Calls played live on tau2's environments and tau2's evaluation of them, plus tau2's tool types."""
+    from loguru import logger
+    from tau2.data_model.message import AssistantMessage, ToolCall, UserMessage
+    from tau2.data_model.simulation import SimulationRun, TerminationReason
+    from tau2.environment.toolkit import MUTATES_STATE_ATTR, TOOL_TYPE_ATTR, get_tool_types
+    from tau2.evaluator.evaluator import EvaluationType, evaluate_simulation
+    from tau2.registry import registry
+    from tau2.runner.build import _derive_read_log_allowlist
+
+    logger.remove()
+    tool_types: dict[str, Any] = {}
+    for domain in (*TAU2_DOMAINS, "banking_knowledge"):
+        kwargs = {"retrieval_variant": "bm25"} if domain == "banking_knowledge" else {}
+        env = registry.get_env_constructor(domain)(**kwargs)
+        merged = {k: v.value for k, v in get_tool_types(env.tools).items()}
+        if env.user_tools is not None:
+            merged.update({k: v.value for k, v in get_tool_types(env.user_tools).items()})
+        sides = {}
+        for side, kit in (("assistant", env.tools), ("user", env.user_tools)):
+            if kit is not None:
+                sides[side] = {
+                    name: {"type": getattr(fn, TOOL_TYPE_ATTR).value, "mutates_state": getattr(fn, MUTATES_STATE_ATTR)}
+                    for name, fn in kit.tools.items()
+                }
+        tool_types[domain] = {"evaluator": merged, "tools": sides}
+
+    def play(domain: str, task: Any, calls: list[tuple[str, str, dict[str, Any]]], kwargs: dict[str, Any]) -> Any:
+        env = registry.get_env_constructor(domain)(**kwargs)
+        st = task.initial_state
+        history = list(st.message_history or []) if st is not None else []
+        env.set_state(
+            initialization_data=st.initialization_data if st else None,
+            initialization_actions=st.initialization_actions if st else None,
+            message_history=history,
+        )
+        messages: list[Any] = list(history) or [
+            AssistantMessage(role="assistant", content="Hi! How can I help you today?")
+        ]
+        steps = []
+        for i, (requestor, name, args) in enumerate(calls):
+            call = ToolCall(id=f"call_{i}", name=name, arguments=args, requestor=requestor)
+            role = AssistantMessage if requestor == "assistant" else UserMessage
+            messages.append(role(role=requestor, content=None, tool_calls=[call]))
+            answer = env.get_response(call)
+            env.sync_tools()  # the orchestrator's sync after every step
+            messages.append(answer)
+            steps.append(
+                {
+                    **_text_or_digest(answer.content),
+                    "error": answer.error,
+                    "db_hash": env.get_db_hash(),
+                    "user_db_hash": env.get_user_db_hash(),
+                }
+            )
+        messages.append(UserMessage(role="user", content="Thanks, that's all. ###STOP###"))
+        sim = SimulationRun(
+            id="reference",
+            task_id=task.id,
+            start_time="",
+            end_time="",
+            duration=0.0,
+            termination_reason=TerminationReason.USER_STOP,
+            messages=messages,
+        )
+        info = evaluate_simulation(sim, task, EvaluationType.ALL, False, domain, env_kwargs=kwargs)
+        return steps, info.model_dump(mode="json")
+
+    scenarios = []
+
+    def add(domain: str, task: Any, variant: str, calls: Any, kwargs: dict[str, Any], options: dict[str, Any]) -> None:
+        steps, info = play(domain, task, calls, kwargs)
+        scenarios.append(
+            {
+                "domain": domain,
+                "options": options,
+                "task_id": task.id,
+                "variant": variant,
+                "calls": [list(c) for c in calls],
+                "steps": steps,
+                "reward_info": info,
+            }
+        )
+
+    for task in registry.get_tasks_loader("mock")(None):
+        if task.evaluation_criteria is not None and "NL_ASSERTION" not in task.evaluation_criteria.reward_basis:
+            gold = [(a.requestor, a.name, dict(a.arguments)) for a in task.evaluation_criteria.actions or []]
+            add("mock", task, "gold", gold, {}, {})
+    telecom = {t.id: t for t in registry.get_tasks_loader("telecom")("full")}
+    for tid in TELECOM_TRAJECTORY_TASKS:
+        gold = [(a.requestor, a.name, dict(a.arguments)) for a in telecom[tid].evaluation_criteria.actions or []]
+        add("telecom", telecom[tid], "gold", gold, {}, {})
+        add("telecom", telecom[tid], "gold_minus_last", gold[:-1], {}, {})
+    banking = {t.id: t for t in registry.get_tasks_loader("banking_knowledge")(None)}
+
+    def bank_kwargs(task: Any) -> dict[str, Any]:
+        return {
+            "retrieval_variant": "no_knowledge",
+            "task": task,
+            "read_log_allowlist": _derive_read_log_allowlist(task),
+        }
+
+    for tid in BANKING_TRAJECTORY_TASKS:
+        for variant, calls in _banking_variants(banking[tid]):
+            add(
+                "banking_knowledge",
+                banking[tid],
+                variant,
+                calls,
+                bank_kwargs(banking[tid]),
+                {"retrieval": "no_knowledge"},
+            )
+    edge = banking["task_036"]
+    add("banking_knowledge", edge, "edge_cases", BANKING_EDGE_CALLS, bank_kwargs(edge), {"retrieval": "no_knowledge"})
+
+    import importlib.metadata
+
+    source = _tau2_source(importlib.metadata.version("tau2"))
+    _dump(out / "tau2_trajectories.json", {"_source": source, "tool_types": tool_types, "scenarios": scenarios})
+
+
 def _tau2_source(version: str | None) -> str:
     return f"tau2-bench {version or '?'} (commit a2c024725189473d2d7cea3a5cfdbcc67478e41f), dump_reference.py"
 
@@ -255,7 +448,7 @@ def write_package(reference: Path, package: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("which", choices=["tau2", "tau_bench", "package", "validation"])
+    parser.add_argument("which", choices=["tau2", "tau_bench", "package", "validation", "trajectories"])
     parser.add_argument("--out", type=Path, default=Path(__file__).parent)
     parser.add_argument("--src", type=Path, help="tau-bench checkout (tau_bench)")
     args = parser.parse_args()
@@ -263,6 +456,8 @@ def main() -> None:
         dump_tau2(args.out)
     elif args.which == "validation":
         dump_validation(args.out)
+    elif args.which == "trajectories":
+        dump_trajectories(args.out)
     elif args.which == "package":
         repo = Path(__file__).resolve().parents[3]
         write_package(Path(__file__).with_name("tau2_tools.json"), repo / "verl_rewards" / "tau2" / "tool_schemas")
