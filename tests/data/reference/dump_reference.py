@@ -10,6 +10,7 @@ tau-bench's ``litellm`` import is satisfied by a stub whose functions raise).
     python dump_reference.py package                   # tau2_tools.json -> verl_rewards/tau2/tool_schemas/*.json
     python dump_reference.py validation --out DIR      # needs tau2-bench importable
     python dump_reference.py trajectories --out DIR    # needs tau2-bench importable and TAU2_DATA_DIR set
+    python dump_reference.py runs --out DIR            # needs tau2-bench installed (its ``tau2`` command) and TAU2_DATA_DIR
 
 ``package`` needs no reference: it splits this folder's ``tau2_tools.json`` into the package's schema files (the
 data the package shows the model), so they are written from the reference's output, never by hand.
@@ -399,6 +400,213 @@ def dump_trajectories(out: Path) -> None:
     _dump(out / "tau2_trajectories.json", {"_source": source, "tool_types": tool_types, "scenarios": scenarios})
 
 
+# Real ``tau2 run`` runs (tau2_runs.json) against a scripted chat-completions server on 127.0.0.1 that this script
+# starts: every request litellm sent (its body exactly as received) and the server's answer, and tau2's results file.
+# The server answers from the request alone, so any runner sending the same requests gets the same answers: the
+# agent (model "agent-model") plays the task's gold agent actions one per message (trial 1 opens with text and two
+# calls in one message, one of an unknown tool), then states its communicate_info; the user ("user-model") opens with
+# a line naming the task, plays its gold user actions one per message, then stops; the NL judge (tau2's default model,
+# sent to this server through OPENAI_BASE_URL) meets every assertion.
+RUNS: dict[str, dict[str, Any]] = {
+    "mock": {
+        "domain": "mock",
+        "task_ids": [
+            "create_task_1",
+            "update_task_with_user_tools",
+            "update_task_with_message_history",
+            "update_task_with_history_and_env_assertions",
+        ],
+        "num_trials": 2,
+        "judge": True,
+    },
+    "retail": {"domain": "retail", "task_ids": ["0", "36"], "num_trials": 1, "judge": True},
+    "retail_no_judge": {"domain": "retail", "task_ids": ["36"], "num_trials": 1, "judge": False},
+}
+RUN_SEED = 300
+CREATED = 1767225600  # the ``created`` time of every answer (fixed: answers depend on the request only)
+LONG_TEXT = 400  # values whose JSON is longer are stored once, under "shared", and referenced by sha256
+
+
+class _ScriptedModels:
+    """The answers of the scripted server (see above): a function of the request body only."""
+
+    def __init__(self, tasks: list[Any]):
+        import random
+
+        self.tasks = {t.id: t for t in tasks}
+        self.by_scenario = {str(t.user_scenario): t for t in tasks}
+        rng = random.Random(RUN_SEED)
+        self.trial_of_seed = {rng.randint(0, 1_000_000): k for k in range(4)}
+
+    def _task_in(self, messages: list[dict[str, Any]]) -> Any:
+        for m in messages:
+            text = m.get("content") if isinstance(m.get("content"), str) else ""
+            for tid in self.tasks:
+                if f"[task {tid}]" in text:
+                    return self.tasks[tid]
+        return None
+
+    def answer(self, body: dict[str, Any]) -> dict[str, Any]:
+        messages = body["messages"]
+        key = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()[:12]
+        if body["model"] == "agent-model":
+            message, usage = self._agent(messages, self.trial_of_seed.get(body.get("seed"), 0)), True
+        elif body["model"] == "user-model":
+            message, usage = self._user(messages), False
+        else:
+            message, usage = self._judge(messages), True
+        calls = [
+            {"id": f"call_{key}_{i}", "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
+            for i, (n, a) in enumerate(message.pop("calls", []))
+        ]
+        out_message: dict[str, Any] = {"role": "assistant", "content": message.get("content")}
+        if calls:
+            out_message["tool_calls"] = calls
+        answer: dict[str, Any] = {
+            "id": f"chatcmpl-{key}",
+            "object": "chat.completion",
+            "created": CREATED,
+            "model": body["model"],
+            "choices": [{"index": 0, "message": out_message, "finish_reason": "tool_calls" if calls else "stop"}],
+        }
+        if usage:
+            prompt = len(json.dumps(messages)) // 4
+            answer["usage"] = {"prompt_tokens": prompt, "completion_tokens": 9, "total_tokens": prompt + 9}
+        return answer
+
+    def _agent(self, messages: list[dict[str, Any]], trial: int) -> dict[str, Any]:
+        task = self._task_in(messages)
+        if task is None:
+            return {"content": "How can I help?"}
+        start = next(i for i, m in enumerate(messages) if f"[task {task.id}]" in str(m.get("content")))
+        done = sum(1 for m in messages[start:] if m["role"] == "assistant")
+        criteria = task.evaluation_criteria
+        gold = [a for a in (criteria.actions or []) if a.requestor == "assistant"] if criteria else []
+        turns: list[dict[str, Any]] = []
+        if trial == 1:
+            turns.append({"content": "Let me look that up.", "calls": [("lookup_everything", {"q": "all"})]})
+            if gold:
+                turns[0]["calls"].append((gold[0].name, dict(gold[0].arguments)))
+                gold = gold[1:]
+        turns += [{"content": None, "calls": [(a.name, dict(a.arguments))]} for a in gold]
+        infos = (criteria.communicate_info or []) if criteria else []
+        turns.append({"content": "All done. " + " ".join(f"{i}." for i in infos)})
+        return dict(turns[min(done, len(turns) - 1)])
+
+    def _user(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
+        task = next((t for text, t in self.by_scenario.items() if text in messages[0]["content"]), None)
+        if task is None:
+            return {"content": "###STOP###"}
+        own = [m for m in messages if m["role"] == "assistant"]
+        opened = next((i for i, m in enumerate(own) if f"[task {task.id}]" in str(m.get("content"))), None)
+        turn = 0 if opened is None else len(own) - opened
+        criteria = task.evaluation_criteria
+        gold = [a for a in (criteria.actions or []) if a.requestor == "user"] if criteria else []
+        turns = [{"content": f"Hi, I need help with my request. [task {task.id}]"}]
+        turns += [{"content": None, "calls": [(a.name, dict(a.arguments))]} for a in gold]
+        turns.append({"content": "Thanks, that's all. ###STOP###"})
+        return dict(turns[min(turn, len(turns) - 1)])
+
+    def _judge(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
+        task = self._task_in([{"content": m.get("content")} for m in messages])
+        assertions = list(task.evaluation_criteria.nl_assertions or []) if task is not None else []
+        results = [{"expectedOutcome": a, "reasoning": "Scripted: met.", "metExpectation": True} for a in assertions]
+        return {"content": json.dumps({"results": results})}
+
+
+def _serve(models: _ScriptedModels, exchanges: list[Any]) -> Any:
+    """The scripted server on 127.0.0.1 (a free port), recording ``(request body, answer)`` in ``exchanges``."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    lock = threading.Lock()
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+            answer = models.answer(json.loads(json.dumps(body)))
+            with lock:
+                exchanges.append({"path": self.path, "request": body, "response": answer})
+            data = json.dumps(answer).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def _shared(value: Any, table: dict[str, Any]) -> Any:
+    """``value`` with every string, object or list whose JSON is longer than :data:`LONG_TEXT` stored once in
+    ``table`` under its sha256 and replaced by ``{"$ref": sha256}`` (inner values first). A run's requests repeat
+    the conversation so far; shared, the file grows with the conversation, not with its square."""
+    if isinstance(value, dict):
+        value = {k: _shared(v, table) for k, v in value.items()}
+    elif isinstance(value, list):
+        value = [_shared(v, table) for v in value]
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    if len(text) <= LONG_TEXT or not isinstance(value, str | dict | list):
+        return value
+    digest = _sha256(text)
+    table[digest] = value
+    return {"$ref": digest}
+
+
+def dump_runs(out: Path, tau2_command: str) -> None:
+    """Each of :data:`RUNS` played by ``tau2 run`` against the scripted server; its exchanges and results file."""
+    import os
+    import subprocess
+    import tempfile
+
+    from tau2.registry import registry
+
+    runs: dict[str, Any] = {}
+    table: dict[str, Any] = {}
+    for name, run in RUNS.items():
+        tasks = [t for t in registry.get_tasks_loader(run["domain"])(None) if t.id in run["task_ids"]]
+        exchanges: list[Any] = []
+        server = _serve(_ScriptedModels(tasks), exchanges)
+        base = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        llm_args = json.dumps({"temperature": 0.0, "api_base": base})
+        command = [
+            *("run", "--domain", run["domain"], "--task-ids", *run["task_ids"]),
+            *("--num-trials", str(run["num_trials"]), "--max-concurrency", "1", "--seed", str(RUN_SEED)),
+            *("--agent-llm", "openai/agent-model", "--agent-llm-args", llm_args),
+            *("--user-llm", "openai/user-model", "--user-llm-args", llm_args),
+        ]
+        env = dict(os.environ, OPENAI_API_KEY="sk-reference", LITELLM_LOCAL_MODEL_COST_MAP="True")
+        if run["judge"]:  # tau2's judge (its default model) goes to the same server
+            env.update(OPENAI_BASE_URL=base, OPENAI_API_BASE=base)
+        else:
+            for key in ("OPENAI_BASE_URL", "OPENAI_API_BASE"):
+                env.pop(key, None)
+        with tempfile.TemporaryDirectory() as tmp:
+            save = Path(tmp) / name
+            subprocess.run([tau2_command, *command, "--save-to", str(save)], env=env, check=True, capture_output=True)
+            results = json.loads((save / "results.json").read_text(encoding="utf-8"))
+        server.shutdown()
+        server.server_close()
+        shown = [c.replace(base, "http://127.0.0.1:PORT/v1") for c in command]
+        record = {"command": ["tau2", *shown], "base_url": base, "requests": len(exchanges), "results": results}
+        if run["judge"]:  # the run without a judge is kept for its results only (tau2's retries repeat the requests)
+            record["exchanges"] = exchanges
+        runs[name] = _shared(record, table)
+        print(f"{name}: {len(exchanges)} requests, {len(results['simulations'])} simulations")
+    import importlib.metadata
+
+    source = f"{_tau2_source(importlib.metadata.version('tau2'))}, litellm {importlib.metadata.version('litellm')}"
+    _dump(out / "tau2_runs.json", {"_source": source, "runs": runs, "shared": table})
+
+
+
 def _tau2_source(version: str | None) -> str:
     return f"tau2-bench {version or '?'} (commit a2c024725189473d2d7cea3a5cfdbcc67478e41f), dump_reference.py"
 
@@ -448,9 +656,10 @@ def write_package(reference: Path, package: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("which", choices=["tau2", "tau_bench", "package", "validation", "trajectories"])
+    parser.add_argument("which", choices=["tau2", "tau_bench", "package", "validation", "trajectories", "runs"])
     parser.add_argument("--out", type=Path, default=Path(__file__).parent)
     parser.add_argument("--src", type=Path, help="tau-bench checkout (tau_bench)")
+    parser.add_argument("--tau2", default="tau2", help="tau2-bench's command (runs)")
     args = parser.parse_args()
     if args.which == "tau2":
         dump_tau2(args.out)
@@ -458,6 +667,8 @@ def main() -> None:
         dump_validation(args.out)
     elif args.which == "trajectories":
         dump_trajectories(args.out)
+    elif args.which == "runs":
+        dump_runs(args.out, args.tau2)
     elif args.which == "package":
         repo = Path(__file__).resolve().parents[3]
         write_package(Path(__file__).with_name("tau2_tools.json"), repo / "verl_rewards" / "tau2" / "tool_schemas")
