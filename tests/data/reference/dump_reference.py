@@ -10,7 +10,7 @@ tau-bench's ``litellm`` import is satisfied by a stub whose functions raise).
     python dump_reference.py package                   # tau2_tools.json -> verl_rewards/tau2/tool_schemas/*.json
     python dump_reference.py validation --out DIR      # needs tau2-bench importable
     python dump_reference.py trajectories --out DIR    # needs tau2-bench importable and TAU2_DATA_DIR set
-    python dump_reference.py runs --out DIR            # needs tau2-bench installed (its ``tau2`` command) and TAU2_DATA_DIR
+    python dump_reference.py runs --tau2 TAU2 --out DIR  # TAU2: tau2-bench's ``tau2`` command; TAU2_DATA_DIR set
 
 ``package`` needs no reference: it splits this folder's ``tau2_tools.json`` into the package's schema files (the
 data the package shows the model), so they are written from the reference's output, never by hand.
@@ -604,7 +604,6 @@ def dump_runs(out: Path, tau2_command: str) -> None:
 
     source = f"{_tau2_source(importlib.metadata.version('tau2'))}, litellm {importlib.metadata.version('litellm')}"
     _dump(out / "tau2_runs.json", {"_source": source, "runs": runs, "shared": table})
-
 
 
 def _tau2_source(version: str | None) -> str:
