@@ -9,12 +9,12 @@ import json
 import pandas as pd
 import pytest
 import yaml
-from sft_support import sft_data_config, tool_tokenizer_dir
 
 from verl_rewards.cli import main
 
 import tau2_support
 import tau_bench_support
+from sft_support import sft_data_config, tool_tokenizer_dir
 
 
 @pytest.fixture(scope="module")

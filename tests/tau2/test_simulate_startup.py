@@ -40,6 +40,8 @@ def sim_args(server: ChatServer, out, *extra: str, agent_model: str = "agent-mod
         "5",
         "--retries",
         "0",
+        "--retry-delay",
+        "0",
         "--out",
         str(out),
         *extra,
@@ -55,17 +57,30 @@ def sim_args(server: ChatServer, out, *extra: str, agent_model: str = "agent-mod
     ],
     ids=["deeply-nested-json", "tool_calls-a-number", "tool_call-a-number"],
 )
-def test_a_malformed_user_reply_is_a_user_error_not_an_infrastructure_error(tmp_path, raw):
+def test_a_malformed_user_reply_fails_the_attempt_and_the_simulation_as_tau2s_runner_records_it(tmp_path, raw):
+    """tau2: the user model's call raises, its runner plays the simulation again (--max-retries), then records it as
+    infrastructure_error with no messages and the error in ``info`` (tau2_runs.json ``retail_no_judge``)."""
+    users = []
+
     def respond(body: dict[str, Any], n: int) -> Any:
-        return ("raw", raw) if body["model"] == "user-model" else AGENT_SAYS_HI
+        if body["model"] == "user-model":
+            users.append(n)
+            return ("raw", raw)
+        return AGENT_SAYS_HI
 
     out = tmp_path / "run.json"
     with ChatServer(respond) as server:
-        main(sim_args(server, out))
+        main(sim_args(server, out, "--max-retries", "1", "--retry-delay", "0"))
     (sim,) = json.loads(out.read_text())["simulations"]
-    assert sim["termination_reason"] == "user_error"
-    cause = sim["info"]["end_cause"]
-    assert cause.startswith("user: ") and ("malformed reply" in cause or "not JSON" in cause)
+    assert len(users) == 2  # one attempt, one retry
+    assert sim["termination_reason"] == "infrastructure_error"
+    assert sim["messages"] == [] and sim["reward_info"] is None
+    info = sim["info"]
+    assert info["failed_after_attempts"] == 2 and info["error"].startswith("user: ")
+    assert "malformed reply" in info["error"] or "not JSON" in info["error"]
+    theirs = RUNS["retail_no_judge"]["results"]["simulations"][0]
+    assert theirs["termination_reason"] == "infrastructure_error" and theirs["messages"] == []
+    assert sorted(info) == sorted(theirs["info"])
 
 
 @pytest.mark.parametrize(

@@ -422,6 +422,95 @@ RUNS: dict[str, dict[str, Any]] = {
     "retail": {"domain": "retail", "task_ids": ["0", "36"], "num_trials": 1, "judge": True},
     "retail_no_judge": {"domain": "retail", "task_ids": ["36"], "num_trials": 1, "judge": False},
 }
+# Answers an OpenAI-compatible server may give, for what litellm makes of them (``raw_data``: its response object's
+# ``to_dict()``, which tau2 keeps on every model message; ``usage``: tau2's ``get_response_usage``)
+LITELLM_ANSWERS: dict[str, Any] = {
+    "openai": {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "m",
+        "system_fingerprint": "fp_1",
+        "service_tier": "default",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": "hi", "refusal": None, "annotations": []},
+                "logprobs": None,
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {
+            "prompt_tokens": 5,
+            "completion_tokens": 1,
+            "total_tokens": 6,
+            "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+            "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0},
+        },
+    },
+    "vllm": {
+        "id": "chatcmpl-2",
+        "object": "chat.completion",
+        "created": 2,
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "reasoning_content": None,
+                    "content": None,
+                    "tool_calls": [
+                        {"id": "t1", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}}
+                    ],
+                },
+                "logprobs": None,
+                "finish_reason": "tool_calls",
+                "stop_reason": None,
+            }
+        ],
+        "usage": {"prompt_tokens": 10, "total_tokens": 12, "completion_tokens": 2, "prompt_tokens_details": None},
+        "prompt_logprobs": None,
+        "kv_transfer_params": None,
+    },
+    "reasoning": {
+        "id": "c3",
+        "object": "chat.completion",
+        "created": 3,
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": "ans", "reasoning_content": "think"},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    },
+    "unknown_fields": {
+        "id": "c4",
+        "object": "chat.completion",
+        "created": 4,
+        "model": "m",
+        "foo": "bar",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": "a", "bar": 1},
+                "finish_reason": "length",
+                "baz": 2,
+            }
+        ],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2, "qux": 3},
+    },
+    "no_usage": {
+        "id": "c5",
+        "object": "chat.completion",
+        "created": 5,
+        "model": "m",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "x"}, "finish_reason": "stop"}],
+    },
+}
 RUN_SEED = 300
 CREATED = 1767225600  # the ``created`` time of every answer (fixed: answers depend on the request only)
 LONG_TEXT = 400  # values whose JSON is longer are stored once, under "shared", and referenced by sha256
@@ -448,7 +537,7 @@ class _ScriptedModels:
 
     def answer(self, body: dict[str, Any]) -> dict[str, Any]:
         messages = body["messages"]
-        key = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()[:12]
+        key = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:12]
         if body["model"] == "agent-model":
             message, usage = self._agent(messages, self.trial_of_seed.get(body.get("seed"), 0)), True
         elif body["model"] == "user-model":
@@ -590,7 +679,10 @@ def dump_runs(out: Path, tau2_command: str) -> None:
                 env.pop(key, None)
         with tempfile.TemporaryDirectory() as tmp:
             save = Path(tmp) / name
-            subprocess.run([tau2_command, *command, "--save-to", str(save)], env=env, check=True, capture_output=True)
+            # run outside any git checkout: tau2 records the commit of its working directory (else "unknown")
+            subprocess.run(
+                [tau2_command, *command, "--save-to", str(save)], env=env, cwd=tmp, check=True, capture_output=True
+            )
             results = json.loads((save / "results.json").read_text(encoding="utf-8"))
         server.shutdown()
         server.server_close()
@@ -603,7 +695,32 @@ def dump_runs(out: Path, tau2_command: str) -> None:
     import importlib.metadata
 
     source = f"{_tau2_source(importlib.metadata.version('tau2'))}, litellm {importlib.metadata.version('litellm')}"
-    _dump(out / "tau2_runs.json", {"_source": source, "runs": runs, "shared": table})
+    document = {"_source": source, "runs": runs, "litellm_responses": _litellm_responses(), "shared": table}
+    _dump(out / "tau2_runs.json", document)
+
+
+def _litellm_responses() -> dict[str, Any]:
+    """What litellm (as tau2's ``generate`` calls it) makes of each of :data:`LITELLM_ANSWERS`."""
+    import os
+
+    import litellm
+    from tau2.utils.llm_utils import get_response_usage
+
+    class Canned:
+        def answer(self, body: dict[str, Any]) -> dict[str, Any]:
+            return LITELLM_ANSWERS[body["messages"][0]["content"]]
+
+    server = _serve(Canned(), [])  # type: ignore[arg-type]
+    base = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    out = {}
+    for name, answer in LITELLM_ANSWERS.items():
+        messages = [{"role": "user", "content": name}]
+        response = litellm.completion(model="openai/m", messages=messages, api_base=base, api_key="sk-reference")
+        out[name] = {"answer": answer, "raw_data": response.to_dict(), "usage": get_response_usage(response)}
+    server.shutdown()
+    server.server_close()
+    return out
 
 
 def _tau2_source(version: str | None) -> str:
