@@ -468,3 +468,31 @@ def test_skipping_nl_assertions_is_explicit_and_recorded(tmp_path, capsys):
     reward = sim["reward_info"]
     assert reward["nl_assertions"] is None and "NL_ASSERTION" not in reward["reward_breakdown"]
     assert reward["info"]["nl"] == {"note": "Not graded: no NL-assertion judge (simulate --skip-nl-assertions)"}
+
+
+@pytest.mark.parametrize(
+    ("judge_says", "termination", "nl"),
+    [({"results": []}, "user_stop", []), ("not json", "infrastructure_error", None)],
+    ids=["no-results", "not-json"],
+)
+def test_simulate_reads_the_judges_reply_as_tau2_does(tmp_path, judge_says, termination, nl):
+    """tau2 (``evaluate_nl_assertions``): the reply's results as given (none: NL scores 1.0); a reply it cannot
+    read raises, which fails the attempt (retried, then infrastructure_error). The reward manager stays stricter
+    (``test_openai_judge_grades_nl_assertions_and_flags_malformed_replies``)."""
+
+    def respond(body: dict[str, Any], n: int) -> Any:
+        if body["model"] == "judge-model":
+            return {"content": judge_says if isinstance(judge_says, str) else json.dumps(judge_says)}
+        return {"content": "###STOP###"}
+
+    out = tmp_path / "run.json"
+    with ChatServer(respond) as server:
+        main(_retail_args(server, out, "--judge-model", "judge-model", "--max-retries", "0"))
+    (sim,) = json.loads(out.read_text())["simulations"]
+    assert sim["termination_reason"] == termination
+    if nl is None:
+        assert sim["info"]["error_type"] == "JudgeError" and "cannot be read" in sim["info"]["error"]
+    else:
+        assert (
+            sim["reward_info"]["nl_assertions"] == nl and sim["reward_info"]["reward_breakdown"]["NL_ASSERTION"] == 1.0
+        )

@@ -48,12 +48,18 @@ def _communicated_in(info: str, trajectory: list[dict[str, Any]]) -> str | None:
 
 
 def reward_info(
-    task: Any, result: EvaluationResult, trajectory: list[dict[str, Any]] | None = None, reasons: Sequence[str] = ()
+    task: Any,
+    result: EvaluationResult,
+    trajectory: list[dict[str, Any]] | None = None,
+    reasons: Sequence[str] = (),
+    judged: Sequence[tuple[str, bool, str]] | None = None,
 ) -> dict[str, Any]:
     """tau2's ``RewardInfo`` of an evaluation, as ``evaluate_simulation(..., EvaluationType.ALL)`` builds it
     (``src/tau2/evaluator/evaluator.py``): the same checks, ``[]`` / null where tau2 writes them, the component
     notes in ``info`` (``{"env", "nl", "communicate", "action"}``), communicate justifications in tau2's words,
-    NL justifications from the judge's ``reasoning`` (``reasons``, in assertion order)."""
+    NL justifications from the judge's ``reasoning`` (``reasons``, in assertion order). ``judged``: the judge's
+    results as tau2 reads them (``(expectedOutcome, met, reasoning)``, :func:`~.judge.tau2_judgements`), which then
+    are the NL checks, as in tau2."""
     empty = {
         "db_check": None,
         "env_assertions": None,
@@ -130,6 +136,9 @@ def reward_info(
             nl_assertions = []
             notes["nl"] = {"note": "No nl_assertions to evaluate"}
             breakdown["NL_ASSERTION"] = 1.0
+        elif judged is not None:
+            nl_assertions = [{"nl_assertion": a, "met": met, "justification": why} for a, met, why in judged]
+            breakdown["NL_ASSERTION"] = float(all(met for _, met, _ in judged))
         elif result.nl_checks:
             nl_assertions = [
                 {

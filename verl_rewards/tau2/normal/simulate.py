@@ -259,25 +259,15 @@ async def _attempt(
 async def _reward_info(
     domain: Domain, task_id: str, trajectory: list[dict[str, Any]], termination: str, judge: OpenAIJudge | None
 ) -> dict[str, Any]:
+    """tau2's reward info of the trajectory; the judge's reply read as tau2 reads it (a JudgeError where tau2 raises,
+    which fails the attempt)."""
     task = domain.task(task_id)
-    judgements: list[tuple[bool, str]] | None = None
-    criteria = task.evaluation_criteria
-    needs_judge = (
-        judge is not None
-        and criteria is not None
-        and criteria.nl_assertions
-        and "NL_ASSERTION" in criteria.reward_basis
-        and termination in SCORED_STOPS
-    )
-    error = None
-    if needs_judge:
-        assert judge is not None and criteria is not None
+    judged: list[tuple[str, bool, str]] | None = None
+    if judge is not None and _needs_judge(task) and termination in SCORED_STOPS:
+        assert task.evaluation_criteria is not None
         view = judge_view(parse_messages(trajectory))
-        try:
-            judgements = await judge.judgements(view, list(criteria.nl_assertions or ()))
-        except ValueError as exc:  # JudgeError: flagged, scored 0, never a silent 1.0
-            error = str(exc)
-    grades = None if judgements is None else [met for met, _ in judgements]
+        judged = await judge.tau2_judgements(view, list(task.evaluation_criteria.nl_assertions or ()))
+    grades = None if judged is None else [met for _, met, _ in judged]
     result = evaluate_trajectory(
         domain,
         task_id,
@@ -287,11 +277,7 @@ async def _reward_info(
         nl_policy="skip",
         assertion_errors="zero",
     )
-    info = reward_info(task, result, trajectory, [why for _, why in judgements or ()])
-    if error is not None:
-        info["reward"] = 0.0
-        info["info"]["judge_error"] = error
-    return info
+    return reward_info(task, result, trajectory, judged=judged)
 
 
 # ------------------------------------------------------------------------------------------------- the run
