@@ -16,7 +16,9 @@ killed (SIGTERM, then SIGKILL after ~1 s) in the background and a replacement st
 the reward, a child that dies (segfault, ``os._exit``) or a result that cannot be pickled raise
 :class:`RemoteRewardError`. Children are started by :meth:`ProcessRunner.start` (the scoring engine calls it
 when it is built) or on the first :meth:`ProcessRunner.run`, stopped by :meth:`ProcessRunner.close` or at
-interpreter exit, and exit by themselves when the parent goes away.
+interpreter exit, and exit by themselves when the parent goes away. A child that dies while starting, or one
+that cannot be spawned at all, is a :class:`RemoteRewardError` with its cause (for the call that needed it, or
+from :meth:`ProcessRunner.start`), and its slot is free again.
 
 With ``normalise=True`` the worker also turns the reward's return value into a
 :class:`~verl_rewards.scoring.result.ScoreResult` (:func:`~verl_rewards.scoring.result.normalise_result`), so that
@@ -56,6 +58,11 @@ from .worker import KILL_GRACE_S, Job, RemoteRewardError, WorkerProcess, encode_
 __all__ = ["ProcessRunner", "RemoteRewardError", "SlotState", "encode_reply"]
 
 _KILL_GRACE_S = KILL_GRACE_S  # how long a terminated (SIGTERM) worker gets before SIGKILL (read at each stop)
+#: why a worker can die while starting, or not start at all, in a user's script
+SPAWN_HINT = (
+    "Workers use the 'spawn' start method, which re-imports the main script: guard its top-level code with "
+    "`if __name__ == '__main__':`"
+)
 
 
 # --------------------------------------------------------------------------------------------- child side
@@ -212,23 +219,47 @@ class ProcessRunner:
 
     def start(self) -> None:
         """Start a worker in every free slot now (the processes are spawned here; they import the reward
-        modules in the background), so that the first calls find them started or starting."""
+        modules in the background), so that the first calls find them started or starting.
+
+        Raises :class:`RemoteRewardError` with the cause when a worker process cannot be spawned at all (every
+        slot stays free): e.g. in a process that is itself a worker re-importing a main script without an
+        ``if __name__ == '__main__':`` guard, where ``multiprocessing`` refuses to start processes."""
+        failure = self._start_free_slots()
+        if failure is not None:
+            raise failure
+
+    def _start_free_slots(self) -> RemoteRewardError | None:
+        """:meth:`start`'s work; the error instead of raising it (a replacement started from a runner thread
+        leaves the report to the next call, which tries again)."""
         while True:
             with self._lock:
                 if self._closed or self._init_error is not None or self._waiters:
-                    return
+                    return None
                 slot = next((s for s in self._slots if s.state is SlotState.EMPTY), None)
                 if slot is None:
-                    return
+                    return None
                 self._move(slot, SlotState.STARTING)
             try:
                 worker = self._spawn(slot)
-            except BaseException:  # noqa: BLE001 - the slot comes back; a call will try again and report why
+            except BaseException as exc:  # noqa: BLE001 - the slot comes back free; the caller reports why
                 self._give_back(slot)
-                return
+                return None if self._closed else self._spawn_failure(exc)
             threading.Thread(
                 target=self._warm, args=(slot, worker), name="verl-rewards-worker-start", daemon=True
             ).start()
+
+    def _spawn_failure(self, exc: BaseException, reward_name: str = "") -> RemoteRewardError:
+        """The error of a worker process that could not be spawned (``exc``, from ``multiprocessing``)."""
+        type_name, message, tb = error_info(exc)
+        hint = f" ({SPAWN_HINT})" if getattr(multiprocessing.current_process(), "_inheriting", False) else ""
+        failure = RemoteRewardError(
+            f"cannot start a reward worker process: {type_name}: {' '.join(message.split())}{hint}",
+            exc_type=type_name,
+            remote_traceback=tb,
+            reward_name=reward_name,
+        )
+        failure.__cause__ = exc
+        return failure
 
     def close(self) -> None:
         """Stop every worker process and fail queued calls; further calls raise ``RuntimeError``."""
@@ -307,7 +338,7 @@ class ProcessRunner:
                 return
             self._move(slot, SlotState.EMPTY)
         if replace:
-            self.start()
+            self._start_free_slots()
 
     def _deliver(self, fut: asyncio.Future, slot: Slot) -> None:
         """Hand a slot to a queued caller (runs in the caller's event loop)."""
@@ -475,9 +506,11 @@ class ProcessRunner:
         try:
             worker = self._spawn(slot)
         except BaseException as start_exc:  # noqa: BLE001
-            failure = start_exc if isinstance(start_exc, RuntimeError) else RuntimeError(f"cannot start: {start_exc}")
+            failure = (
+                RuntimeError("ProcessRunner is closed") if self._closed else self._spawn_failure(start_exc, job.name)
+            )
+            self._give_back(slot)  # before the caller resumes, so that it finds the slot free
             settle(cf, exc=failure)
-            self._give_back(slot)
             return None
         status = self._wait_ready(worker, time.monotonic() + self.start_timeout_s)
         if status == "ready":
@@ -491,8 +524,7 @@ class ProcessRunner:
         else:
             exc = job.error(
                 f"reward worker pid {worker.pid} died while starting (exit code {worker.exitcode()}); see its "
-                "stderr. Workers use the 'spawn' start method, which re-imports the main script: guard its "
-                "top-level code with `if __name__ == '__main__':`",
+                f"stderr. {SPAWN_HINT}",
                 exc_type="WorkerDied",
                 pid=worker.pid,
             )
