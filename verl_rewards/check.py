@@ -175,6 +175,8 @@ def _reward_manager(config: Any) -> Any:
     tokenizer = _tokenizer(config)
     try:
         return load_reward_manager(config, tokenizer)
+    except SystemExit as exc:  # verl's loader of reward.custom_reward_function.path runs the file's top level
+        raise CheckError("reward manager", f"a module it imports called sys.exit({exc.code!r}) at import") from None
     except Exception as exc:  # noqa: BLE001 - ManagerConfigError, verl's lookup and loading errors
         raise CheckError("reward manager", _message(exc)) from None
 
