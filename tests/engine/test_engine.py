@@ -21,13 +21,16 @@ from verl_rewards.engine.users import ScriptedUser
 # ---------------------------------------------------------------------------------------------- data dirs
 
 
-def test_data_dir_precedence_is_explicit_then_environment_then_row(monkeypatch):
+def test_data_dir_is_explicit_then_environment_and_never_the_row_s(monkeypatch):
     monkeypatch.setenv("X_DATA_DIR", "/from/env")
     assert choose_data_dir("/explicit", "X_DATA_DIR", "/row") == "/explicit"
     assert choose_data_dir(None, "X_DATA_DIR", "/row") == "/from/env"
     assert choose_data_dir("", "X_DATA_DIR", "/row") == "/from/env"
     monkeypatch.delenv("X_DATA_DIR")
-    assert choose_data_dir(None, "X_DATA_DIR", "/row") == "/row"
+    with pytest.raises(
+        DataNotFoundError, match=r"set the tool's data_dir or X_DATA_DIR \(the row records data_dir '/row'"
+    ):
+        choose_data_dir(None, "X_DATA_DIR", "/row", where="the tool's data_dir")  # rows are data, configs are code
     assert choose_data_dir(None, "X_DATA_DIR") is None
 
 

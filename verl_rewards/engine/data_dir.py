@@ -4,9 +4,12 @@ Precedence, first that is set wins:
 
 1. the explicit value: a ``data_dir=`` argument, the verl tool config's ``data_dir``, the agent loop's
    ``actor_rollout_ref.rollout.custom.<tau2|tau_bench>.data_dir``, a command's ``--data-dir``;
-2. the benchmark's environment variable (``TAU2_DATA_DIR``, ``TAU_BENCH_DATA_DIR``);
-3. the dataset row's own ``data_dir`` (what ``verl-rewards prepare`` wrote: ``extra_info.data_dir`` or a tool's
-   ``create_kwargs.data_dir``), where there is a row.
+2. the benchmark's environment variable (``TAU2_DATA_DIR``, ``TAU_BENCH_DATA_DIR``).
+
+A dataset row's own ``data_dir`` (what ``verl-rewards prepare`` records: ``extra_info.data_dir`` or a tool's
+``create_kwargs.data_dir``) never chooses the folder: rows are data, configs are code, and a row may not send the
+worker to read from a path of its choosing. With neither 1 nor 2 set, the error names the row's folder and where
+to configure it. (The reward never read a row's folder either, so rollouts and reward now agree on one folder.)
 
 The folder holds one sub-folder per domain (``<dir>/<domain>/<marker file>``); a folder that directly holds the
 domain's files is accepted too.
@@ -22,11 +25,19 @@ from typing import Any
 from .errors import DataNotFoundError
 
 
-def choose_data_dir(explicit: Any, env_var: str, row: Any = None) -> str | None:
-    """The data folder by the module's precedence: ``explicit``, else ``$env_var``, else ``row`` (None: none set)."""
-    for value in (explicit, os.environ.get(env_var), row):
+def choose_data_dir(explicit: Any, env_var: str, row: Any = None, *, where: str = "data_dir=") -> str | None:
+    """The data folder by the module's precedence: ``explicit``, else ``$env_var`` (None: neither set).
+
+    ``row``: the folder a dataset row records, which is never used; when neither is set it is named in the
+    :class:`DataNotFoundError` raised, with ``where`` (the explicit setting of the caller) to set instead."""
+    for value in (explicit, os.environ.get(env_var)):
         if value:
             return str(value)
+    if row:
+        raise DataNotFoundError(
+            f"no data folder configured: set {where} or {env_var} (the row records data_dir {str(row)!r}, but a "
+            "dataset row never chooses a folder: rows are data, configs are code)"
+        )
     return None
 
 

@@ -361,10 +361,10 @@ class EpisodeTool(BaseTool):
     The schema the model is shown is ``config.openai_schema`` (what ``prepare`` writes), kept whole
     (:class:`ToolSchema`); without it, the benchmark's default (:meth:`_default_schema`).
 
-    Per-row ``create_kwargs`` (``tools_kwargs.<tool>.create_kwargs`` of the dataset) give ``task_id``, ``domain``
-    and ``data_dir``. The data folder is the tool config's ``data_dir``, else the benchmark's environment variable
-    (:attr:`data_dir_env`), else the row's (:mod:`verl_rewards.engine.data_dir`). A benchmark's tool sets
-    :attr:`label` and :attr:`data_dir_env` and opens its sessions (:meth:`open_session`).
+    Per-row ``create_kwargs`` (``tools_kwargs.<tool>.create_kwargs`` of the dataset) give ``task_id`` and
+    ``domain``. The data folder is the tool config's ``data_dir``, else the benchmark's environment variable
+    (:attr:`data_dir_env`); a row's ``data_dir`` never chooses it (:mod:`verl_rewards.engine.data_dir`). A
+    benchmark's tool sets :attr:`label` and :attr:`data_dir_env` and opens its sessions (:meth:`open_session`).
     """
 
     label = "episode"
@@ -415,7 +415,8 @@ class EpisodeTool(BaseTool):
         return found
 
     def _data_dir(self, create: Mapping[str, Any]) -> str | None:
-        return choose_data_dir(self.config.get("data_dir"), self.data_dir_env, create.get("data_dir"))
+        where = "the tool config's data_dir"
+        return choose_data_dir(self.config.get("data_dir"), self.data_dir_env, create.get("data_dir"), where=where)
 
     def _session(self, instance_id: str, agent_data: Any) -> EpisodeSession:
         return SESSIONS.open(

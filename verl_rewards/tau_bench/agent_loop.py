@@ -22,7 +22,7 @@ from ..engine.agent_loop import ConversationAgentLoop, settings_of
 from ..engine.conversation import Conversation
 from ..engine.data_dir import choose_data_dir, row_data_dir
 from .domain import DATA_DIR_ENV, TauBenchDomain, load_domain
-from .normal import AGENT_LOOP_NAME, TauBenchNormalSettings, default_script, open_conversation
+from .normal import AGENT_LOOP_NAME, CONFIG_PATH, TauBenchNormalSettings, default_script, open_conversation
 
 
 class TauBenchAgentLoop(ConversationAgentLoop):
@@ -37,9 +37,9 @@ class TauBenchAgentLoop(ConversationAgentLoop):
     def _tau_bench_domain(self) -> TauBenchDomain:
         extra = self._row.get("extra_info") or {}
         name = extra.get("domain") or str(self._row.get("data_source", "")).removeprefix("tau_bench/")
-        return load_domain(
-            str(name), choose_data_dir(self.settings.data_dir, DATA_DIR_ENV, row_data_dir(self._row, extra))
-        )
+        where = f"{CONFIG_PATH}.data_dir"
+        row = row_data_dir(self._row, extra)
+        return load_domain(str(name), choose_data_dir(self.settings.data_dir, DATA_DIR_ENV, row, where=where))
 
     def _open(self) -> Conversation:
         extra = self._row.get("extra_info") or {}
