@@ -40,6 +40,7 @@ def test_bad_config_values_are_clear_errors_at_build(kwargs, message):
     [
         ({"default_termination": "agent_stp"}, "default_termination must be one of"),
         ({"data_dir": "/nonexistent/tau2"}, "data_dir '/nonexistent/tau2' is not a directory"),
+        ({"nl_policy": "require"}, r"nl_policy=require needs reward.reward_kwargs.tau2.judge"),  # else reward_error
     ],
 )
 def test_tau2_options_are_validated_when_the_manager_is_built(small_tokenizer_dir, small_tokenizer, tau2, message):
