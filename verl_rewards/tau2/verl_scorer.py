@@ -133,9 +133,9 @@ class Tau2Options:
                 raise ConfigError(f"reward.reward_kwargs.tau2.judge {section['judge']!r}: {exc}") from None
         if nl_policy == "require" and kind == "tau2" and not judge:
             raise ConfigError(
-                "reward.reward_kwargs.tau2.nl_policy=require needs reward.reward_kwargs.tau2.judge (module:function, or "
-                "{backend: openai, base_url, model}): without one every task with NL assertions is a reward error; "
-                "set a judge, or nl_policy=skip"
+                "reward.reward_kwargs.tau2.nl_policy=require needs reward.reward_kwargs.tau2.judge (module:function, "
+                "or {backend: openai, base_url, model}): without one every task with NL assertions is a reward "
+                "error; set a judge, or nl_policy=skip"
             )
         termination = str(section.get("default_termination", TerminationReason.AGENT_STOP)).strip().lower()
         if termination not in TERMINATION_REASONS:
