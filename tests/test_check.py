@@ -50,6 +50,23 @@ def base(tokenizer_dir, data_dir, *extra: str) -> list[str]:
     ]
 
 
+def tau2_normal(tokenizer_dir, out_dir, root, *extra: str) -> list[str]:
+    """:func:`base` for the normal-mode rows and tool config ``prepare tau2`` wrote to ``out_dir`` (data: ``root``)."""
+    t2 = "+actor_rollout_ref.rollout.custom.tau2"
+    return base(
+        tokenizer_dir,
+        out_dir,
+        *extra,
+        f"+reward.reward_kwargs.tau2.data_dir={root}",
+        f"actor_rollout_ref.rollout.multi_turn.tool_config_path={out_dir}/tool_config.yaml",
+        "actor_rollout_ref.rollout.multi_turn.enable=True",
+        "actor_rollout_ref.rollout.agent.default_agent_loop=tau2_agent",
+        "data.return_raw_chat=True",
+        f"{t2}.user.backend=scripted",
+        f"{t2}.data_dir={root}",
+    )
+
+
 def run_check(capsys, overrides: list[str]) -> tuple[int, str, str]:
     code = main(["check", "--", *overrides])
     captured = capsys.readouterr()
@@ -202,17 +219,7 @@ def test_tau2_normal_mode_checks_tools_loop_settings_and_routing(capsys, small_t
     out_dir = tmp_path / "airline"
     prepare_tau2(root, "airline", out_dir, ["train", "test"], mode="normal")
     t2 = "+actor_rollout_ref.rollout.custom.tau2"
-    overrides = base(
-        small_tokenizer_dir,
-        out_dir,
-        f"+reward.reward_kwargs.tau2.data_dir={root}",
-        f"actor_rollout_ref.rollout.multi_turn.tool_config_path={out_dir}/tool_config.yaml",
-        "actor_rollout_ref.rollout.multi_turn.enable=True",
-        "actor_rollout_ref.rollout.agent.default_agent_loop=tau2_agent",
-        "data.return_raw_chat=True",
-        f"{t2}.user.backend=scripted",
-        f"{t2}.data_dir={root}",
-    )
+    overrides = tau2_normal(small_tokenizer_dir, out_dir, root)
     code, out, err = run_check(capsys, overrides)
     assert code == 0, err[-3000:]
     assert f"tools: 14 from {out_dir}/tool_config.yaml" in out
@@ -279,19 +286,12 @@ def test_rows_asking_for_an_endpoint_a_credential_or_a_cache_folder_are_refused(
     root = require_domain("banking_knowledge").data_dir.parent
     out_dir = tmp_path / "bank"
     prepare_tau2(root, "banking_knowledge", out_dir, ["all"], retrieval="bm25")
-    t2 = "+actor_rollout_ref.rollout.custom.tau2"
-    overrides = base(
+    overrides = tau2_normal(
         small_tokenizer_dir,
         out_dir,
+        root,
         f"data.train_files={out_dir}/all.parquet",
         f"data.val_files={out_dir}/all.parquet",
-        f"+reward.reward_kwargs.tau2.data_dir={root}",
-        f"actor_rollout_ref.rollout.multi_turn.tool_config_path={out_dir}/tool_config.yaml",
-        "actor_rollout_ref.rollout.multi_turn.enable=True",
-        "actor_rollout_ref.rollout.agent.default_agent_loop=tau2_agent",
-        "data.return_raw_chat=True",
-        f"{t2}.user.backend=scripted",
-        f"{t2}.data_dir={root}",
     )
     code, out, err = run_check(capsys, overrides)
     assert code == 0, err[-3000:]
