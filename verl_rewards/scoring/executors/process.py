@@ -53,16 +53,20 @@ from ..spec import RewardSpec
 from .base import error_info, settle
 from .slots import Slot, SlotState
 from .threads import ThreadExecutor
-from .worker import KILL_GRACE_S, Job, RemoteRewardError, WorkerProcess, encode_reply, stop_all
+from .worker import (
+    KILL_GRACE_S,
+    SPAWN_HINT,
+    Job,
+    RemoteRewardError,
+    WorkerProcess,
+    encode_reply,
+    spawn_failure,
+    stop_all,
+)
 
 __all__ = ["ProcessRunner", "RemoteRewardError", "SlotState", "encode_reply"]
 
 _KILL_GRACE_S = KILL_GRACE_S  # how long a terminated (SIGTERM) worker gets before SIGKILL (read at each stop)
-#: why a worker can die while starting, or not start at all, in a user's script
-SPAWN_HINT = (
-    "Workers use the 'spawn' start method, which re-imports the main script: guard its top-level code with "
-    "`if __name__ == '__main__':`"
-)
 
 
 # --------------------------------------------------------------------------------------------- child side
@@ -243,23 +247,10 @@ class ProcessRunner:
                 worker = self._spawn(slot)
             except BaseException as exc:  # noqa: BLE001 - the slot comes back free; the caller reports why
                 self._give_back(slot)
-                return None if self._closed else self._spawn_failure(exc)
+                return None if self._closed else spawn_failure(exc)
             threading.Thread(
                 target=self._warm, args=(slot, worker), name="verl-rewards-worker-start", daemon=True
             ).start()
-
-    def _spawn_failure(self, exc: BaseException, reward_name: str = "") -> RemoteRewardError:
-        """The error of a worker process that could not be spawned (``exc``, from ``multiprocessing``)."""
-        type_name, message, tb = error_info(exc)
-        hint = f" ({SPAWN_HINT})" if getattr(multiprocessing.current_process(), "_inheriting", False) else ""
-        failure = RemoteRewardError(
-            f"cannot start a reward worker process: {type_name}: {' '.join(message.split())}{hint}",
-            exc_type=type_name,
-            remote_traceback=tb,
-            reward_name=reward_name,
-        )
-        failure.__cause__ = exc
-        return failure
 
     def close(self) -> None:
         """Stop every worker process and fail queued calls; further calls raise ``RuntimeError``."""
@@ -506,9 +497,7 @@ class ProcessRunner:
         try:
             worker = self._spawn(slot)
         except BaseException as start_exc:  # noqa: BLE001
-            failure = (
-                RuntimeError("ProcessRunner is closed") if self._closed else self._spawn_failure(start_exc, job.name)
-            )
+            failure = RuntimeError("ProcessRunner is closed") if self._closed else spawn_failure(start_exc, job.name)
             self._give_back(slot)  # before the caller resumes, so that it finds the slot free
             settle(cf, exc=failure)
             return None
