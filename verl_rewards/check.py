@@ -97,9 +97,13 @@ def check(overrides: Sequence[str]) -> list[str]:
     manager = _reward_manager(config)
     loops = _agent_loops(config)
     data = _data(config, manager, loops)
-    from .check_step import first_step  # what the first step runs (its module imports this one)
+    from .check_step import StepError, first_step  # what the first step runs
 
-    data += first_step(config, manager)
+    files = [(key, path) for key in ("train_files", "val_files") for path in _files(config.data.get(key))]
+    try:
+        data += first_step(config, manager, files)
+    except StepError as exc:
+        raise CheckError(exc.stage, str(exc)) from None
     took = time.perf_counter() - started
     return [
         f"verl-rewards check: ok ({len(overrides)} overrides, {took:.1f} s)",

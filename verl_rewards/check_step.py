@@ -11,7 +11,8 @@
 * rows choose no endpoint, credential or path: the tau2 load options they carry
   (:func:`verl_rewards.tau2.row_options.split_row_options`).
 
-Each problem is one line naming the key or the file and row, and the fix (:class:`~verl_rewards.check.CheckError`).
+Each problem is one line naming the key or the file and row, and the fix (:class:`StepError`, which ``check``
+reports as its other stages' errors).
 """
 
 from __future__ import annotations
@@ -20,7 +21,14 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from .check import CheckError, _files, _message
+
+class StepError(Exception):
+    """A problem the first step would meet, with the stage ``check`` names it under."""
+
+    def __init__(self, stage: str, message: str):
+        self.stage = stage
+        super().__init__(message)
+
 
 #: the fields verl adds to every row before the reward sees it (``RLHFDataset.__getitem__``, the trainer's ``uid``,
 #: the agent-loop manager's ``agent_name``): a reward may ask for them by name
@@ -32,10 +40,15 @@ _SKIPPED_VALUES = ("prompt", "raw_prompt", "images", "videos")
 _BATCH = 1024
 
 
-def first_step(config: Any, manager: Any) -> list[str]:
-    """Every check of the module doc on a built config and its reward manager; the summary lines."""
+def first_step(config: Any, manager: Any, data_files: list[tuple[str, str]]) -> list[str]:
+    """Every check of the module doc on a built config, its reward manager and its data files (``(key, path)``:
+    ``("train_files", path)``, already found readable); the summary lines."""
     _adv_estimator(config)
-    return _rows(config, manager)
+    return _rows(config, manager, data_files)
+
+
+def _message(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())}"
 
 
 def _adv_estimator(config: Any) -> None:
@@ -46,14 +59,14 @@ def _adv_estimator(config: Any) -> None:
         core_algos.get_adv_estimator_fn(name)
     except ValueError:
         known = sorted(core_algos.ADV_ESTIMATOR_REGISTRY)
-        raise CheckError(
+        raise StepError(
             "algorithm",
             f"algorithm.adv_estimator={name!r} is not an advantage estimator of verl: use one of {known}, or register "
             "yours with verl.trainer.ppo.core_algos.register_adv_est in a module the run imports",
         ) from None
 
 
-def _rows(config: Any, manager: Any) -> list[str]:
+def _rows(config: Any, manager: Any, data_files: list[tuple[str, str]]) -> list[str]:
     from .manager.routing import Router
 
     router = getattr(manager, "router", None)
@@ -61,19 +74,18 @@ def _rows(config: Any, manager: Any) -> list[str]:
     score_kwargs = set(getattr(getattr(manager, "settings", None), "score_kwargs", None) or ())
     default_loop = str((config.actor_rollout_ref.rollout.get("agent") or {}).get("default_agent_loop") or SINGLE_TURN)
     rows = checked = 0
-    for key in ("train_files", "val_files"):
-        for path in _files(config.data.get(key)):
-            where = f"data.{key}: {path}"
-            for i, row, columns in _read_rows(path, where):
-                rows += 1
-                _row_options(row, f"{where} row {i}")
-                if router is None:
-                    continue
-                spec = _routed_spec(router, row, f"{where} row {i}")
-                if spec is None or str(row.get("agent_name") or default_loop) != SINGLE_TURN:
-                    continue
-                _inputs(spec, row, columns | score_kwargs, f"{where} row {i}")
-                checked += 1
+    for key, path in data_files:
+        where = f"data.{key}: {path}"
+        for i, row, columns in _read_rows(path, where):
+            rows += 1
+            _row_options(row, f"{where} row {i}")
+            if router is None:
+                continue
+            spec = _routed_spec(router, row, f"{where} row {i}")
+            if spec is None or str(row.get("agent_name") or default_loop) != SINGLE_TURN:
+                continue
+            _inputs(spec, row, columns | score_kwargs, f"{where} row {i}")
+            checked += 1
     if not rows:
         return []
     inputs = f"the inputs of {checked} one-turn rows' rewards" if router is not None else "no rewards (another manager)"
@@ -93,10 +105,10 @@ def _read_rows(path: str, where: str) -> Iterator[tuple[int, dict[str, Any], set
             for offset, row in enumerate(batch.to_pylist()):
                 yield start + offset, row, names
             start += batch.num_rows
-    except CheckError:
+    except StepError:
         raise
     except Exception as exc:  # noqa: BLE001 - not parquet, truncated
-        raise CheckError("data", f"{where}: {_message(exc)}") from None
+        raise StepError("data", f"{where}: {_message(exc)}") from None
 
 
 def _routed_spec(router: Any, row: dict[str, Any], where: str) -> Any:
@@ -110,13 +122,13 @@ def _routed_spec(router: Any, row: dict[str, Any], where: str) -> Any:
     except RewardInputError:
         field = "reward_fn" if row.get("reward_fn") is not None else "extra_info.reward_fn"
         value = row.get("reward_fn") if field == "reward_fn" else sample.extra_info.get("reward_fn")
-        raise CheckError(
+        raise StepError(
             "routing",
             f"{where}: {field} {value!r} is not a registered reward (registered: {_registered()}); fix the row, or "
             "register the reward in a module of reward.reward_kwargs.modules",
         ) from None
     except Exception as exc:  # noqa: BLE001 - no scorer for the data source, a family that cannot be built
-        raise CheckError("routing", f"{where}: {_message(exc)}") from None
+        raise StepError("routing", f"{where}: {_message(exc)}") from None
     return getattr(scorer, "spec", None)
 
 
@@ -133,7 +145,7 @@ def _inputs(spec: Any, row: dict[str, Any], given: set[str], where: str) -> None
     fields = set(row_fields(Sample.from_text(row, ""))) | given | VERL_ROW_FIELDS
     missing = missing_inputs(spec, fields)
     if missing:
-        raise CheckError(
+        raise StepError(
             "inputs",
             f"{where} ({row.get('data_source')}): reward {spec.name!r} requires {missing}, which neither the "
             "predefined inputs nor the row (its columns, extra_info and reward_model keys) nor "
@@ -166,7 +178,7 @@ def _row_options(row: dict[str, Any], where: str) -> None:
         except UnknownDomainError:
             return  # routing and the agent loop name an unknown domain themselves
         if refused:
-            raise CheckError(
+            raise StepError(
                 "data",
                 f"{where}: {field} asks for {refused}: a row never chooses endpoints, credentials or paths (rows are "
                 "data, configs are code); remove them from the rows and set them in the tool config's domain_options "
