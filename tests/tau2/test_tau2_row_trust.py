@@ -19,6 +19,7 @@ from verl_rewards.tau2.data import prepare_tau2, task_row, write_tool_config
 from verl_rewards.tau2.row_options import REFUSED_KEY, split_row_options
 
 from agent_loop_support import _agent_data, _turn, hermes, make_worker, run_row
+from data_support import installed_data_home
 from embeddings_server import EmbeddingsServer
 from tau2_support import require_data
 
@@ -180,8 +181,9 @@ def test_a_row_s_data_dir_never_chooses_the_data_folder(tmp_path: Path, monkeypa
     refuses, naming the row's folder and what to set; configured, the configured folder is used."""
     from verl.tools.tool_registry import initialize_tools_from_config
 
-    monkeypatch.delenv("TAU2_DATA_DIR", raising=False)
     real = require_data("mock")
+    monkeypatch.delenv("TAU2_DATA_DIR", raising=False)
+    installed_data_home(tmp_path / "home", monkeypatch)  # no installed folder either: nothing is configured
     mock = load_domain("mock", real)
     copy = tmp_path / "elsewhere"
     shutil.copytree(real / "mock", copy / "mock")
@@ -191,7 +193,9 @@ def test_a_row_s_data_dir_never_chooses_the_data_folder(tmp_path: Path, monkeypa
     row = task_row(mock, mock.task(task_id), 0, "x", str(copy))
     tools = {t.name: t for t in initialize_tools_from_config(str(tool_config))}
     answer = asyncio.run(_turn(tools, _agent_data(row, "dir-1"), [("get_users", {})]))[0]
-    assert answer.startswith("Error: cannot start the tau2 episode: no data folder configured: set the tool config")
+    assert answer.startswith(
+        "Error: cannot start the tau2 episode: no tau2 data folder configured: set the tool config"
+    )
     assert f"the row records data_dir {str(copy)!r}" in answer
     monkeypatch.setenv("TAU2_DATA_DIR", str(real))
     answer = asyncio.run(_turn(tools, _agent_data(row, "dir-2"), [("get_users", {})]))[0]

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..engine.data_dir import choose_data_dir, row_data_dir
+from ..engine.data_dir import BENCHMARKS, choose_data_dir, row_data_dir
 from ..engine.errors import DataNotFoundError
 
 TOOLRL = "toolrl"
@@ -64,8 +64,9 @@ def family_of(data_source: str) -> str:
 
 
 def row_info(row: Mapping[str, Any], data_dir: str | None = None) -> RowInfo:
-    """Read ``row`` (see the module doc). The data folder is ``data_dir``, else the family's environment variable,
-    as at training time (:mod:`verl_rewards.engine.data_dir`: the folder a row records never chooses it)."""
+    """Read ``row`` (see the module doc). Its data folder is chosen by the one rule the tools use at training time
+    (:mod:`verl_rewards.engine.data_dir`): ``data_dir``, the family's environment variable, the installed folder;
+    the path ``prepare`` recorded in the row never chooses it."""
     row = plain(row)
     source = str(row.get("data_source") or "")
     family = family_of(source)
@@ -83,10 +84,9 @@ def row_info(row: Mapping[str, Any], data_dir: str | None = None) -> RowInfo:
         task_id = ground_truth.get("task_id")
     if task_id is None:
         raise GoldError(f"{source} row without extra_info.task_id (verl-rewards prepare writes it)")
-    env_name = "TAU2_DATA_DIR" if family == TAU2 else "TAU_BENCH_DATA_DIR"
     tools = {"tools_kwargs": row.get("tools_kwargs") or {}}  # verl's agent-loop kwargs carry it at the top
     try:
-        root = choose_data_dir(data_dir, env_name, row_data_dir(extra, tools), where="--data-dir (data_dir=)")
+        root = choose_data_dir(data_dir, BENCHMARKS[family], row_data_dir(extra, tools), where="--data-dir (data_dir=)")
     except DataNotFoundError as exc:
         raise GoldError(str(exc)) from None
     if family == TAU2:

@@ -436,7 +436,7 @@ def prepare_tau2(
         tables[split] = pa.Table.from_pylist(rows)
         report.rows[split] = len(rows)
         report.files[split] = str(out / f"{split}.parquet")
-    config_text = tool_config_text(dom, mode=mode)  # data_dir: TAU2_DATA_DIR, else the rows'
+    config_text = tool_config_text(dom, mode=mode)  # data_dir: TAU2_DATA_DIR, else the installed folder
     writers: dict[Path, Callable[[Path], None]] = {
         out / f"{split}.parquet": functools.partial(_write_parquet, table) for split, table in tables.items()
     }

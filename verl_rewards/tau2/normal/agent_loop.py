@@ -58,11 +58,11 @@ from ...deprecation import moved
 from ...engine.agent_loop import ConversationAgentLoop
 from ...engine.agent_loop import settings_of as engine_settings_of
 from ...engine.conversation import AGENT_MESSAGE_ERRORS, Conversation
-from ...engine.data_dir import choose_data_dir, row_data_dir
+from ...engine.data_dir import TAU2_DATA, choose_data_dir, row_data_dir
 from ...engine.rules import DEFAULT_MAX_ERRORS, DEFAULT_MAX_STEPS
 from ...engine.termination import TerminationReason
 from ...engine.users import UserConfig, positive_setting, user_settings
-from ..domain import DATA_DIR_ENV, Domain, load_domain
+from ..domain import Domain, load_domain
 from ..row_options import REFUSED_KEY, row_load_options
 from ..verl_tools import progress
 from . import AGENT_LOOP_NAME
@@ -134,7 +134,7 @@ class Tau2AgentLoop(ConversationAgentLoop):
         extra = self._row.get("extra_info") or {}
         name = str(extra.get("domain") or str(self._row.get("data_source", "")).removeprefix("tau2/"))
         row_dir = row_data_dir(extra, self._row)
-        data_dir = choose_data_dir(self.settings.data_dir, DATA_DIR_ENV, row_dir, where=f"{CONFIG_PATH}.data_dir")
+        data_dir = choose_data_dir(self.settings.data_dir, TAU2_DATA, row_dir, where=f"{CONFIG_PATH}.data_dir")
         options, refused = row_load_options(name, self.settings.domain_options, extra.get("domain_options"), AGENT_NAME)
         if refused:
             self.row_fields[REFUSED_KEY] = refused
