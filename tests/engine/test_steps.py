@@ -21,6 +21,8 @@ from verl_rewards.engine.toolkit import READ, Toolkit, tool
 from verl_rewards.engine.users import ScriptedUser
 from verl_rewards.engine.verl_tools import ENDED_OBSERVATION, TIMEOUT_FLAG, EpisodeSession, EpisodeTool
 
+from agent_loop_support import _agent_data
+
 WAIT_S = 60.0
 
 
@@ -138,19 +140,12 @@ def _tools(**config: Any) -> dict[str, _Tool]:
 
 def _calling(request_id: str, name: str) -> Any:
     """verl's AgentData of a trajectory whose last message calls ``name``."""
-    from verl.experimental.agent_loop.tool_agent_loop import AgentData
-
-    call = {"id": "c0", "type": "function", "function": {"name": name, "arguments": "{}"}}
-    return AgentData(
-        messages=[{"role": "user", "content": "hi"}, {"role": "assistant", "content": "", "tool_calls": [call]}],
-        image_data=None,
-        video_data=None,
-        audio_data=None,
-        mm_processor_kwargs=None,
-        metrics={},
-        request_id=request_id,
-        tools_kwargs={},
+    agent_data = _agent_data(
+        {"prompt": [{"role": "user", "content": "hi"}], "extra_info": {"tools_kwargs": {}}}, request_id
     )
+    call = {"id": "c0", "type": "function", "function": {"name": name, "arguments": "{}"}}
+    agent_data.messages.append({"role": "assistant", "content": "", "tool_calls": [call]})
+    return agent_data
 
 
 async def _execute(tool: EpisodeTool, agent_data: Any, arguments: dict[str, Any]) -> str:
