@@ -63,8 +63,8 @@ from typing import Any, Protocol
 
 from ..deprecation import warn_deprecated
 from .environment import Environment
+from .offload import STEP_TIMEOUT_S, StepTimeout, run_step
 from .rules import STOP_TOKENS, TAU2, RuleSet
-from .steps import STEP_TIMEOUT_S, StepTimeout, run_step
 from .termination import TerminationReason
 
 AGENT_MESSAGE_ERRORS = (str(TerminationReason.AGENT_ERROR), str(TerminationReason.INFRASTRUCTURE_ERROR))
@@ -186,7 +186,7 @@ class Conversation:
         **deprecated_rules: Any,
     ):
         """``rules``: the benchmark's :class:`~verl_rewards.engine.rules.RuleSet` (tau2's by default); the limits
-        default to the rule set's. ``step_timeout_s``: the bound on one tool call (:mod:`~verl_rewards.engine.steps`;
+        default to the rule set's. ``step_timeout_s``: the bound on one tool call (:mod:`~verl_rewards.engine.offload`;
         None: none). The keywords ``stop_tokens``, ``greeting_to_agent``, ``first_call_only`` and
         ``terminate_termination`` are deprecated: they change the rule set (pass ``rules=`` instead)."""
         unknown = sorted(set(deprecated_rules) - set(_RULE_FLAGS))
@@ -421,7 +421,7 @@ class Conversation:
             self.end(TerminationReason.MAX_STEPS, f"the agent used its {self.max_agent_turns} turns")
 
     async def _run_calls(self, calls: list[dict[str, Any]], requestor: str) -> list[dict[str, Any]] | None:
-        """Run the calls in order, each off the event loop (:func:`~verl_rewards.engine.steps.run_step`); their tool
+        """Run the calls in order, each off the event loop (:func:`~verl_rewards.engine.offload.run_step`); their tool
         messages, or None when a call ran past :attr:`step_timeout_s` (the run then ends as
         ``infrastructure_error``: the environment may still be changing, so nothing else runs on it)."""
         results = []

@@ -24,7 +24,7 @@ the same message are not run. After the end every call is refused, and ``message
 before the ending assistant message, that message with only the calls that ran (given ids), and their tool answers.
 The reward replays exactly what ran, whatever the model generates afterwards.
 
-Each call runs off the event loop with a time bound (:func:`~verl_rewards.engine.steps.run_step`; the tool config's
+Each call runs off the event loop with a time bound (:func:`~verl_rewards.engine.offload.run_step`; the tool config's
 ``step_timeout_s``), the calls of one trajectory one at a time in call order. A call past its bound ends the
 trajectory as ``infrastructure_error`` with ``tool_call_timeout`` set; its observation says why.
 """
@@ -54,7 +54,7 @@ from verl.tools.schemas import (
 
 from .data_dir import choose_data_dir
 from .environment import Environment
-from .steps import STEP_TIMEOUT_S, StepTimeout, run_step
+from .offload import STEP_TIMEOUT_S, StepTimeout, run_step
 from .termination import TerminationReason
 
 logger = logging.getLogger(__name__)
@@ -369,7 +369,7 @@ class ToolSchema(OpenAIFunctionToolSchema):
 class EpisodeTool(BaseTool):
     """One tool of a benchmark domain (``config``: ``domain``, ``openai_schema``, optional ``data_dir``,
     ``max_sessions``, the live trajectories one worker keeps, default 4096, and ``step_timeout_s``, the bound on one
-    call, default :data:`~verl_rewards.engine.steps.STEP_TIMEOUT_S`; the name is the schema's).
+    call, default :data:`~verl_rewards.engine.offload.STEP_TIMEOUT_S`; the name is the schema's).
 
     The schema the model is shown is ``config.openai_schema`` (what ``prepare`` writes), kept whole
     (:class:`ToolSchema`); without it, the benchmark's default (:meth:`_default_schema`).
