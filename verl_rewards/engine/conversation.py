@@ -49,6 +49,10 @@ The trajectory (:attr:`Conversation.trajectory`) is the reward's input: OpenAI-s
 ``user`` messages, tool messages carrying ``requestor`` and ``error``. :attr:`Conversation.message_info` runs
 alongside it (one dict per message: ``timestamp`` when the message was played, and for model messages the
 endpoint's ``usage``), for result files that record them (tau2's ``Results``).
+
+Given the benchmark's progress rule (``progress=``, as the verl loops give it), the conversation records the step
+dicts of the agent's tool turns with the rule solo mode's tools use (:mod:`verl_rewards.engine.steps`); the user's
+own calls change the state between the agent's turns and are not counted for the agent.
 """
 
 from __future__ import annotations
@@ -65,6 +69,7 @@ from ..deprecation import warn_deprecated
 from .environment import Environment
 from .offload import STEP_TIMEOUT_S, StepTimeout, run_step
 from .rules import STOP_TOKENS, TAU2, RuleSet
+from .steps import Progress, StepRecorder
 from .termination import TerminationReason
 
 AGENT_MESSAGE_ERRORS = (str(TerminationReason.AGENT_ERROR), str(TerminationReason.INFRASTRUCTURE_ERROR))
@@ -182,12 +187,16 @@ class Conversation:
         enforce_communication_protocol: bool = False,
         seed: int | None = None,
         agent_message_errors: str = TerminationReason.AGENT_ERROR,
+        progress: Progress | None = None,
         step_timeout_s: float | None = STEP_TIMEOUT_S,
         **deprecated_rules: Any,
     ):
         """``rules``: the benchmark's :class:`~verl_rewards.engine.rules.RuleSet` (tau2's by default); the limits
-        default to the rule set's. ``step_timeout_s``: the bound on one tool call (:mod:`~verl_rewards.engine.offload`;
-        None: none). The keywords ``stop_tokens``, ``greeting_to_agent``, ``first_call_only`` and
+        default to the rule set's. ``progress``: record the step dicts of the agent's tool turns
+        (:class:`~verl_rewards.engine.steps.StepRecorder`, the rule solo mode's sessions use) with the benchmark's
+        progress rule; None records none. ``step_timeout_s``: the bound on one tool call
+        (:mod:`~verl_rewards.engine.offload`; None: none). The keywords ``stop_tokens``, ``greeting_to_agent``,
+        ``first_call_only`` and
         ``terminate_termination`` are deprecated: they change the rule set (pass ``rules=`` instead)."""
         unknown = sorted(set(deprecated_rules) - set(_RULE_FLAGS))
         if unknown:
@@ -234,6 +243,7 @@ class Conversation:
         self.termination: str | None = None
         self.cause: str | None = None
         self.user_calls = 0
+        self.recorder = StepRecorder(env, progress) if progress is not None else None
         self._next_id = 0
         self._started = False
 
@@ -265,8 +275,8 @@ class Conversation:
             self.cause = _short(cause) if cause else None
 
     def extra_fields(self) -> dict[str, Any]:
-        """What the reward and the metrics read (small, picklable)."""
-        return {
+        """What the reward and the metrics read (small, picklable); the step dicts when they are recorded."""
+        fields = {
             "messages": list(self.trajectory),
             "termination": self.termination,
             "tau2_steps": self.steps,
@@ -274,6 +284,9 @@ class Conversation:
             "tau2_end_cause": self.cause or "",
             "user_error": float(self.termination == TerminationReason.USER_ERROR),
         }
+        if self.recorder is not None:
+            fields.update(self.recorder.fields())
+        return fields
 
     # ------------------------------------------------------------------ driving
     async def start(self) -> Turn:
@@ -319,6 +332,8 @@ class Conversation:
             return self._end_on_step(TerminationReason.AGENT_ERROR, "the agent sent text and tool calls in one message")
         if calls:
             self._after_step(pending=True)
+            if self.recorder is not None:
+                self.recorder.begin_turn()
             results = await self._run_calls(calls, "assistant")
             if results is None:
                 return Turn([], True)
@@ -440,6 +455,8 @@ class Conversation:
                 self.end(TerminationReason.INFRASTRUCTURE_ERROR, str(exc))
                 return None
             error = bool(self.env.actions[-1]["error"]) if self.env.actions else False
+            if self.recorder is not None and self.env.actions:
+                self.recorder.record_call(fn["name"], self.env.actions[-1], in_turn=requestor == "assistant")
             self.errors += int(error)
             message = {
                 "role": "tool",
