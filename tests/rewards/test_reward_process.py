@@ -70,13 +70,14 @@ def runner():
 
 
 def test_no_process_before_first_run():
+    # Children of earlier tests may still be exiting: the runner must add none (a subset), not freeze the set.
     before = _children()
     r = ProcessRunner(max_workers=4, modules=[FNS])
-    assert _children() == before
+    assert _children() <= before
     r.close()
     with pytest.raises(RuntimeError, match="closed"):
         run(r, "proc_test_trivial", final_response="x")
-    assert _children() == before
+    assert _children() <= before
 
 
 def test_result_and_worker_reuse(runner):
