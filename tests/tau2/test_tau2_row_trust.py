@@ -140,7 +140,7 @@ def test_the_configured_endpoint_serves_and_the_row_cannot_redirect_it(
         out = _rollout(worker, row, "trust-dense", agent)
         assert elsewhere.requests == [] and configured.requests
         assert {r["model"] for r in configured.requests} == {"config-model"}
-    assert not row_cache.exists() and any(config_cache.rglob("*.npy"))
+    assert not row_cache.exists() and any(config_cache.rglob("*.npz"))
     ef = out.extra_fields
     assert ef[REFUSED_KEY] == REFUSED
     search = next(m for m in ef["messages"] if m["role"] == "tool")
