@@ -37,6 +37,9 @@ from ...engine.simulate import (
     RunConfig,
     SimulateError,
     check_endpoints,
+    check_same_settings,
+    is_where_key,
+    only_writer,
     results_path,
     run_plan,
 )
@@ -132,29 +135,36 @@ def _info(config: SimulateConfig, domain: Domain) -> dict[str, Any]:
     )
 
 
+def run_settings(config: SimulateConfig) -> dict[str, Any]:
+    """The settings that change a simulation's outcome, tau2's ``info`` does not hold and differ from how tau2 runs
+    (the communication protocol enforced, another agent-message rule, load options): written as the run ``info``'s
+    ``run`` only when there is one, so a run made as tau2 makes it writes tau2's ``info``; compared on resume.
+    The judge's model is not among them (tau2 records none)."""
+    settings: dict[str, Any] = {}
+    if config.enforce_communication_protocol:
+        settings["enforce_communication_protocol"] = True
+    if config.agent_message_errors != str(TerminationReason.INFRASTRUCTURE_ERROR):
+        settings["agent_message_errors"] = config.agent_message_errors
+    options = {k: v for k, v in (config.domain_options or {}).items() if not is_where_key(k)}
+    if options:
+        settings["domain_options"] = options
+    return settings
+
+
 def _resume(config: SimulateConfig, info: dict[str, Any], out: Path) -> list[dict[str, Any]]:
-    """The simulations of an earlier run with the same settings (SimulateError when ``out`` is something else)."""
+    """The simulations of an earlier run with the same settings: its ``info`` (with ``run``, :func:`run_settings`)
+    equals this run's (SimulateError listing the differing settings, or when ``out`` is something else)."""
     if not out.exists():
         return []
     try:
         old = json.loads(out.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise SimulateError(f"--out {out} exists and is not a readable JSON file ({exc}); move it away") from None
     if not isinstance(old, dict) or not {"info", "tasks", "simulations"} <= set(old):
         raise SimulateError(f"--out {out} exists and is not a tau2 Results file; move it away")
-    keys = ("num_trials", "max_steps", "max_errors", "seed")
-    old_info = old["info"] if isinstance(old["info"], dict) else {}
-    same = all(old_info.get(k) == info[k] for k in keys) and (
-        (old_info.get("environment_info") or {}).get("domain_name") == config.domain
-        and (old_info.get("agent_info") or {}).get("llm") == config.agent.model
-        and (old_info.get("user_info") or {}).get("llm") == config.user.model
-    )
-    if not same:
-        raise SimulateError(
-            f"--out {out} holds a run with other settings (domain, models, trials, seed or limits); "
-            "use another --out to start a new run"
-        )
-    return _kept_simulations(old["simulations"], out)
+    sims = _kept_simulations(old["simulations"], out)
+    check_same_settings(out, (old["info"], info), [], {})
+    return sims
 
 
 def _kept_simulations(sims: Any, out: Path) -> list[dict[str, Any]]:
@@ -315,9 +325,18 @@ async def simulate(config: SimulateConfig) -> dict[str, Any]:
     domain, task_ids = _load(config)
     _check_judge(config, domain, task_ids)
     out = results_path(config.out)
+    with only_writer(out):
+        return await _simulate(config, domain, task_ids, out)
+
+
+async def _simulate(config: SimulateConfig, domain: Domain, task_ids: list[str], out: Path) -> dict[str, Any]:
+    """:func:`simulate` once it is the only writer of ``out``."""
     info = _info(config, domain)
     if config.skip_nl_assertions and config.judge is None:
         info["nl_assertions"] = SKIPPED_NL
+    settings = run_settings(config)
+    if settings:
+        info["run"] = settings
     kept = _resume(config, info, out)
     await check_endpoints(config.agent, config.user, config.judge)
     seeds = trial_seeds(config.seed, config.num_trials)
