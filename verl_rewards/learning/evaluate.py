@@ -43,10 +43,12 @@ class Sampling:
 
 @dataclass(frozen=True)
 class Evaluation:
-    """Rewards of every trial of every row (``rewards[row][trial]``) and each row's gold reward."""
+    """Rewards of every trial of every row (``rewards[row][trial]``), each row's gold reward and the sampled
+    response token ids (``responses[row][trial]``; what makes two evaluations the same draw)."""
 
     rewards: tuple[tuple[float, ...], ...]
     targets: tuple[float, ...]
+    responses: tuple[tuple[tuple[int, ...], ...], ...] = ()
 
     @property
     def mean_reward(self) -> float:
@@ -138,4 +140,6 @@ def evaluate(
     result = score_samples(samples, reward_kwargs, tokenizer)
     rewards = [float(r) for r in result.rewards]
     per_row = tuple(tuple(rewards[i * sampling.trials : (i + 1) * sampling.trials]) for i in range(len(rows)))
-    return Evaluation(per_row, tuple(_row_target(row) for row in rows))
+    tokens = [tuple(int(t) for t in s.response_ids.tolist()) for s in samples]
+    responses = tuple(tuple(tokens[i * sampling.trials : (i + 1) * sampling.trials]) for i in range(len(rows)))
+    return Evaluation(per_row, tuple(_row_target(row) for row in rows), responses)
