@@ -177,3 +177,63 @@ def test_the_boom_run_s_metrics_fail_as_reward(tmp_path: Path):
 
     with pytest.raises(SmokeError, match="every reward of the validation at step 0 failed"):
         check_signal(read_metrics(tmp_path / "metrics.jsonl"), tmp_path / "run.log")
+
+
+def _fake_recipe(tmp_path: Path, log: str, records: list[dict], code: int) -> Path:
+    """A recipe that prints ``log`` (``smoke`` keeps it as ``run.log``), writes ``records`` where verl's file logger
+    writes and the last checkpoint, and exits with ``code``: what ``main_ppo`` leaves behind."""
+    (tmp_path / "log.txt").write_text(log)
+    (tmp_path / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    recipe = tmp_path / "recipe.sh"
+    recipe.write_text(
+        f'cat {tmp_path / "log.txt"}\ncp {tmp_path / "records.jsonl"} "$VERL_FILE_LOGGER_PATH"\n'
+        f'mkdir -p "$(dirname "$VERL_FILE_LOGGER_PATH")/checkpoints/global_step_2"\nexit {code}\n'
+    )
+    return recipe
+
+
+def _smoke(tmp_path: Path, recipe: Path, capsys) -> tuple[int, str, str]:
+    from verl_rewards.cli import main
+
+    code = main(["smoke", "toolrl", "--recipe", str(recipe), "--out", str(tmp_path / "out")])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_smoke_fails_a_run_whose_every_reward_failed_quoting_the_first_error(tmp_path: Path, capsys):
+    """The always-failing reward's run exited 0 with every reward at the fallback: smoke said PASSED."""
+    records = [
+        {"step": 0, "data": {"val-aux/rlla/reward_error/mean@2": 1.0, "val-core/rlla/reward/mean@2": 0.0}},
+        *({"step": s, "data": TIED | {"actor/grad_norm": 0.0, "reward_extra/reward_error/mean": 1.0}} for s in (1, 2)),
+        {"step": 2, "data": {"val-aux/rlla/reward_error/mean@2": 1.0, "val-core/rlla/reward/mean@2": 0.0}},
+    ]
+    code, out, err = _smoke(tmp_path, _fake_recipe(tmp_path, BOOM_LOG, records, 0), capsys)
+    assert code == 1 and "PASSED" not in out
+    assert "smoke: FAILED at stage reward: every reward of the validation at step 0 failed" in err
+    assert "first error: ValueError in boom for sample 675c5ed8: ValueError: boom: this reward always fails" in err
+
+
+def test_smoke_fails_a_run_whose_groups_all_tied(tmp_path: Path, capsys):
+    records = [{"step": 0, "data": VAL}, *({"step": s, "data": TIED | {"actor/grad_norm": 1e-4}} for s in (1, 2))]
+    records.append({"step": 2, "data": VAL})
+    code, out, err = _smoke(tmp_path, _fake_recipe(tmp_path, "all initialize finished\n", records, 0), capsys)
+    assert code == 1 and "PASSED" not in out
+    assert "smoke: FAILED at stage update: no training step had critic/advantages/max > 0" in err
+
+
+@pytest.mark.parametrize(
+    "log,stage,first",
+    [
+        (ADV_LOG, "update", None),
+        (INPUT_LOG, "reward", _INPUT_ERROR.removeprefix("verl_rewards.scoring.contract.")),
+    ],
+    ids=["unknown-adv-estimator", "reward-input-error"],
+)
+def test_a_failed_run_names_its_stage_and_the_first_reward_error(tmp_path: Path, capsys, log, stage, first):
+    code, _, err = _smoke(tmp_path, _fake_recipe(tmp_path, log, [{"step": 0, "data": VAL}], 1), capsys)
+    assert code == 1
+    assert f"smoke: FAILED at stage {stage}: main_ppo exited with 1" in err
+    if first:
+        assert f"smoke: first reward error: {first}" in err
+    else:
+        assert "first reward error" not in err
