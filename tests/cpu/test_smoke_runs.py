@@ -129,9 +129,9 @@ def test_rollout_and_actor_log_probs_agree(run):
 
 def test_each_group_mixes_the_gold_reward_with_sampled_ones(run):
     """The default --script-ratio 0.5 with two rollouts per prompt: one scripted rollout per group earns the gold
-    reward, the sampled one of a random model less. On ToolRL the task reward itself differs; the first tau2 airline
-    and tau-bench retail rows are read-only tasks whose DB check a do-nothing policy passes too, so there the
-    scripted rollout's lead is the contribution term the recipe adds (its write-free turns still make progress)."""
+    reward, the sampled one of a random model less. On ToolRL and tau-bench retail the task reward itself differs
+    (measured: 4 vs -3, 1 vs 0); the first tau2 airline rows are read-only tasks whose DB check a policy that changes
+    nothing passes too (both 1.0), so there the scripted rollout's lead is the recipe's C-1 term (1.1 vs 1.0)."""
     family, result, _, _ = run
     first = _train(result)[0]
     if family == "toolrl":
@@ -139,9 +139,10 @@ def test_each_group_mixes_the_gold_reward_with_sampled_ones(run):
 
         rows = pd.read_parquet(result["out"] / "data" / "train.parquet").to_dict("records")[:2]
         assert first["reward_extra/base_score/max"] == max(gold_reward(row_info(r)) for r in rows)
-        assert first["reward_extra/base_score/min"] < first["reward_extra/base_score/max"]
     else:
         assert first["reward_extra/base_score/max"] == 1.0
+    if family != "tau2":
+        assert first["reward_extra/base_score/min"] < first["reward_extra/base_score/max"]
     assert first["critic/score/min"] < first["critic/score/max"]
 
 
