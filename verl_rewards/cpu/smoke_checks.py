@@ -185,8 +185,13 @@ def _number(data: Mapping[str, Any], key: str) -> float | None:
     return float(value)
 
 
-def check_signal(records: Sequence[Mapping[str, Any]], log_path: Path) -> None:
-    """After a run that exited 0: the reward reached the update, else :class:`SmokeError` naming the cause.
+#: what to change when every group tied, in a smoke run
+TIED_HINT = "scripted gold rollouts all earn the gold reward: --script-ratio below 1 mixes sampled ones into each group"
+
+
+def check_signal(records: Sequence[Mapping[str, Any]], log_path: Path, tied_hint: str = TIED_HINT) -> None:
+    """After a run that exited 0: the reward reached the update, else :class:`SmokeError` naming the cause
+    (``tied_hint``: what to change when every group tied).
 
     * a step whose every reward failed (``reward_extra/reward_error/mean`` = 1 in training, ``.../reward_error/mean@N``
       in validation) -> stage ``reward``, with the first reward error of the log;
@@ -214,8 +219,7 @@ def check_signal(records: Sequence[Mapping[str, Any]], log_path: Path) -> None:
         raise SmokeError(
             "update",
             f"no training step had critic/advantages/max > 0 > critic/advantages/min ({len(train)} steps): every "
-            "group's rollouts scored alike, so GRPO's advantages were 0 and the reward moved nothing (scripted gold "
-            "rollouts all earn the gold reward: --script-ratio below 1 mixes sampled ones into each group)",
+            f"group's rollouts scored alike, so GRPO's advantages were 0 and the reward moved nothing ({tied_hint})",
         )
     if all(_number(d, "actor/pg_loss") in (0.0, None) for d in train):
         raise SmokeError(

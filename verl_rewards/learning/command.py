@@ -233,7 +233,7 @@ def _learn(plan: Plan, source: Path | None, out: Path, timeout: float, started: 
                          + (f"; first reward error: {first}" if first else ""))  # fmt: skip
     sft_losses = check_sft(out, plan.sft_steps)
     check_run(out, plan.steps, records)
-    check_signal(records, out / "run.log")
+    check_signal(records, out / "run.log", _TIED)
     final = out / "checkpoints" / f"global_step_{plan.steps}" / "actor" / "huggingface"
     t0 = time.monotonic()
     after_sft = evaluate(str(hf), rows, sampling, REWARD_KWARGS)
@@ -242,6 +242,13 @@ def _learn(plan: Plan, source: Path | None, out: Path, timeout: float, started: 
     return _report(plan, out, records, sft_losses, [before, after_sft, after_grpo], rows,
                    {"set-up": setup_s, "evaluations": eval_s, "SFT + GRPO (main_ppo)": train_s,
                     "total": time.monotonic() - started})  # fmt: skip
+
+
+#: what to change when every GRPO group tied
+_TIED = (
+    "the SFT model's samples all scored alike: more --sft-steps when they all failed, fewer when they all earned the "
+    "gold reward; a higher --temperature spreads them"
+)
 
 
 #: the recipe variables ``command.sh`` repeats
