@@ -56,20 +56,6 @@ def test_every_command_is_a_module_with_help_add_parser_and_run():
         assert callable(module.add_parser) and callable(module.run)
 
 
-def test_the_moved_functions_still_import_from_cli_with_a_deprecation_warning():
-    import verl_rewards.cli as cli
-    from verl_rewards.commands import doctor, prepare, score, simulate
-
-    for old, new in (
-        ("doctor", doctor.doctor),
-        ("score_command", score.run),
-        ("prepare_command", prepare.run),
-        ("simulate_command", simulate.run),
-    ):
-        with pytest.warns(DeprecationWarning, match=f"verl_rewards.cli.{old} is deprecated"):
-            assert getattr(cli, old) is new
-
-
 # -- --help ------------------------------------------------------------------------------------------------------
 def test_help_describes_every_command_and_option_with_its_default_and_no_rst_markup():
     parser = build_parser()

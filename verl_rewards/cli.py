@@ -20,7 +20,6 @@ from .commands import score as _score
 from .commands import simulate as _simulate
 from .commands.common import CliParser
 from .cpu import command as _smoke
-from .deprecation import moved
 from .evaluation import command as _eval
 from .gold import command as _export_sft
 
@@ -66,18 +65,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; its exit code (2 for usage and configuration errors, printed as one line)."""
     args = build_parser().parse_args(argv)
     return int(args.command_handler(args))
-
-
-#: names this module held before the commands moved to their own modules (deprecated, removed in 0.3.0)
-__getattr__ = moved(
-    __name__,
-    {
-        "doctor": "verl_rewards.commands.doctor",
-        "score_command": "verl_rewards.commands.score:run",
-        "prepare_command": "verl_rewards.commands.prepare:run",
-        "simulate_command": "verl_rewards.commands.simulate:run",
-    },
-)
 
 
 if __name__ == "__main__":

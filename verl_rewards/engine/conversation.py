@@ -57,7 +57,6 @@ own calls change the state between the agent's turns and are not counted for the
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import random
 from collections.abc import Sequence
@@ -65,7 +64,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from ..deprecation import warn_deprecated
 from .environment import Environment
 from .rules import STOP_TOKENS, TAU2, RuleSet
 from .steps import Progress, StepRecorder
@@ -74,7 +72,6 @@ from .termination import TerminationReason
 AGENT_MESSAGE_ERRORS = (str(TerminationReason.AGENT_ERROR), str(TerminationReason.INFRASTRUCTURE_ERROR))
 DEFAULT_SEED = 300
 MAX_CAUSE_CHARS = 500
-_RULE_FLAGS = ("stop_tokens", "greeting_to_agent", "first_call_only", "terminate_termination")
 _UNSET: Any = object()
 
 
@@ -187,22 +184,11 @@ class Conversation:
         seed: int | None = None,
         agent_message_errors: str = TerminationReason.AGENT_ERROR,
         progress: Progress | None = None,
-        **deprecated_rules: Any,
     ):
         """``rules``: the benchmark's :class:`~verl_rewards.engine.rules.RuleSet` (tau2's by default); the limits
         default to the rule set's. ``progress``: record the step dicts of the agent's tool turns
         (:class:`~verl_rewards.engine.steps.StepRecorder`, the rule solo mode's sessions use) with the benchmark's
-        progress rule; None records none. The keywords ``stop_tokens``, ``greeting_to_agent``, ``first_call_only`` and
-        ``terminate_termination`` are deprecated: they change the rule set (pass ``rules=`` instead)."""
-        unknown = sorted(set(deprecated_rules) - set(_RULE_FLAGS))
-        if unknown:
-            raise TypeError(f"Conversation() got unexpected keyword argument(s) {unknown}")
-        if deprecated_rules:
-            warn_deprecated(
-                f"Conversation({', '.join(sorted(deprecated_rules))}=...)",
-                "rules=RuleSet(...) (verl_rewards.engine.rules: TAU2, TAU_BENCH)",
-            )
-            rules = dataclasses.replace(rules, **deprecated_rules)
+        progress rule; None records none."""
         if agent_message_errors not in AGENT_MESSAGE_ERRORS:
             raise ValueError(
                 f"agent_message_errors must be one of {AGENT_MESSAGE_ERRORS}, got {agent_message_errors!r}"

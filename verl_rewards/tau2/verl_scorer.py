@@ -2,9 +2,8 @@
 
 Rows whose ``data_source`` is ``tau2/<domain>`` (or ``tau2``) are scored by the tau2 evaluator on our own
 domain environments; ``reward.reward_kwargs.tau2.reward=tau_bench`` switches to tau-bench's formula on tau2 tasks.
-The rewards are also registered by name (``tau2``, ``tau2_tau_bench``; ``tau_bench`` is a deprecated alias of
-``tau2_tau_bench``, resolved with a warning logged once) for ``reward_fn`` / ``reward_fn_by_source``. (tau-bench on
-its own data is the family of :mod:`verl_rewards.tau_bench`, reward ``tau_bench_v1``.)
+The rewards are also registered by name (``tau2``, ``tau2_tau_bench``) for ``reward_fn`` / ``reward_fn_by_source``.
+(tau-bench on its own data is the family of :mod:`verl_rewards.tau_bench`, reward ``tau_bench_v1``.)
 
 What a row must carry:
 
@@ -53,7 +52,6 @@ from ..rewards.decorators import RewardSpec, reward
 from ..scoring.contract import ConfigError, Scorer
 from ..scoring.families import Family
 from ..scoring.runner import RewardScorer
-from ..scoring.spec import deprecated_alias
 from .domain import load_domain
 from .evaluator import NL_POLICIES, SCORED_TERMINATIONS, TERMINATION_REASONS, evaluate_trajectory
 from .tau_bench import tau2_tau_bench_reward
@@ -320,9 +318,6 @@ def tau2(trajectory: list, data_source: str, ground_truth: Any, extra_info: dict
 def tau2_tau_bench(trajectory: list, data_source: str, ground_truth: Any, extra_info: dict) -> dict:
     """tau-bench's reward on tau2 tasks (final DB hash vs gold replay, required outputs), default options."""
     return score_tau2(trajectory, data_source, ground_truth, extra_info, Tau2Options(reward="tau_bench"))
-
-
-deprecated_alias("tau_bench", "tau2_tau_bench")  # its name before 0.2.0 (also the tau-bench v1 family's name)
 
 
 FAMILY = Family(name="tau2", matches=matches, make_scorer=make_scorer, extra_keys=EXTRA_KEYS, text_keys=TEXT_KEYS)

@@ -27,7 +27,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ...deprecation import moved
 from ...engine.client import Endpoint, shared_client
 from ...engine.conversation import Conversation, trial_seeds
 from ...engine.rules import DEFAULT_MAX_ERRORS, DEFAULT_MAX_STEPS
@@ -573,8 +572,3 @@ def summary(results: dict[str, Any]) -> str:
         terms[s["termination_reason"]] = terms.get(s["termination_reason"], 0) + 1
     mean = sum(rewards) / len(rewards) if rewards else float("nan")
     return f"{len(sims)} simulations, mean reward {mean:.3f}, terminations {terms}"
-
-
-__getattr__ = moved(
-    __name__, dict.fromkeys(("PROBE_TEXT", "REACHABLE_TIMEOUT_S", "all_failed"), "verl_rewards.engine.simulate")
-)
