@@ -246,20 +246,26 @@ def task_row(
     system_prompt: str | None = None,
     mode: str = "solo",
 ) -> dict[str, Any]:
-    """One verl row for ``task`` (see the module doc)."""
+    """One verl row for ``task`` (see the module doc): the same frame in both modes, with the mode's agent loop,
+    prompt and extra fields."""
     create: dict[str, Any] = {"domain": domain.name, "task_id": task.id, "data_dir": data_dir or ""}
     if domain.options:
         create["domain_options"] = dict(domain.options)
     names = tool_names(domain, mode)
     if _check_mode(mode) == "normal":
-        return _normal_row(domain, task, index, split, data_dir, system_prompt, create, names)
-    return {
-        "data_source": f"tau2/{domain.name}",
-        "agent_name": AGENT_NAME,
-        "prompt": [
+        agent_name = NORMAL_AGENT_NAME
+        prompt, extra = _normal_prompt(domain, task, data_dir, system_prompt)
+    else:
+        agent_name = AGENT_NAME
+        prompt = [
             {"role": "system", "content": system_prompt or solo_system_prompt(domain)},
             {"role": "user", "content": ticket_text(task)},
-        ],
+        ]
+        extra = {}
+    return {
+        "data_source": f"tau2/{domain.name}",
+        "agent_name": agent_name,
+        "prompt": prompt,
         "ability": ABILITY,
         "reward_model": {
             "style": "rule",
@@ -270,23 +276,19 @@ def task_row(
             "split": split,
             "task_id": task.id,
             "domain": domain.name,
-            "mode": "solo",
-            "solo_mode": True,
+            "mode": mode,
+            "solo_mode": mode == "solo",
+            **extra,
             "tools_kwargs": tools_kwargs(names, create),
         },
     }
 
 
-def _normal_row(
-    domain: Domain,
-    task: Task,
-    index: int,
-    split: str,
-    data_dir: str | None,
-    system_prompt: str | None,
-    create: dict[str, Any],
-    names: list[str],
-) -> dict[str, Any]:
+def _normal_prompt(
+    domain: Domain, task: Task, data_dir: str | None, system_prompt: str | None
+) -> tuple[list[dict[str, str]], dict[str, Any]]:
+    """A normal-mode row's prompt (the agent's system prompt, tau2's greeting) and its extra fields (the rendered
+    user scenario, the data folder and the domain options the agent loop loads the domain with)."""
     from ..engine.rules import GREETING
     from .normal.prompts import agent_system_prompt, user_scenario_text
 
@@ -300,36 +302,17 @@ def _normal_row(
         scenario = user_scenario_text(task)
     except ValueError as exc:
         raise TaskValidationError(task.id, "user_scenario", str(exc)) from None
-    return {
-        "data_source": f"tau2/{domain.name}",
-        "agent_name": NORMAL_AGENT_NAME,
-        "prompt": [
-            {
-                "role": "system",
-                "content": agent_system_prompt(domain, task_id=task.id)
-                if domain.spec.task_policy is not None
-                else system_prompt or agent_system_prompt(domain),
-            },
-            {"role": "assistant", "content": GREETING},
-        ],
-        "ability": ABILITY,
-        "reward_model": {
-            "style": "rule",
-            "ground_truth": {"task_id": task.id, "evaluation_criteria": _criteria_json(task)},
-        },
-        "extra_info": {
-            "index": index,
-            "split": split,
-            "task_id": task.id,
-            "domain": domain.name,
-            "mode": "normal",
-            "solo_mode": False,
-            "user_scenario": scenario,
-            "data_dir": data_dir or "",
-            **({"domain_options": dict(domain.options)} if domain.options else {}),
-            "tools_kwargs": tools_kwargs(names, create),
-        },
+    if domain.spec.task_policy is not None:
+        system = agent_system_prompt(domain, task_id=task.id)
+    else:
+        system = system_prompt or agent_system_prompt(domain)
+    prompt = [{"role": "system", "content": system}, {"role": "assistant", "content": GREETING}]
+    extra = {
+        "user_scenario": scenario,
+        "data_dir": data_dir or "",
+        **({"domain_options": dict(domain.options)} if domain.options else {}),
     }
+    return prompt, extra
 
 
 @dataclass
