@@ -30,7 +30,19 @@ ALLOWED = {
     "catalog": {"scoring", "rewards", "toolrl", "tau2", "tau_bench"},
     "manager": {"scoring", "rewards", "catalog", "coerce", "contribution", "files"},
 }
-DRIVERS = {"cli", "commands", "check", "offline", "demo", "evaluation", "gold", "metrics", "plugin", "benchmark_data"}
+DRIVERS = {
+    "cli",
+    "commands",
+    "check",
+    "check_step",
+    "offline",
+    "demo",
+    "evaluation",
+    "gold",
+    "metrics",
+    "plugin",
+    "benchmark_data",
+}
 
 
 def _modules() -> dict[str, Path]:

@@ -52,6 +52,7 @@ from ..engine.datasets import PrepareReport, tools_kwargs
 from ..files import OutputPathError, check_output_path, replace_together, write_text_atomic
 from .domain import Domain, load_domain
 from .errors import DataFileError, DataNotFoundError, TaskValidationError, UnknownDomainError
+from .row_options import split_row_options
 from .schemas import SCHEMA_DIR
 from .tasks import Task
 
@@ -237,6 +238,12 @@ def _criteria_json(task: Task) -> str:
     return json.dumps(task.raw.get("evaluation_criteria"), ensure_ascii=False, sort_keys=True)
 
 
+def row_options(domain: Domain) -> dict[str, Any]:
+    """The load options a row carries: those of ``domain`` a row may choose (the tool config carries them all;
+    rows never carry an endpoint, a credential or a path, :mod:`verl_rewards.tau2.row_options`)."""
+    return split_row_options(domain.name, domain.options)[0]
+
+
 def task_row(
     domain: Domain,
     task: Task,
@@ -249,12 +256,13 @@ def task_row(
     """One verl row for ``task`` (see the module doc): the same frame in both modes, with the mode's agent loop,
     prompt and extra fields."""
     create: dict[str, Any] = {"domain": domain.name, "task_id": task.id, "data_dir": data_dir or ""}
-    if domain.options:
-        create["domain_options"] = dict(domain.options)
+    options = row_options(domain)
+    if options:
+        create["domain_options"] = options
     names = tool_names(domain, mode)
     if _check_mode(mode) == "normal":
         agent_name = NORMAL_AGENT_NAME
-        prompt, extra = _normal_prompt(domain, task, data_dir, system_prompt)
+        prompt, extra = _normal_prompt(domain, task, data_dir, system_prompt, options)
     else:
         agent_name = AGENT_NAME
         prompt = [
@@ -285,19 +293,14 @@ def task_row(
 
 
 def _normal_prompt(
-    domain: Domain, task: Task, data_dir: str | None, system_prompt: str | None
-) -> tuple[list[dict[str, str]], dict[str, Any]]:
-    """A normal-mode row's prompt (the agent's system prompt, tau2's greeting) and its extra fields (the rendered
-    user scenario, the data folder and the domain options the agent loop loads the domain with)."""
+    domain: Domain, task: Task, data_dir: str | None, system_prompt: str | None, options: dict[str, Any]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """A normal-mode row's prompt (the agent's system prompt, then tau2's greeting or the task's initial history)
+    and its extra fields (the rendered user scenario, the data folder and the load options a row may carry)."""
     from ..engine.rules import GREETING
+    from .normal.history import history_prompt
     from .normal.prompts import agent_system_prompt, user_scenario_text
 
-    if task.history:
-        raise TaskValidationError(
-            task.id,
-            "initial_state.message_history",
-            "normal mode does not support tasks that start from a message history",
-        )
     try:
         scenario = user_scenario_text(task)
     except ValueError as exc:
@@ -306,11 +309,13 @@ def _normal_prompt(
         system = agent_system_prompt(domain, task_id=task.id)
     else:
         system = system_prompt or agent_system_prompt(domain)
-    prompt = [{"role": "system", "content": system}, {"role": "assistant", "content": GREETING}]
+    # tau2: the agent's view opens with the greeting, or with what it sees of the task's initial history
+    opening = history_prompt(task) if task.history else [{"role": "assistant", "content": GREETING}]
+    prompt = [{"role": "system", "content": system}, *opening]
     extra = {
         "user_scenario": scenario,
         "data_dir": data_dir or "",
-        **({"domain_options": dict(domain.options)} if domain.options else {}),
+        **({"domain_options": options} if options else {}),
     }
     return prompt, extra
 
@@ -411,7 +416,7 @@ def prepare_tau2(
         tables[split] = pa.Table.from_pylist(rows)
         report.rows[split] = len(rows)
         report.files[split] = str(out / f"{split}.parquet")
-    config_text = tool_config_text(dom, mode=mode)  # data_dir: TAU2_DATA_DIR, else the rows'
+    config_text = tool_config_text(dom, mode=mode)  # data_dir: TAU2_DATA_DIR, else the installed folder
     writers: dict[Path, Callable[[Path], None]] = {
         out / f"{split}.parquet": functools.partial(_write_parquet, table) for split, table in tables.items()
     }
