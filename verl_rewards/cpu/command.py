@@ -26,19 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from ..coerce import finite_float
-from .smoke_data import (  # noqa: F401 - SmokeError, the data and SFT helpers are imported from here too
-    SMOKE_LOOP,
-    SmokeData,
-    SmokeError,
-    _build_data,
-    _opening,
-    _prepare,
-    _prompt_tokens,
-    _tool_schemas,
-    _wrap_loops,
-    read_metrics,
-)
-from .smoke_sft import SftPlan, _sft_data, check_sft, sft_checkpoint, sft_env  # noqa: F401
+from .smoke_data import SmokeData, SmokeError, _build_data, _prepare, _prompt_tokens, _wrap_loops, read_metrics
+from .smoke_sft import _sft_data, check_sft, sft_checkpoint, sft_env
 
 HELP = "run a family's recipe through verl's real main_ppo on the CPU (tiny model, a few steps)"
 OVERRIDES_HELP = "-- OVERRIDES: Hydra overrides for main_ppo, after ours (yours win), passed on unchanged"
