@@ -95,7 +95,7 @@ def _user_factory(args: argparse.Namespace) -> Any:
 def run(args: argparse.Namespace) -> int:
     """0 on success; 2 with a one-line message on bad input (nothing written)."""
     from ..commands.common import DATA_DIR_FLAGS, fail, split_domain
-    from .export import ExportError
+    from .results import ExportError
 
     try:
         if args.export_kind == "gold":
