@@ -42,6 +42,7 @@ DRIVERS = {
     "metrics",
     "plugin",
     "benchmark_data",
+    "learning",
 }
 
 
