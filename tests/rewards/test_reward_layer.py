@@ -93,7 +93,7 @@ def test_every_registry_accepts_the_same_entry_again_and_refuses_a_different_one
         registry.register(dataclasses.replace(qa, origin="other.py:qa_em"))
     assert registry.get_reward("qa_em") is qa
     tau2_tau_bench = registry.get_reward("TAU2_TAU_BENCH")  # tau-bench's formula on tau2 tasks
-    assert tau2_tau_bench.extra_keys == ("tb_r_actions", "tb_r_outputs")
+    assert tau2_tau_bench.extra_keys == ("tb_r_actions", "tb_r_outputs", "row_options_refused")
     assert "tau_bench" not in registry.registered_names()  # the tau-bench v1 reward is tau_bench_v1
 
 
