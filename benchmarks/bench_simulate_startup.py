@@ -4,7 +4,10 @@ Both runners play the same tasks (one trial each, concurrency 1 by default) of e
 OpenAI-compatible server on 127.0.0.1 (``tests/support/chat_server.py``), started by this script, whose answers
 depend on the request only: the user model opens with a request, the agent model answers with text, the user then
 stops (``###STOP###``); the NL judge (tau2's default model, sent to the same server: ``--judge-*`` for ours,
-``OPENAI_BASE_URL`` for tau2) grades an empty list. Each run is a fresh process, timed from its start:
+``OPENAI_BASE_URL`` for tau2) grades an empty list. A failed simulation is not retried (``--max-retries 0``, both).
+Both interpreters cache bytecode under one folder of this run (``PYTHONPYCACHEPREFIX``; a first, untimed run of each
+per domain fills it), as an installed package has its ``.pyc`` files. Each run is a fresh process, timed from its
+start:
 
 * **first request**: until the server receives the run's first request (ours: the start-up probe; tau2: the user
   model's first turn), i.e. imports, loading the domain and its tasks, building the run;
@@ -93,6 +96,7 @@ def ours_command(domain: str, task_ids: list[str], data_dir: str, base: str, out
         sys.executable,
         *("-m", "verl_rewards.cli", "simulate", "--domain", domain, "--data-dir", data_dir),
         *("--task-ids", *task_ids, "--num-trials", "1", "--seed", str(SEED), "--concurrency", str(concurrency)),
+        *("--max-retries", "0"),
         *("--agent-base-url", base, "--agent-model", "agent-model"),
         *("--user-base-url", base, "--user-model", "user-model"),
         *("--judge-base-url", base, "--judge-model", JUDGE_MODEL, "--out", out),
@@ -103,6 +107,7 @@ def tau2_command(tau2: str, domain: str, task_ids: list[str], base: str, save: s
     llm_args = json.dumps({"temperature": 0.0, "api_base": base})
     command = [
         *(tau2, "run", "--domain", domain, "--task-ids", *task_ids, "--num-trials", "1", "--seed", str(SEED)),
+        *("--max-retries", "0"),
         *("--max-concurrency", str(concurrency), "--agent-llm", "openai/agent-model", "--agent-llm-args", llm_args),
         *("--user-llm", "openai/user-model", "--user-llm-args", llm_args, "--save-to", save),
     ]
@@ -157,24 +162,29 @@ def main(argv: list[str] | None = None) -> int:
     times: dict[tuple[str, str], list[dict[str, float]]] = {}
     agree: dict[str, bool] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for round_no in range(args.rounds):
+        for env in (ours_env, tau2_env):  # bytecode cached as an installed package has it (no source tree written)
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
+            env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
+        for round_no in range(-1, args.rounds):  # round -1: untimed warm-up (bytecode, OS file cache)
             for domain in domains:
-                order = ["ours", "tau2"] if round_no % 2 == 0 else ["tau2", "ours"]
+                order = ["ours", "tau2"] if round_no % 2 == 0 else ["tau2", "ours"]  # alternating, -1 included
                 got: dict[str, dict[str, Any]] = {}
                 for who in order:
                     if who == "tau2" and not args.tau2:
                         continue
-                    out = str(Path(tmp) / f"{who}_{domain}_{round_no}")
+                    out = str(Path(tmp) / f"{who}_{domain}_{round_no + 1}")
                     if who == "ours":
                         command = ours_command(
                             domain, tasks[domain], args.data_dir, base, out + ".json", args.concurrency
                         )
-                        times.setdefault((domain, who), []).append(timed(command, ours_env, tmp, clock))
+                        measured = timed(command, ours_env, tmp, clock)
                         got[who] = rewards(out + ".json")
                     else:
                         command = tau2_command(args.tau2, domain, tasks[domain], base, out, args.concurrency)
-                        times.setdefault((domain, who), []).append(timed(command, tau2_env, tmp, clock))
+                        measured = timed(command, tau2_env, tmp, clock)
                         got[who] = rewards(str(Path(out) / "results.json"))
+                    if round_no >= 0:
+                        times.setdefault((domain, who), []).append(measured)
                 if len(got) == 2:
                     agree[domain] = agree.get(domain, True) and got["ours"] == got["tau2"]
     server.stop()
