@@ -120,13 +120,13 @@ class BaseDB:
 _ATOMS = (str, int, float, bool, type(None))
 
 
-def _clone(value: Any) -> Any:
+def clone_data(value: Any) -> Any:
     """Deep copy of a record: dicts and lists rebuilt, immutable scalars shared, anything else ``copy.deepcopy``
     (several times faster than ``copy.deepcopy`` on JSON-like records, the first-write cost of every call)."""
     if type(value) is dict:
-        return {k: v if type(v) in _ATOMS else _clone(v) for k, v in value.items()}
+        return {k: v if type(v) in _ATOMS else clone_data(v) for k, v in value.items()}
     if type(value) is list:
-        return [v if type(v) in _ATOMS else _clone(v) for v in value]
+        return [v if type(v) in _ATOMS else clone_data(v) for v in value]
     if type(value) in _ATOMS:
         return value
     return copy.deepcopy(value)
@@ -229,7 +229,7 @@ class DBState:
         rec = self.get(collection, key, _MISSING)
         if rec is _MISSING:
             raise KeyError(key)
-        rec = _clone(rec)
+        rec = clone_data(rec)
         over[key] = rec
         return rec
 
