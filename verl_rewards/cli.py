@@ -1,8 +1,8 @@
 """The verl-rewards command: doctor (is the plugin active here?), data (get the benchmarks' data files), demo, score
 (offline), prepare (datasets to verl parquet), simulate (tau2 or tau-bench normal mode against served models), eval
 (pass^k and tau2 statistics of verl dumps / tau2 results / tau-bench results), check (a main_ppo config, as a run's
-start-up would), smoke (verl's main_ppo on the CPU with a tiny model), export-sft (verl multi-turn SFT data from gold
-or successful runs)."""
+start-up would), smoke (verl's main_ppo on the CPU with a tiny model), learn (a tiny model taught by our reward on
+the CPU: SFT, then GRPO), export-sft (verl multi-turn SFT data from gold or successful runs)."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ COMMAND_MODULES: dict[str, str] = {
     "eval": "verl_rewards.evaluation.command",
     "check": "verl_rewards.check",
     "smoke": "verl_rewards.cpu.command",
+    "learn": "verl_rewards.learning.command",
     "export-sft": "verl_rewards.gold.command",
 }
 
