@@ -12,6 +12,8 @@ def _pip_commands(lines: list[str]) -> list[list[str]]:
     """Each `pip install ...` line as its words, comments and pip's -q (output only) left out."""
     out = []
     for line in lines:
+        if not line.strip().startswith(("pip ", "python -m pip ")):
+            continue
         words = shlex.split(line, comments=True)
         if words[:2] == ["python", "-m"]:
             words = words[2:]
@@ -34,6 +36,14 @@ def test_ci_installs_as_the_readme_says() -> None:
     ci = _pip_commands((REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines())
     assert readme, "no pip command in the README's Install block"
     assert ci[: len(readme)] == readme
+
+
+def test_every_pip_command_of_ci_is_one_the_readme_gives() -> None:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```bash\n(.*?)```", text, flags=re.S)
+    readme = _pip_commands([line for block in blocks for line in block.splitlines()])
+    ci = _pip_commands((REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines())
+    assert [c for c in ci if c not in readme] == []
 
 
 def test_the_install_puts_cpu_torch_first() -> None:
