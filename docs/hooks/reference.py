@@ -259,21 +259,29 @@ VALIDATION_MEANINGS: dict[str, str] = {
 }
 
 
+def builtin_rewards() -> list[Any]:
+    """The rewards this package registers (not those a user's or a test's module added in this process)."""
+    from verl_rewards import catalog
+    from verl_rewards.scoring.spec import get_reward, registered_names
+
+    catalog.register_builtins()
+    specs = [get_reward(name) for name in registered_names()]
+    return [s for s in specs if getattr(s.func, "__module__", "").startswith("verl_rewards.")]
+
+
 def metric_keys() -> list[str]:
     """Every per-sample extra key the code can report, patterns (``contrib_<name>``) included."""
     from verl_rewards import catalog
     from verl_rewards.scoring import extras, recorded
     from verl_rewards.scoring.families import families
     from verl_rewards.scoring.result import NUMBER_KEY
-    from verl_rewards.scoring.spec import get_reward, registered_names
 
     catalog.register_builtins()
     keys = [*extras.BASE_EXTRA_KEYS, "contrib_<name>", "beta_<name>", "contrib_missing"]
     keys += [extras.ABSENT_KEY, extras.UNDECLARED_KEY, *recorded.RECORDED_KEYS, NUMBER_KEY]
     for family in families():
         keys += [*family.extra_keys, *family.text_keys]
-    for name in registered_names():
-        spec = get_reward(name)
+    for spec in builtin_rewards():
         keys += [*spec.extra_keys, *spec.text_keys]
     return list(dict.fromkeys(keys))
 
@@ -371,7 +379,6 @@ def _first_line(obj: Any) -> str:
 def rewards_page() -> str:
     from verl_rewards import catalog
     from verl_rewards.scoring.families import families
-    from verl_rewards.scoring.spec import get_reward, registered_names
     from verl_rewards.tau2.registry import available_domains
     from verl_rewards.tau_bench.domain import DOMAINS as TAU_BENCH_DOMAINS
 
@@ -389,8 +396,8 @@ def rewards_page() -> str:
         "| name | extra keys | text keys | executor | what it scores |",
         "|---|---|---|---|---|",
     ]
-    for name in registered_names():
-        spec = get_reward(name)
+    for spec in builtin_rewards():
+        name = spec.name
         extra = ", ".join(f"`{k}`" for k in dict.fromkeys(spec.extra_keys))
         text = ", ".join(f"`{k}`" for k in spec.text_keys)
         lines.append(f"| `{name}` | {extra} | {text} | {spec.executor or 'run default'} | {_first_line(spec.func)} |")
