@@ -133,3 +133,12 @@ def test_every_reward_family_and_data_source_is_in_the_rewards_page(ref: ModuleT
     assert {f.name for f in families()} <= rows
     assert {f"tau2/{d}" for d in available_domains()} <= rows
     assert {"tau_bench/retail", "tau_bench/airline"} <= rows
+
+
+def test_the_readme_is_short_and_its_links_lead_somewhere() -> None:
+    """The README stays a front page (at most 12 KB); what it links to exists."""
+    readme = REPO / "README.md"
+    assert readme.stat().st_size <= 12 * 1024
+    links = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", readme.read_text(encoding="utf-8"))
+    local = [link for link in links if "://" not in link]
+    assert local and [link for link in local if not (REPO / link).exists()] == []

@@ -34,7 +34,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 def _add_toolrl(datasets: Any) -> None:
     about = "ToolRL rows (instruction/input/output) -> verl parquet"
     p = datasets.add_parser("toolrl", help=about, description=about)
-    p.add_argument("--input", required=True, help=".json, .jsonl or .parquet (see README 'Data')")
+    p.add_argument("--input", required=True, help=".json, .jsonl or .parquet (docs: Getting started, 'Data')")
     p.add_argument("--out", required=True, help="output directory (<out>/<split>.parquet)")
     p.add_argument("--split", default=default_of(toolrl_data.prepare_toolrl, "split"), help="name of the split written")
     p.add_argument("--strict", action="store_true", help="stop at the first malformed row")
