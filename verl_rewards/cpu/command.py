@@ -147,7 +147,7 @@ def _add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--recipe", default=None, help="the recipe script to run (default: the family's, in recipes/)")
 
 
-#: the longest --timeout (one week, as reward.reward_kwargs.timeout_s)
+#: the longest --timeout-s (one week, as reward.reward_kwargs.timeout_s)
 MAX_TIMEOUT_S = 7 * 24 * 3600.0
 
 
