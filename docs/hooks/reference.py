@@ -344,8 +344,12 @@ def _option_row(parser: argparse.ArgumentParser, action: argparse.Action) -> str
     choices = ", ".join(f"`{c}`" for c in action.choices) if action.choices else ""
     formatter = parser._get_formatter()
     text = formatter._expand_help(action) if action.help else ""  # the help as --help prints it, defaults included
-    text = " ".join(text.split()).replace("|", "\\|")
-    return f"| {names} | {choices} | {text} |"
+    return f"| {names} | {choices} | {_text(text)} |"
+
+
+def _text(text: str) -> str:
+    """Help text as a Markdown table cell: one line, pipes and angle brackets escaped (``<out>`` is no HTML tag)."""
+    return " ".join(text.split()).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def cli_page() -> str:
@@ -360,7 +364,7 @@ def cli_page() -> str:
         "",
     ]
     for path, sub in subcommands(parser):
-        lines += [f"## `{path}`", "", " ".join((sub.description or "").split()), "", "```text"]
+        lines += [f"## `{path}`", "", _text(sub.description or ""), "", "```text"]
         lines += [" ".join(sub.format_usage().split()), "```", ""]
         rows = [_option_row(sub, a) for a in options(sub)]
         if rows:
