@@ -11,6 +11,8 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn
 
+from ..cli_help import data_dir_help, domain_help  # noqa: F401 - the commands import them from here too
+
 #: benchmark -> the prefix of its data sources (``tau2/airline``, ``tau_bench/retail``)
 BENCHMARKS = ("tau2", "tau_bench")
 
@@ -119,28 +121,6 @@ def split_domain(value: str, benchmark: str | None = None) -> tuple[str, str]:
             raise DomainError(f"{value!r} is a {head} domain; this command takes {benchmark} domains")
         return head, tail
     return benchmark or "tau2", value
-
-
-def domain_help(*benchmarks: str) -> str:
-    """The one ``--domain`` help: every registered domain of ``benchmarks``, in the data-source form."""
-    from ..tau2.registry import available_domains
-    from ..tau_bench.domain import DOMAINS
-
-    names = {"tau2": available_domains(), "tau_bench": sorted(DOMAINS)}
-    listed = ", ".join(f"{b}/{d}" for b in benchmarks for d in names[b])
-    return f"{listed}; or the bare domain ({names[benchmarks[0]][0]})"
-
-
-def data_dir_help(*benchmarks: str) -> str:
-    """The one ``--data-dir`` help: what the folder holds for each of ``benchmarks`` and where it is looked up
-    when the flag is absent (the one data-folder rule of :mod:`verl_rewards.engine.data_dir`)."""
-    holds = {
-        "tau2": "tau2: the domains folder (tau2-bench's data/tau2/domains)",
-        "tau_bench": "tau_bench: the folder holding retail/ and airline/",
-    }
-    variables = " / ".join(f"${b.upper()}_DATA_DIR" for b in benchmarks)
-    where = f"(default: {variables}, else the folder `verl-rewards data get` installs)"
-    return f"{'; '.join(holds[b] for b in benchmarks)} {where}"
 
 
 def domain_type(benchmark: str) -> Callable[[str], str]:
