@@ -116,11 +116,11 @@ def _of(cls: type, name: str, key: str, allowed: tuple[str, ...] = (), type_: st
 def config_keys() -> list[ConfigKey]:
     """Every ``reward.reward_kwargs`` key, from the config dataclasses and the validators' constants."""
     from verl_rewards import contribution as contrib
+    from verl_rewards.catalog import BUILTIN_FAMILIES
     from verl_rewards.engine.termination import TerminationReason
     from verl_rewards.manager import config as mc
     from verl_rewards.scoring.contract import DecodeConfig
     from verl_rewards.scoring.executors.base import EXECUTORS
-    from verl_rewards.scoring.families import families
     from verl_rewards.tau2 import verl_scorer as tau2
     from verl_rewards.tau2.evaluator import NL_POLICIES
     from verl_rewards.tau_bench import verl_scorer as tau_bench
@@ -160,7 +160,7 @@ def config_keys() -> list[ConfigKey]:
         ),
         "tau_bench": (tau_bench.TauBenchOptions, {}),
     }
-    for family in families():
+    for family in BUILTIN_FAMILIES:
         cls, choices = sections[family.name]
         keys.append(ConfigKey(family.name, "mapping", None))
         keys.extend(
@@ -272,14 +272,14 @@ def builtin_rewards() -> list[Any]:
 def metric_keys() -> list[str]:
     """Every per-sample extra key the code can report, patterns (``contrib_<name>``) included."""
     from verl_rewards import catalog
+    from verl_rewards.catalog import BUILTIN_FAMILIES
     from verl_rewards.scoring import extras, recorded
-    from verl_rewards.scoring.families import families
     from verl_rewards.scoring.result import NUMBER_KEY
 
     catalog.register_builtins()
     keys = [*extras.BASE_EXTRA_KEYS, "contrib_<name>", "beta_<name>", "contrib_missing"]
     keys += [extras.ABSENT_KEY, extras.UNDECLARED_KEY, *recorded.RECORDED_KEYS, NUMBER_KEY]
-    for family in families():
+    for family in BUILTIN_FAMILIES:
         keys += [*family.extra_keys, *family.text_keys]
     for spec in builtin_rewards():
         keys += [*spec.extra_keys, *spec.text_keys]
@@ -382,7 +382,7 @@ def _first_line(obj: Any) -> str:
 
 def rewards_page() -> str:
     from verl_rewards import catalog
-    from verl_rewards.scoring.families import families
+    from verl_rewards.catalog import BUILTIN_FAMILIES
     from verl_rewards.tau2.registry import available_domains
     from verl_rewards.tau_bench.domain import DOMAINS as TAU_BENCH_DOMAINS
 
@@ -415,7 +415,7 @@ def rewards_page() -> str:
         "| family | data sources | extra keys |",
         "|---|---|---|",
     ]
-    for family in families():
+    for family in BUILTIN_FAMILIES:
         extra = ", ".join(f"`{k}`" for k in dict.fromkeys((*family.extra_keys, *family.text_keys)))
         lines.append(f"| `{family.name}` | {_first_line(family.matches)} | {extra} |")
     lines += [
