@@ -16,7 +16,6 @@ from verl_rewards.catalog import BUILTIN_FAMILIES
 from verl_rewards.cli import build_parser
 from verl_rewards.manager.config import ManagerConfig, ManagerConfigError, configured_family_scorers, known_keys
 from verl_rewards.scoring.families import families
-from verl_rewards.scoring.spec import get_reward, registered_names
 from verl_rewards.tau2.registry import available_domains
 
 from repo_paths import REPO
@@ -83,7 +82,7 @@ def test_the_config_page_lists_every_key_with_its_default(ref: ModuleType) -> No
 
 def test_every_reported_extra_key_has_a_meaning(ref: ModuleType) -> None:
     catalog.register_builtins()
-    builtin = [get_reward(n) for n in registered_names() if get_reward(n).func.__module__.startswith("verl_rewards.")]
+    builtin = ref.builtin_rewards()
     assert {s.name for s in builtin} >= {"qa_f1", "qa_em", "length_penalty", "toolrl", "tau2", "tau_bench_v1"}
     reported = {k for spec in builtin for k in (*spec.extra_keys, *spec.text_keys)}
     reported |= {k for family in BUILTIN_FAMILIES for k in (*family.extra_keys, *family.text_keys)}
@@ -132,7 +131,7 @@ def test_every_reward_family_and_data_source_is_in_the_rewards_page(ref: ModuleT
     page = ref.rewards_page()
     rows = set(re.findall(r"^\| `([^`]+)` \|", page, flags=re.M))
     catalog.register_builtins()
-    assert {n for n in registered_names() if get_reward(n).func.__module__.startswith("verl_rewards.")} <= rows
+    assert {spec.name for spec in ref.builtin_rewards()} <= rows
     assert {f.name for f in BUILTIN_FAMILIES} <= rows
     assert {f"tau2/{d}" for d in available_domains()} <= rows
     assert {"tau_bench/retail", "tau_bench/airline"} <= rows

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import inspect
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -266,7 +267,8 @@ def builtin_rewards() -> list[Any]:
 
     catalog.register_builtins()
     specs = [get_reward(name) for name in registered_names()]
-    return [s for s in specs if getattr(s.func, "__module__", "").startswith("verl_rewards.")]
+    package = os.path.dirname(os.path.realpath(catalog.__file__)) + os.sep  # where a built-in reward is defined
+    return [s for s in specs if s.origin.startswith(package)]
 
 
 def metric_keys() -> list[str]:
