@@ -263,10 +263,10 @@ def test_the_recipes_smoke_form_passes_its_arguments_as_overrides(tmp_path: Path
 @pytest.mark.parametrize(
     ("option", "value", "message"),
     [
-        ("--timeout", "-5", "argument --timeout: expected a positive number, got '-5'"),
-        ("--timeout", "0", "argument --timeout: expected a positive number, got '0'"),
-        ("--timeout", "nan", "argument --timeout: expected a finite number, got 'nan'"),
-        ("--timeout", "1e300", "argument --timeout: expected a number <= 604800"),
+        ("--timeout-s", "-5", "argument --timeout-s: expected a positive number, got '-5'"),
+        ("--timeout-s", "0", "argument --timeout-s: expected a positive number, got '0'"),
+        ("--timeout-s", "nan", "argument --timeout-s: expected a finite number, got 'nan'"),
+        ("--timeout-s", "1e300", "argument --timeout-s: expected a number <= 604800"),
         ("--out", "/proc/smoke-out", "--out /proc/smoke-out: cannot create this folder (No such file or directory)"),
         ("--out", "FILE", "cannot create this folder (File exists)"),
     ],
@@ -310,7 +310,7 @@ def test_a_run_that_prints_nothing_is_stopped_at_the_timeout(tmp_path: Path):
 def test_a_timed_out_run_fails_saying_so(tmp_path: Path, capsys):
     recipe = tmp_path / "slow_recipe.sh"
     recipe.write_text("echo recipe started\nsleep 600\n")
-    code = main(["smoke", "toolrl", "--recipe", str(recipe), "--timeout", "2", "--out", str(tmp_path / "out")])
+    code = main(["smoke", "toolrl", "--recipe", str(recipe), "--timeout-s", "2", "--out", str(tmp_path / "out")])
     err = capsys.readouterr().err
     assert code == 1
     assert "main_ppo timed out after 2 s; see" in err and "exited with" not in err

@@ -334,15 +334,19 @@ def _load(domain: str, data_dir: str | os.PathLike[str] | None, options: dict[st
         raise Tau2PrepareError(str(exc)) from exc
 
 
-def split_ids(domain: Domain, split: str) -> list[str]:
-    """Task ids of ``split`` (``all`` = every task of tasks.json, in file order)."""
+def split_ids(domain: Domain, split: str, *, holdout_flag: bool = False) -> list[str]:
+    """Task ids of ``split`` (``all`` = every task of tasks.json, in file order). The error for an unknown split
+    names the splits file only when the domain has one, and ``--holdout`` only for a command that takes it
+    (``holdout_flag``)."""
     if split == ALL_SPLIT:
         return list(domain.tasks)
     if split not in domain.splits:
+        split_file = domain.data_dir / domain.spec.files.get("split", "split_tasks.json")
+        source = f"splits come from {split_file}" if split_file.is_file() else f"{domain.name} has no splits file"
+        hint = "; --holdout draws train/test instead" if holdout_flag else ""
         raise Tau2PrepareError(
             f"domain {domain.name!r} has no split {split!r}; available: {sorted(domain.splits)} or {ALL_SPLIT!r} "
-            f"(splits come from {domain.data_dir / domain.spec.files.get('split', 'split_tasks.json')}; "
-            "--holdout draws train/test instead)"
+            f"({source}{hint})"
         )
     return domain.split(split)
 
@@ -383,7 +387,11 @@ def prepare_tau2(
         raise Tau2PrepareError("no split given (use train, test, another split of split_tasks.json, or all)")
     for split in splits:
         check_split_name(split)
-    plan = {s: split_ids(dom, s) for s in splits} if holdout is None else holdout_splits(dom, splits, holdout, seed)
+    plan = (
+        {s: split_ids(dom, s, holdout_flag=True) for s in splits}
+        if holdout is None
+        else holdout_splits(dom, splits, holdout, seed)
+    )
     empty = [s for s, ids in plan.items() if not ids]
     if empty:
         raise Tau2PrepareError(f"split(s) {empty} of domain {dom.name!r} have no tasks; nothing written")

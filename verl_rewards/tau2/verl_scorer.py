@@ -79,6 +79,8 @@ EXTRA_KEYS = (*TAU2_KEYS, *TAU2_EVAL_KEYS, *TAU_BENCH_KEYS, PARTIAL_CREDIT_KEY)
 _OPTION_KEYS = {"data_dir", "reward", "nl_policy", "judge", "assertion_errors", "default_termination", "partial_credit"}
 #: ``tau2.partial_credit: true``: 0.7 actions, 0.2 env assertions, 0.1 communicate (as tau2 partial credit on slime)
 DEFAULT_PARTIAL_CREDIT = (("action", 0.7), ("env_assertion", 0.2), ("communicate", 0.1))
+#: ``tau2.assertion_errors``: an env assertion that raises counts as unmet (``zero``) or raises
+ASSERTION_ERRORS = ("zero", "raise")
 #: ``tau2.reward`` (the formula) -> the registered reward of that formula
 REWARD_NAMES = {"tau2": "tau2", "tau_bench": "tau2_tau_bench"}
 
@@ -113,8 +115,8 @@ class Tau2Options:
         if nl_policy not in NL_POLICIES:
             raise ConfigError(f"reward.reward_kwargs.tau2.nl_policy must be one of {NL_POLICIES}")
         errors = str(section.get("assertion_errors", "zero"))
-        if errors not in ("zero", "raise"):
-            raise ConfigError("reward.reward_kwargs.tau2.assertion_errors must be zero or raise")
+        if errors not in ASSERTION_ERRORS:
+            raise ConfigError(f"reward.reward_kwargs.tau2.assertion_errors must be one of {ASSERTION_ERRORS}")
         judge = section.get("judge")
         if isinstance(judge, Mapping):  # {backend: openai, base_url, model, ...}: the chat-completions judge
             from .normal.judge import judge_from_config
@@ -298,6 +300,7 @@ def eval_extras(result: Any) -> dict[str, Any]:
 
 
 def matches(data_source: str) -> bool:
+    """``tau2`` and ``tau2/<domain>``."""
     return data_source == "tau2" or data_source.startswith("tau2/")
 
 
