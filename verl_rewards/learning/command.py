@@ -137,8 +137,8 @@ def _data(plan: Plan, source: Path, out: Path) -> tuple[SmokeData, list[dict[str
 
 def _overrides(plan: Plan, out: Path) -> list[str]:
     """The learning run's Hydra overrides, after the CPU ones: sampled rollouts only, no KL term (no reference model
-    to run), the actor's learning rate, the seeds, validation every ``test_freq`` steps with ``trials`` samples per
-    row and its dumps, the ordered batches and a Hugging Face copy of the last actor."""
+    to run), the actor's learning rate, the random seeds, validation every ``test_freq`` steps with ``trials``
+    samples per row and its dumps, the ordered batches and a Hugging Face copy of the last actor."""
     from ..cpu.sampler import SAMPLER_OVERRIDES
 
     rollout = "actor_rollout_ref.rollout"
