@@ -23,11 +23,12 @@ ALLOWED = {
     "contribution": {"coerce"},
     "scoring": {"contribution", "coerce"},
     "rewards": {"scoring", "coerce", "files", "contribution"},
-    "toolrl": {"scoring", "rewards", "coerce", "files"},
     "engine": {"files", "verl_compat"},
-    "tau2": {"scoring", "rewards", "coerce", "files", "verl_compat", "engine"},
-    "tau_bench": {"scoring", "rewards", "coerce", "files", "engine"},
-    "catalog": {"scoring", "rewards", "toolrl", "tau2", "tau_bench"},
+    "benchmark": {"scoring", "engine"},
+    "toolrl": {"scoring", "rewards", "coerce", "files", "benchmark"},
+    "tau2": {"scoring", "rewards", "coerce", "files", "verl_compat", "engine", "benchmark"},
+    "tau_bench": {"scoring", "rewards", "coerce", "files", "engine", "benchmark"},
+    "catalog": {"scoring", "rewards", "toolrl", "tau2", "tau_bench", "benchmark"},
     "manager": {"scoring", "rewards", "catalog", "coerce", "contribution", "files"},
 }
 DRIVERS = {

@@ -1,37 +1,60 @@
-"""The catalog of what this package ships: its built-in rewards and reward families, registered on import.
+"""The catalog of what this package ships: its built-in rewards, reward families and benchmarks, registered on import.
 
 Rewards (by name): ``qa_f1``, ``qa_em``, ``length_penalty`` (:mod:`verl_rewards.rewards.text`), ``toolrl``,
 ``tau2``, ``tau2_tau_bench`` (tau-bench's formula on tau2 tasks) and
-``tau_bench_v1`` (tau-bench on its own data). Families, tried in this order for a row's data source: ToolRL
-(``rlla``), tau2 (``tau2/<domain>``), tau-bench v1 (``tau_bench/<domain>``).
+``tau_bench_v1`` (tau-bench on its own data). Benchmarks (:class:`~verl_rewards.benchmark.Benchmark`, each with its
+family), tried in this order for a row's data source: ToolRL (``rlla``), tau2 (``tau2/<domain>``), tau-bench v1
+(``tau_bench/<domain>``).
 
 Importing this module registers them all (a reward worker process imports it by name, :data:`MODULE`);
-:func:`register_builtins` says so at the call site and is safe to call again.
+:func:`register_builtins` says so at the call site and is safe to call again. Every command, the gold policy,
+``export-sft`` and the smoke run ask this module which benchmark a data source or a name is
+(:func:`benchmark_for`, :func:`benchmark_named`, :func:`benchmarks`); a new benchmark is one module with its record
+and one :func:`add_benchmark` call.
 """
 
 from __future__ import annotations
 
+from .benchmark import Benchmark, benchmark_for, benchmark_named, benchmarks, register_benchmark
 from .rewards import text  # noqa: F401 - registers qa_f1, qa_em, length_penalty
 from .scoring.families import Family, register_family
-from .tau2 import verl_scorer as tau2_family
-from .tau_bench import verl_scorer as tau_bench_family
-from .toolrl import verl_scorer as toolrl_family
+from .tau2.benchmark import BENCHMARK as TAU2
+from .tau_bench.benchmark import BENCHMARK as TAU_BENCH
+from .toolrl.benchmark import BENCHMARK as TOOLRL
 
-__all__ = ["BUILTIN_FAMILIES", "MODULE", "register_builtins"]
+__all__ = [
+    "BUILTIN_BENCHMARKS",
+    "BUILTIN_FAMILIES",
+    "MODULE",
+    "add_benchmark",
+    "benchmark_for",
+    "benchmark_named",
+    "benchmarks",
+    "register_builtins",
+]
 
 #: the module a worker process imports to register every built-in reward
 MODULE = __name__
-#: the built-in families, in the order they are tried for a row's data source
-BUILTIN_FAMILIES: tuple[Family, ...] = (toolrl_family.FAMILY, tau2_family.FAMILY, tau_bench_family.FAMILY)
+#: the built-in benchmarks, in the order their families are tried for a row's data source
+BUILTIN_BENCHMARKS: tuple[Benchmark, ...] = (TOOLRL, TAU2, TAU_BENCH)
+#: the built-in families, in the same order
+BUILTIN_FAMILIES: tuple[Family, ...] = tuple(b.family for b in BUILTIN_BENCHMARKS)
+
+
+def add_benchmark(benchmark: Benchmark, *, replace: bool = False) -> Benchmark:
+    """Register ``benchmark`` and its reward family (tried after those registered before it). The same record again
+    is a no-op; another under a taken name is an error unless ``replace``."""
+    register_family(benchmark.family, replace=replace)
+    return register_benchmark(benchmark, replace=replace)
 
 
 def register_builtins() -> None:
-    """Register the built-in families (the rewards registered when their modules were imported).
+    """Register the built-in benchmarks and their families (the rewards registered when their modules were imported).
 
-    Registering the same family again is a no-op, so this is safe to call from every entry point.
+    Registering the same ones again is a no-op, so this is safe to call from every entry point.
     """
-    for family in BUILTIN_FAMILIES:
-        register_family(family)
+    for benchmark in BUILTIN_BENCHMARKS:
+        add_benchmark(benchmark)
 
 
 register_builtins()

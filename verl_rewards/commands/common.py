@@ -13,9 +13,6 @@ from typing import Any, NoReturn
 
 from ..cli_help import data_dir_help, domain_help  # noqa: F401 - the commands import them from here too
 
-#: benchmark -> the prefix of its data sources (``tau2/airline``, ``tau_bench/retail``)
-BENCHMARKS = ("tau2", "tau_bench")
-
 
 class HelpFormatter(argparse.HelpFormatter):
     """argparse's formatter with each option's default appended (unless the help already states it or there is
@@ -109,18 +106,22 @@ class DomainError(ValueError):
 
 def split_domain(value: str, benchmark: str | None = None) -> tuple[str, str]:
     """``(benchmark, domain)`` of a ``--domain`` value: the data-source form (``tau2/airline``,
-    ``tau_bench/retail``) or the bare domain (``airline``) of ``benchmark`` (tau2 when a command serves both).
+    ``tau_bench/retail``: a benchmark of the catalog with domains) or the bare domain (``airline``) of ``benchmark``
+    (when a command serves several, the first of them in the catalog: tau2).
 
     A data-source form of another benchmark than the command's is a :class:`DomainError` naming the right one.
     """
+    from ..catalog import benchmarks
+
+    names = [b.name for b in benchmarks() if b.load_domain is not None]
     head, sep, tail = value.partition("/")
-    if sep and head in BENCHMARKS:
+    if sep and head in names:
         if not tail:
             raise DomainError(f"{value!r}: no domain after {head}/")
         if benchmark is not None and head != benchmark:
             raise DomainError(f"{value!r} is a {head} domain; this command takes {benchmark} domains")
         return head, tail
-    return benchmark or "tau2", value
+    return benchmark or names[0], value
 
 
 def domain_type(benchmark: str) -> Callable[[str], str]:

@@ -2,16 +2,19 @@
 :mod:`verl_rewards.tau2.normal.simulate`) or tau-bench v1 (tau-bench's results list,
 :mod:`verl_rewards.tau_bench.simulate`).
 
-One parser serves both benchmarks; :data:`BENCHMARKS` declares, per benchmark, the options only it takes, so a
-run of one with another's option is refused naming both instead of silently ignoring the option."""
+One parser serves both benchmarks; each benchmark's record (:class:`~verl_rewards.benchmark.SimulateEntry`) declares
+the options only it takes, so a run of one with another's option is refused naming both instead of silently ignoring
+the option, and runs the simulation."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from typing import Any
 
+from ..benchmark import Benchmark
+from ..catalog import benchmark_named, benchmarks
 from ..engine.client import Endpoint
 from ..engine.conversation import AGENT_MESSAGE_ERRORS
 from ..engine.simulate import RunConfig, SimulateError
@@ -32,57 +35,32 @@ HELP = (
 )
 
 
-@dataclass(frozen=True)
-class Benchmark:
-    """A benchmark ``simulate`` serves: the options only it takes and how its limits are named."""
-
-    label: str
-    #: options of this benchmark alone (each defaults to None / False, so "given" is "not default")
-    own_options: tuple[str, ...]
-    #: said when another benchmark's option is given for one of this benchmark's domains
-    limits: str
-
-
-#: data-source prefix -> benchmark (``--domain tau2/airline``, ``--domain tau_bench/retail``)
-BENCHMARKS: dict[str, Benchmark] = {
-    "tau2": Benchmark(
-        "tau2",
-        (
-            "--max-steps",
-            "--max-errors",
-            "--enforce-communication-protocol",
-            "--judge-model",
-            "--judge-base-url",
-            "--skip-nl-assertions",
-            "--retrieval",
-            "--max-retries",
-            "--retry-delay",
-        ),
-        "tau2's limits are --max-steps and --max-errors",
-    ),
-    "tau_bench": Benchmark("tau-bench", ("--max-num-steps",), "tau-bench's only limit is --max-num-steps"),
-}
+def simulate_benchmarks() -> list[Benchmark]:
+    """The benchmarks ``simulate`` runs (those whose record has a :class:`~verl_rewards.benchmark.SimulateEntry`)."""
+    return [b for b in benchmarks() if b.simulate is not None]
 
 
 def _given(args: argparse.Namespace, option: str) -> bool:
     return getattr(args, option.lstrip("-").replace("-", "_")) not in (None, False)
 
 
-def check_options(args: argparse.Namespace, benchmark: str) -> None:
-    """Refuse the options of another benchmark than ``benchmark`` (ValueError naming them)."""
-    for other, spec in BENCHMARKS.items():
-        given = [o for o in spec.own_options if other != benchmark and _given(args, o)]
+def check_options(args: argparse.Namespace, benchmark: Benchmark) -> None:
+    """Refuse the options of another benchmark than ``benchmark`` (ValueError naming them), then its own check."""
+    assert benchmark.simulate is not None
+    for other in simulate_benchmarks():
+        assert other.simulate is not None
+        given = [o for o in other.simulate.own_options if other is not benchmark and _given(args, o)]
         if given:
-            this = BENCHMARKS[benchmark]
             raise ValueError(
-                f"{', '.join(given)}: {spec.label} options; a {this.label} run takes none of them ({this.limits})"
+                f"{', '.join(given)}: {other.label} options; a {benchmark.label} run takes none of them "
+                f"({benchmark.simulate.limits})"
             )
-    if benchmark == "tau2" and args.task_ids and args.split:
-        raise ValueError("give --task-ids or --split, not both")
+    benchmark.simulate.check(vars(args))
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Add the ``simulate`` subcommand to the ``verl-rewards`` subparsers."""
+    names = [b.name for b in simulate_benchmarks()]
     p = sub.add_parser(
         "simulate",
         help=HELP,
@@ -91,12 +69,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--domain",
         required=True,
-        help=domain_help("tau2", "tau_bench") + " (a bare domain is tau2's)",
+        help=domain_help(*names) + f" (a bare domain is {names[0]}'s)",
     )
     p.add_argument(
         "--data-dir",
         default=None,
-        help=data_dir_help("tau2", "tau_bench"),
+        help=data_dir_help(*names),
     )
     p.add_argument(
         "--task-ids",
@@ -241,54 +219,29 @@ def _endpoint(args: argparse.Namespace, role: str, base_url: str, model: str, te
 def run(args: argparse.Namespace) -> int:
     """0 when the run finished, 1 when every simulation ended at an endpoint, 2 on configuration errors, 130 when
     interrupted."""
-    import asyncio
-
     try:
-        benchmark, domain = split_domain(args.domain)
+        name, domain = split_domain(args.domain)
+        benchmark = benchmark_named(name)
+        if benchmark is None or benchmark.simulate is None:
+            raise ValueError(f"{args.domain!r}: simulate runs {', '.join(b.name for b in simulate_benchmarks())}")
         check_options(args, benchmark)
     except (DomainError, ValueError) as exc:
         return fail("simulate", exc)
     try:
         agent = _endpoint(args, "agent", args.agent_base_url, args.agent_model, args.agent_temperature)
         user = _endpoint(args, "user", args.user_base_url, args.user_model, args.user_temperature)
-        if benchmark == "tau_bench":
-            return _simulate_tau_bench(args, domain, agent, user)
         judge = None
         if args.judge_model:
             judge = _endpoint(args, "judge", args.judge_base_url or args.user_base_url, args.judge_model, None)
-        limits = {
-            "max_steps": args.max_steps,
-            "max_errors": args.max_errors,
-            "max_retries": args.max_retries,
-            "retry_delay": args.retry_delay,
-        }
-        config = SimulateConfig(
-            domain=domain,
-            **_run_settings(args, agent, user),
-            enforce_communication_protocol=args.enforce_communication_protocol,
-            judge=judge,
-            agent_message_errors=args.agent_message_errors,
-            skip_nl_assertions=args.skip_nl_assertions,
-            domain_options={"retrieval": args.retrieval} if args.retrieval else None,
-            **{k: v for k, v in limits.items() if v is not None},  # else the simulator's own defaults
-        )
-        from ..tau2.normal.simulate import simulate, summary
-
-        results = asyncio.run(simulate(config))
+        text, outcomes = benchmark.simulate.run(vars(args) | {"judge": judge}, domain, _run_settings(args, agent, user))
     except (SimulateError, ValueError, OSError) as exc:
         return fail("simulate", exc, DATA_DIR_FLAGS)
     except KeyboardInterrupt:
         print(f"interrupted: finished simulations are in {args.out}; run again to resume", file=sys.stderr)
         return 130
-    print(summary(results))
+    print(text)
     print(f"results: {args.out}")
-    sims = results.get("simulations") or []
-    return _all_failed_exit(
-        [
-            (s.get("termination_reason"), (s.get("info") or {}).get("end_cause") or (s.get("info") or {}).get("error"))
-            for s in sims
-        ]
-    )
+    return _all_failed_exit(outcomes)
 
 
 def _run_settings(args: argparse.Namespace, agent: Endpoint, user: Endpoint) -> dict[str, Any]:
@@ -308,23 +261,3 @@ def _all_failed_exit(outcomes: list) -> int:
         return 0
     print(f"verl-rewards simulate: error: {message}", file=sys.stderr)
     return 1
-
-
-def _simulate_tau_bench(args: argparse.Namespace, domain: str, agent: Endpoint, user: Endpoint) -> int:
-    """``simulate --domain tau_bench/<domain>``: tau-bench's run, its results list (see
-    :mod:`verl_rewards.tau_bench.simulate`). Errors propagate to :func:`run`."""
-    import asyncio
-
-    from ..tau_bench.simulate import SOURCE_PREFIX, simulate_tau_bench, summary
-
-    limit = {"max_num_steps": args.max_num_steps} if args.max_num_steps is not None else {}
-    config = TauBenchSimulateConfig(
-        domain=SOURCE_PREFIX + domain,
-        **_run_settings(args, agent, user),
-        **limit,
-    )
-    results = asyncio.run(simulate_tau_bench(config))
-    print(summary(results))
-    print(f"results: {args.out}")
-    infos = [s.get("info") or {} for s in results]
-    return _all_failed_exit([(i.get("termination"), i.get("end_cause")) for i in infos])

@@ -1,6 +1,8 @@
 """Play the gold turns in our environments and score the result with our own reward.
 
-:func:`play_gold` runs a row's :func:`~verl_rewards.gold.policy.gold_assistant_turns` the way its loop would:
+:func:`play_gold` runs a row's :func:`~verl_rewards.gold.policy.gold_assistant_turns` the way its loop would, through
+the row's benchmark record (:class:`verl_rewards.benchmark.GoldPlay`; what the loops share is
+:mod:`verl_rewards.engine.gold`):
 
 * solo tau2 and tau-bench instruction rows (verl's ``tool_agent``): each turn's calls run on the trajectory's
   session (:class:`~verl_rewards.tau2.verl_tools.Tau2Session` / ``TauBenchSession``, the very objects our verl
@@ -10,7 +12,7 @@
   :mod:`verl_rewards.engine.conversation` with the gold turns as the agent and a user backend (by default
   the loop's scripted user, :func:`~verl_rewards.tau2.normal.users.default_script` /
   :func:`~verl_rewards.tau_bench.normal.default_script`);
-* ToolRL rows: the prompt and the ground-truth answer.
+* one-turn rows (ToolRL, a benchmark without ``play``): the prompt and the gold answer.
 
 :func:`score_episodes` scores episodes through the manager's scoring core (:func:`verl_rewards.offline.score_samples`:
 the same routing, reward functions and options as in training), so "gold" means gold under our reward.
@@ -19,15 +21,13 @@ the same routing, reward functions and options as in training), so "gold" means 
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .policy import gold_assistant_turns, load_tau2, load_tau_bench
-from .rows import TAU2, TAU_BENCH, TOOLRL, GoldError, RowInfo, plain, row_info
-
-TRAJECTORY_ID = "gold"
+from ..engine.gold import TRAJECTORY_ID
+from .policy import gold_assistant_turns
+from .rows import RowInfo, benchmark_of_info, plain, row_info
 
 
 @dataclass
@@ -36,7 +36,7 @@ class GoldEpisode:
 
     ``messages`` is the agent's side (its system prompt, what it was shown, what it sent: the SFT conversation);
     ``trajectory`` is what the reward reads (normal mode: with the greeting, the user's tool calls and their
-    results); ``termination`` is the loop's termination reason (None for ToolRL and instruction replies).
+    results); ``termination`` is the loop's termination reason (None for one-turn rows and instruction replies).
     """
 
     info: RowInfo
@@ -65,47 +65,6 @@ class GoldEpisode:
         }
 
 
-class _GoldAgent:
-    """Plays the gold turns in order, whatever it is shown; an empty message once they are used up (the engine
-    ends the run as ``agent_error``: the gold turns and the user did not line up)."""
-
-    def __init__(self, turns: Sequence[dict[str, Any]]):
-        self.turns = list(turns)
-
-    async def reply(self, messages: list[dict[str, Any]]) -> Any:
-        from ..engine.conversation import Reply
-
-        if not self.turns:
-            return Reply(content="")
-        turn = self.turns.pop(0)
-        calls = [
-            {"name": c["function"]["name"], "arguments": dict(c["function"]["arguments"])}
-            for c in turn.get("tool_calls") or ()
-        ]
-        return Reply(content=turn.get("content") or None, tool_calls=calls)
-
-
-def _clean(message: Mapping[str, Any]) -> dict[str, Any]:
-    """A chat message without the engine's annotations (``requestor``, ``error``), arguments as objects."""
-    out: dict[str, Any] = {"role": message["role"], "content": message.get("content")}
-    if message["role"] == "tool":
-        out["tool_call_id"] = message.get("tool_call_id")
-        return out
-    if out["content"] is None:
-        out["content"] = ""
-    calls = []
-    for c in message.get("tool_calls") or ():
-        args = c["function"]["arguments"]
-        if isinstance(args, str):
-            args = json.loads(args) if args.strip() else {}
-        calls.append(
-            {"id": c.get("id"), "type": "function", "function": {"name": c["function"]["name"], "arguments": args}}
-        )
-    if calls:
-        out["tool_calls"] = calls
-    return out
-
-
 def play_gold(
     row: Mapping[str, Any], user: Any = None, *, data_dir: str | None = None, seed: int | None = None
 ) -> GoldEpisode:
@@ -119,15 +78,21 @@ async def play_gold_async(
     row: Mapping[str, Any], user: Any = None, *, data_dir: str | None = None, seed: int | None = None
 ) -> GoldEpisode:
     """:func:`play_gold` on the caller's event loop."""
+    from ..engine.conversation import DEFAULT_SEED, trial_seeds
+
     plain_row: dict[str, Any] = plain(row)
     info = row_info(plain_row, data_dir)
     turns = gold_assistant_turns(plain_row, data_dir)
-    if info.family == TOOLRL:
+    gold = benchmark_of_info(info).gold
+    assert gold is not None  # row_info() only reads rows of benchmarks with a gold policy
+    if gold.play is None:
         messages = [*info.prompt, *turns]
         return GoldEpisode(info, plain_row, turns, messages, messages)
-    if info.mode in ("solo", "instruction"):
-        return _play_tool_agent(info, plain_row, turns)
-    return await _play_normal(info, plain_row, turns, user, seed)
+    seed = trial_seeds(DEFAULT_SEED, 1)[0] if seed is None else seed
+    played = await gold.play(info, turns, user, seed)
+    return GoldEpisode(
+        info, plain_row, turns, played.messages, played.trajectory, termination=played.termination, extra=played.extra
+    )
 
 
 def gold_conversation(row: Mapping[str, Any], user: Any = None, *, data_dir: str | None = None) -> list[dict[str, Any]]:
@@ -136,108 +101,13 @@ def gold_conversation(row: Mapping[str, Any], user: Any = None, *, data_dir: str
     return play_gold(row, user, data_dir=data_dir).messages
 
 
-# ------------------------------------------------------------------------------------------- tool_agent
-def _play_tool_agent(info: RowInfo, row: dict[str, Any], turns: list[dict[str, Any]]) -> GoldEpisode:
-    if info.family == TAU2:
-        from ..tau2.verl_tools import Tau2Session
-
-        session: Any = Tau2Session(load_tau2(info), info.task_id, {}, [], TRAJECTORY_ID)
-    else:
-        from ..tau_bench.verl_tools import TauBenchSession
-
-        session = TauBenchSession(load_tau_bench(info), info.task_id, {}, [], TRAJECTORY_ID)
-    messages: list[dict[str, Any]] = [dict(m) for m in info.prompt]
-    session.extra["messages"] = messages
-    for k, turn in enumerate(turns):
-        calls: list[dict[str, Any]] = [
-            {"id": f"call_{k}_{i}", "type": "function", "function": dict(c["function"])}
-            for i, c in enumerate(turn.get("tool_calls") or ())
-        ]
-        message: dict[str, Any] = {"role": "assistant", "content": turn.get("content") or ""}
-        if calls:
-            message["tool_calls"] = calls
-        messages.append(message)
-        if not calls:
-            break  # verl's tool_agent loop: a reply without tool calls ends the episode
-        answers = []
-        for call in calls:
-            fn: dict[str, Any] = call["function"]
-            observation = session.call(fn["name"], dict(fn["arguments"]), messages)
-            answers.append({"role": "tool", "tool_call_id": call["id"], "content": observation})
-        messages.extend(answers)
-        if session.ended is not None:
-            break
-    trajectory = [_clean(m) for m in session.extra["messages"]]
-    return GoldEpisode(
-        info,
-        row,
-        turns,
-        [_clean(m) for m in messages],
-        trajectory,
-        termination=session.extra.get("termination"),
-        extra={"action_log": session.extra.get("action_log", [])},
-    )
-
-
-# ------------------------------------------------------------------------------------------- normal mode
-async def _play_normal(
-    info: RowInfo, row: dict[str, Any], turns: list[dict[str, Any]], user: Any, seed: int | None
-) -> GoldEpisode:
-    from ..engine.conversation import DEFAULT_SEED, trial_seeds
-    from ..engine.users import ScriptedUser
-
-    seed = trial_seeds(DEFAULT_SEED, 1)[0] if seed is None else seed
-    system = next((m.get("content") for m in info.prompt if m.get("role") == "system"), None)
-    if info.family == TAU2:
-        from ..engine.users import UserConfig
-        from ..tau2.normal.prompts import user_scenario_text, user_system_prompt, user_tool_schemas
-        from ..tau2.normal.users import script_for
-
-        domain = load_tau2(info)
-        task = domain.task(info.task_id)
-        if task.history:
-            raise GoldError(f"{info.data_source} task {task.id!r} starts from a message history (not in normal mode)")
-        if user is None:
-            user = ScriptedUser(script_for(UserConfig(backend="scripted"), domain, task))
-        from ..engine.conversation import Conversation
-
-        scenario = info.extra_info.get("user_scenario") or user_scenario_text(task)
-        conv = Conversation(
-            domain.make_env(task.id),
-            user,
-            user_system_prompt=user_system_prompt(domain, scenario),
-            user_tools=user_tool_schemas(domain),
-            agent_system_prompt=system,
-            seed=seed,
-        )
-    else:
-        from ..tau_bench.normal import default_script, open_conversation
-
-        tb_domain = load_tau_bench(info)
-        tb_task = tb_domain.task(info.task_id)
-        if user is None:
-            user = ScriptedUser(default_script(tb_task))
-        conv = open_conversation(tb_domain, tb_task.id, user, seed=seed, agent_system_prompt=False)
-        if system is not None:
-            conv.agent_view.insert(0, {"role": "system", "content": system})
-    await conv.run(_GoldAgent(turns))
-    return GoldEpisode(
-        info,
-        row,
-        turns,
-        [_clean(m) for m in conv.agent_view],
-        [_clean(m) for m in conv.trajectory],
-        termination=conv.termination,
-        extra=conv.extra_fields() | {"messages": None},
-    )
-
-
 # ---------------------------------------------------------------------------------------------- scoring
 def reward_kwargs_for(data_dir: str | None = None, family: str | None = None) -> dict[str, Any]:
-    """``reward.reward_kwargs`` for scoring gold episodes (the data folder of the family, when given)."""
-    if not data_dir or family not in (TAU2, TAU_BENCH):
-        return {}
-    return {family: {"data_dir": data_dir}}
+    """``reward.reward_kwargs`` for scoring gold episodes of benchmark ``family`` (its data folder, when given)."""
+    from ..catalog import benchmark_named
+
+    found = benchmark_named(family) if family else None
+    return found.reward_kwargs(data_dir) if found is not None else {}
 
 
 def score_episodes(
@@ -257,17 +127,8 @@ def score_episodes(
 
 
 def gold_reward(info: RowInfo) -> float:
-    """The reward a gold episode of this row must score: 1.0 for tau2 / tau-bench; for ToolRL the maximum of the
-    row under ToolRL's environment options at step 0: the top of the format range, plus the top of the correctness
-    range when the ground truth has a ``<tool_call>`` (ToolRL scores correctness 0 otherwise). The length term,
-    when on, depends on the think text and is left out."""
-    if info.family == TOOLRL:
-        from ..toolrl.options import ToolRLOptions
-        from ..toolrl.ranges import correctness_range, format_range
-
-        options = ToolRLOptions.from_config(None)
-        top = format_range(options, 0)[1]
-        if "<tool_call>" in str(info.ground_truth):
-            top += correctness_range(options, 0)[1]
-        return float(top)
-    return 1.0
+    """The reward a gold episode of this row must score (its benchmark's :attr:`GoldPlay.reward`: 1.0 for tau2 and
+    tau-bench, ToolRL's maximum of the row for ToolRL)."""
+    gold = benchmark_of_info(info).gold
+    assert gold is not None
+    return gold.reward(info)

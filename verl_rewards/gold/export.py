@@ -23,17 +23,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..benchmark import Benchmark, TaskContext
+from ..catalog import benchmark_for, benchmark_named, benchmarks
 from .results import ExportError, Trajectory, read_results
-from .rows import TAU2, TAU_BENCH, TOOLRL, GoldError, family_of, plain
+from .rows import GoldError
 from .sft import SftInputError, conversation_key, sft_record, training_tool_schemas, write_sft_parquet
 
 __all__ = ["ExportReport", "export_gold", "export_results"]
 
-BENCHMARKS = (TAU2, TAU_BENCH)
-#: what ``export-sft gold`` plays: the benchmarks' tasks, or the rows of a ToolRL parquet
-GOLD_SOURCES = (*BENCHMARKS, TOOLRL)
-HELD_OUT = {TAU2: ("test",), TAU_BENCH: ("test", "dev")}
 GOLD_TOLERANCE = 1e-6
+
+
+def gold_benchmarks() -> list[Benchmark]:
+    """What ``export-sft gold`` plays: the benchmarks with a gold policy and an export plan."""
+    return [b for b in benchmarks() if b.gold is not None and b.export_plan is not None]
+
+
+def results_benchmarks() -> list[Benchmark]:
+    """What ``export-sft results`` reads: the benchmarks whose tasks have a context (tools, prompt, split)."""
+    return [b for b in benchmarks() if b.task_context is not None]
 
 
 @dataclass
@@ -63,97 +71,6 @@ def output_file(out_dir: str | Path, name: str, force: bool) -> Path:
 
 
 # ------------------------------------------------------------------------------------------------ gold
-@dataclass
-class _Plan:
-    rows: list[dict[str, Any]]
-    tools: list[dict[str, Any]]
-    data_source: str
-    mode: str
-    split: str
-    root: str
-    skipped: list[tuple[str, str]]
-
-
-def _tau2_plan(domain: str, split: str, mode: str | None, data_dir: str | None) -> _Plan:
-    from ..tau2.data import (
-        Tau2PrepareError,
-        check_split_name,
-        default_mode,
-        solo_system_prompt,
-        split_ids,
-        task_row,
-        tool_config_text,
-    )
-    from ..tau2.domain import load_domain
-    from ..tau2.errors import TaskValidationError, Tau2Error
-
-    try:
-        dom = load_domain(domain, data_dir)
-        mode = mode or default_mode(dom.name)
-        if mode not in ("solo", "normal"):
-            raise ExportError(f"tau2 --mode must be solo or normal, got {mode!r}")
-        check_split_name(split)
-        ids = split_ids(dom, split)
-        if mode == "normal":
-            from ..tau2.normal.prompts import agent_system_prompt, guidelines_path
-
-            system = agent_system_prompt(dom)
-            guidelines_path(dom)
-        else:
-            system = solo_system_prompt(dom)
-    except (Tau2Error, Tau2PrepareError, KeyError) as exc:
-        raise ExportError(str(exc).strip("'\"")) from None
-    root = str(dom.data_dir.parent if (dom.data_dir.parent / dom.name).is_dir() else dom.data_dir)
-    rows, skipped = [], []
-    for i, task_id in enumerate(ids):
-        try:
-            rows.append(task_row(dom, dom.task(task_id), i, split, root, system, mode))
-        except TaskValidationError as exc:  # normal mode: tasks that start from a message history
-            skipped.append((task_id, str(exc)))
-    tools = training_tool_schemas(tool_config_text(dom, mode=mode))
-    return _Plan(rows, tools, f"tau2/{dom.name}", mode, split, root, skipped)
-
-
-def _tau_bench_plan(domain: str, split: str, mode: str | None, data_dir: str | None) -> _Plan:
-    from ..tau2.errors import Tau2Error
-    from ..tau_bench.data import DEFAULT_MODE, MODES, task_row, tool_config_text
-    from ..tau_bench.domain import load_domain
-
-    mode = mode or DEFAULT_MODE
-    if mode not in MODES:
-        raise ExportError(f"tau_bench --mode must be one of {list(MODES)}, got {mode!r}")
-    try:
-        dom = load_domain(domain, data_dir)
-    except (Tau2Error, KeyError, ValueError) as exc:
-        raise ExportError(str(exc).strip("'\"")) from None
-    if split not in dom.splits:
-        raise ExportError(f"tau-bench domain {dom.name!r} has no split {split!r}; available: {sorted(dom.splits)}")
-    root = str(dom.data_dir.parent if (dom.data_dir.parent / dom.name).is_dir() else dom.data_dir)
-    rows = [task_row(dom, dom.task(t), i, root, mode) for i, t in enumerate(dom.split(split))]
-    tools = training_tool_schemas(tool_config_text(dom))
-    return _Plan(rows, tools, f"tau_bench/{dom.name}", mode, split, root, [])
-
-
-def _toolrl_plan(rows_file: str | Path | None, split: str) -> _Plan:
-    """The rows of a ``prepare toolrl`` parquet (each a prompt and its ground truth)."""
-    import pandas as pd
-
-    if not rows_file:
-        raise ExportError("toolrl: --rows FILE is required (a parquet written by `verl-rewards prepare toolrl`)")
-    try:
-        frame = pd.read_parquet(rows_file)
-    except (OSError, ValueError) as exc:
-        raise ExportError(f"toolrl: cannot read --rows {rows_file}: {exc}") from None
-    rows = [plain(r) for r in frame.to_dict("records")]
-    try:
-        sources = sorted({str(r.get("data_source") or "") for r in rows if family_of(str(r.get("data_source") or ""))})
-    except GoldError as exc:
-        raise ExportError(f"toolrl: {rows_file}: {exc}") from None
-    if not rows or any(family_of(s) != TOOLRL for s in sources):
-        raise ExportError(f"toolrl: {rows_file} holds no ToolRL rows (data sources {sources})")
-    return _Plan(rows, [], sources[0], "single_turn", split, "", [])
-
-
 def export_gold(
     benchmark: str,
     domain: str,
@@ -176,13 +93,14 @@ def export_gold(
 
     from .episodes import gold_reward, play_gold_async, reward_kwargs_for, score_episodes
 
-    if benchmark not in GOLD_SOURCES:
-        raise ExportError(f"unknown benchmark {benchmark!r}; export-sft gold takes {list(GOLD_SOURCES)}")
+    bench = benchmark_named(benchmark)
+    if bench is None or bench not in gold_benchmarks():
+        names = [b.name for b in gold_benchmarks()]
+        raise ExportError(f"unknown benchmark {benchmark!r}; export-sft gold takes {names}")
+    assert bench.export_plan is not None
     target = output_file(out_dir, split, force)
-    if benchmark == TOOLRL:
-        plan = _toolrl_plan(rows_file, split)
-    else:
-        plan = (_tau2_plan if benchmark == TAU2 else _tau_bench_plan)(domain, split, mode, data_dir)
+    plan = bench.export_plan(domain, split, mode, data_dir, None if rows_file is None else str(rows_file))
+    tools = training_tool_schemas(plan.tool_config) if plan.tool_config is not None else []
     report = ExportReport(out=str(target), tasks=len(plan.rows) + len(plan.skipped))
     bar = tqdm(total=len(plan.rows), desc=f"gold {plan.data_source} {split}", unit="task", disable=not progress)
 
@@ -206,7 +124,7 @@ def export_gold(
         bar.close()
     episodes = [e for e in played if not isinstance(e, tuple)]
     plan.skipped += [e for e in played if isinstance(e, tuple)]
-    scores = score_episodes(episodes, reward_kwargs_for(plan.root, benchmark)) if episodes else []
+    scores = score_episodes(episodes, reward_kwargs_for(plan.root, bench.name)) if episodes else []
     records = []
     for episode, score in zip(episodes, scores, strict=True):
         reward = float(score["reward"])
@@ -219,7 +137,7 @@ def export_gold(
         records.append(
             sft_record(
                 episode.messages,
-                plan.tools,
+                tools,
                 data_source=episode.info.data_source,
                 task_id=_task_id(episode),
                 split=split,
@@ -247,32 +165,14 @@ def _task_id(episode: Any) -> str:
 
 
 # ------------------------------------------------------------------------------------------------ results
-def _split_of(
-    source: str, task_id: str, data_dir: str | None, mode: str = "normal"
-) -> tuple[str, list[dict[str, Any]], str, Any]:
-    """``(held-out split or "", training tool schemas, system prompt, task)`` of a task of ``source`` played in
-    ``mode`` (tau2 solo: the solo tools and prompt; the system prompt is used when the messages lack one)."""
-    family, domain = source.split("/", 1)
-    if family == TAU2:
-        from ..tau2.data import solo_system_prompt, tool_config_text
-        from ..tau2.domain import load_domain
-        from ..tau2.normal.prompts import agent_system_prompt
-
-        dom = load_domain(domain, data_dir)
-        if task_id not in dom.tasks:
-            raise ExportError(f"{task_id!r} is not a task of {source} (data in {dom.data_dir})")
-        held = next((s for s in HELD_OUT[TAU2] if task_id in set(dom.splits.get(s, ()))), "")
-        tau2_mode = "solo" if mode == "solo" else "normal"
-        system = solo_system_prompt(dom) if tau2_mode == "solo" else agent_system_prompt(dom)
-        return held, training_tool_schemas(tool_config_text(dom, mode=tau2_mode)), system, dom
-    from ..tau_bench.data import tool_config_text as tb_tool_config_text
-    from ..tau_bench.domain import load_domain as tb_load_domain
-
-    tdom = tb_load_domain(domain, data_dir)
-    tdom.task(task_id)  # a task of the domain ('<split>/<index>'), never a made-up id whose "split" is unknown
-    split = task_id.split("/", 1)[0]
-    held = split if split in HELD_OUT[TAU_BENCH] else ""
-    return held, training_tool_schemas(tb_tool_config_text(tdom)), tdom.policy, tdom
+def _context(source: str, task_id: str, data_dir: str | None, mode: str) -> tuple[TaskContext, list[dict[str, Any]]]:
+    """The context of a task of ``source`` played in ``mode`` (its benchmark's), and its training tool schemas."""
+    bench = benchmark_for(source)
+    if bench is None or bench.task_context is None:
+        raise ExportError(f"{source!r} is no data source of {', '.join(b.name for b in results_benchmarks())}")
+    context = bench.task_context(source.split("/", 1)[1], task_id, data_dir, mode)
+    tools = training_tool_schemas(context.tool_config) if context.tool_config is not None else []
+    return context, tools
 
 
 def export_results(
@@ -295,8 +195,9 @@ def export_results(
         raise ExportError(f"--min-reward must be a finite number, got {min_reward}")
     if per_task is not None and per_task < 1:
         raise ExportError(f"--per-task must be at least 1, got {per_task}")
-    if benchmark is not None and benchmark not in BENCHMARKS and "/" not in benchmark:
-        raise ExportError(f"unknown --benchmark {benchmark!r}; use tau2, tau_bench or <benchmark>/<domain>")
+    if benchmark is not None and benchmark_named(benchmark) not in results_benchmarks() and "/" not in benchmark:
+        names = ", ".join(b.name for b in results_benchmarks())
+        raise ExportError(f"unknown --benchmark {benchmark!r}; use {names} or <benchmark>/<domain>")
     if not paths:
         raise ExportError("no results file given")
     target = output_file(out_dir, name, force)
@@ -325,15 +226,15 @@ def export_results(
             f"no trajectory reached --min-reward {min_reward:g} ({len(trajectories)} read from {len(paths)} file(s)); "
             "nothing written"
         )
-    tasks: dict[tuple[str, str], tuple[str, list[dict[str, Any]], str, Any]] = {}
+    tasks: dict[tuple[str, str], tuple[TaskContext, list[dict[str, Any]]]] = {}
     for t in kept:
         if (t.task_id, t.mode) not in tasks:
             try:
-                tasks[(t.task_id, t.mode)] = _split_of(t.source, t.task_id, data_dir, t.mode)
+                tasks[(t.task_id, t.mode)] = _context(t.source, t.task_id, data_dir, t.mode)
             except (KeyError, ValueError, OSError) as exc:
                 why = exc.args[0] if type(exc) is KeyError and exc.args else exc  # KeyError's str() is a repr
                 raise ExportError(f"{t.place}: {why}") from None
-    held = sorted({f"{tid} ({info[0]})" for (tid, _), info in tasks.items() if info[0]})
+    held = sorted({f"{tid} ({c.held_out})" for (tid, _), (c, _) in tasks.items() if c.held_out})
     if held and not allow_split_mix:
         raise ExportError(
             f"{len(held)} task(s) of a held-out split would go into a training file: {', '.join(held[:5])}"
@@ -344,17 +245,17 @@ def export_results(
     duplicates = over = empty = 0
     records = []
     for t in tqdm(kept, desc=f"results {source}", unit="traj", disable=not progress):
-        held_split, tools, system, _ = tasks[(t.task_id, t.mode)]
+        context, tools = tasks[(t.task_id, t.mode)]
         messages: list[Any] = list(t.messages)
         if not messages or messages[0].role != "system":
-            messages = [{"role": "system", "content": system}, *messages]
+            messages = [{"role": "system", "content": context.system}, *messages]
         try:
             record = sft_record(
                 messages,
                 tools,
                 data_source=t.source,
                 task_id=t.task_id,
-                split=held_split or "train",
+                split=context.held_out or "train",
                 mode=t.mode,
                 source=t.origin,
                 reward=t.reward,

@@ -19,15 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..benchmark import ExportError
+from ..catalog import TAU_BENCH, benchmark_for, benchmarks
 from ..coerce import read_float
 from ..engine.errors import TrajectoryError
 from ..engine.trajectory import Message, parse_messages
 from ..json_files import json_lines, load_json
-from .rows import TAU2, TAU_BENCH
-
-
-class ExportError(ValueError):
-    """Bad input for an export (reported as one line, exit code 2; nothing is written)."""
 
 
 @dataclass
@@ -160,7 +157,9 @@ def _read_tau_bench(path: Path, doc: Sequence[Any]) -> list[Trajectory]:
             raise ExportError(f"{place} is not a tau-bench result with a traj")
         info = _mapping(entry.get("info"))
         source, task = info.get("domain"), info.get("id")
-        if not isinstance(source, str) or not source.startswith("tau_bench/") or not isinstance(task, str):
+        if not isinstance(source, str) or "/" not in source or benchmark_for(source) is not TAU_BENCH:
+            source = None
+        if source is None or not isinstance(task, str):
             raise ExportError(
                 f"{place} does not say its domain and split (info.domain, info.id '<split>/<index>', written by "
                 "verl-rewards simulate); tau-bench's own files do not, so their tasks' splits are unknown"
@@ -198,10 +197,10 @@ def _read_verl_dump(path: Path) -> ReadResults:
             read.unrecorded += 1  # the sample's loop recorded no messages, or they were over the size bound
             continue
         source = payload.get("data_source")
-        if not isinstance(source, str) or not source.startswith((f"{TAU2}/", f"{TAU_BENCH}/")):
-            raise ExportError(
-                f"{line}: {TRAJECTORY_KEY}.data_source: {_shown(source)} is not tau2/<domain> or tau_bench/<domain>"
-            )
+        bench = benchmark_for(source) if isinstance(source, str) and "/" in source else None
+        if not isinstance(source, str) or bench is None or bench.task_context is None:
+            sources = " or ".join(f"{b.name}/<domain>" for b in benchmarks() if b.task_context is not None)
+            raise ExportError(f"{line}: {TRAJECTORY_KEY}.data_source: {_shown(source)} is not {sources}")
         task = _task_id(payload.get("task_id"), f"{line}: {TRAJECTORY_KEY}.task_id")
         key = "base_score" if entry.get("base_score") is not None else "score"
         reward = _reward(entry.get(key), f"{line}: {key}")

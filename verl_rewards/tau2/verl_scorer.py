@@ -40,13 +40,13 @@ row asked for: rows never choose endpoints, credentials or paths, :mod:`verl_rew
 from __future__ import annotations
 
 import importlib
-import json
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..benchmark import domain_in, task_id_in
 from ..coerce import finite_float, parse_bool
 from ..engine.termination import TerminationReason
 from ..rewards.decorators import RewardSpec, reward
@@ -57,6 +57,9 @@ from .domain import load_domain
 from .evaluator import NL_POLICIES, SCORED_TERMINATIONS, TERMINATION_REASONS, evaluate_trajectory
 from .row_options import REFUSED_KEY
 from .tau_bench import tau2_tau_bench_reward
+
+#: the family's name: its section in reward.reward_kwargs and its data sources' prefix (``tau2/<domain>``)
+FAMILY_NAME = "tau2"
 
 COMPONENTS = ("DB", "ENV_ASSERTION", "ACTION", "COMMUNICATE", "NL_ASSERTION")
 TAU2_KEYS = ("db_match", *(f"tau2_{c.lower()}" for c in COMPONENTS))
@@ -220,26 +223,18 @@ def partial_credit(result: Any, weights: tuple[tuple[str, float], ...]) -> float
 
 
 def domain_of(data_source: str, extra_info: Mapping[str, Any]) -> str:
-    if data_source.startswith("tau2/"):
-        return data_source.split("/", 1)[1]
-    if extra_info.get("domain"):
-        return str(extra_info["domain"])
-    raise Tau2InputError(f"cannot tell the tau2 domain of data_source {data_source!r} (use tau2/<domain>)")
+    domain = domain_in(data_source, FAMILY_NAME, extra_info)
+    if domain is None:
+        raise Tau2InputError(f"cannot tell the tau2 domain of data_source {data_source!r} (use tau2/<domain>)")
+    return domain
 
 
 def task_id_of(ground_truth: Any, extra_info: Mapping[str, Any]) -> str:
-    if extra_info.get("task_id") is not None:
-        return str(extra_info["task_id"])
-    if isinstance(ground_truth, str) and ground_truth.lstrip().startswith("{"):
-        try:  # `verl-rewards prepare tau2` stores the task id and criteria as JSON text
-            ground_truth = json.loads(ground_truth)
-        except ValueError:
-            pass
-    if isinstance(ground_truth, Mapping) and ground_truth.get("task_id") is not None:
-        return str(ground_truth["task_id"])
-    if isinstance(ground_truth, str) and ground_truth:
-        return ground_truth
-    raise Tau2InputError("no task id: set extra_info.task_id (verl-rewards prepare tau2 does)")
+    # `verl-rewards prepare tau2` stores the task id (and criteria as JSON text); a plain-text ground truth is the id
+    task_id = task_id_in(ground_truth, extra_info, text_is_id=True)
+    if task_id is None:
+        raise Tau2InputError("no task id: set extra_info.task_id (verl-rewards prepare tau2 does)")
+    return task_id
 
 
 def termination_of(extra_info: Mapping[str, Any], options: Tau2Options) -> str:
@@ -301,7 +296,7 @@ def eval_extras(result: Any) -> dict[str, Any]:
 
 def matches(data_source: str) -> bool:
     """``tau2`` and ``tau2/<domain>``."""
-    return data_source == "tau2" or data_source.startswith("tau2/")
+    return data_source == FAMILY_NAME or data_source.startswith(FAMILY_NAME + "/")
 
 
 def _spec(name: str, options: Tau2Options) -> RewardSpec:
@@ -334,4 +329,4 @@ def tau2_tau_bench(trajectory: list, data_source: str, ground_truth: Any, extra_
     return score_tau2(trajectory, data_source, ground_truth, extra_info, Tau2Options(reward="tau_bench"))
 
 
-FAMILY = Family(name="tau2", matches=matches, make_scorer=make_scorer, extra_keys=EXTRA_KEYS, text_keys=TEXT_KEYS)
+FAMILY = Family(name=FAMILY_NAME, matches=matches, make_scorer=make_scorer, extra_keys=EXTRA_KEYS, text_keys=TEXT_KEYS)

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..benchmark import task_id_in
 from ..engine.termination import TerminationReason
 from ..rewards.decorators import RewardSpec, reward
 from ..scoring.contract import ConfigError, Scorer
@@ -96,18 +97,12 @@ def domain_of(data_source: str) -> str:
 
 
 def task_id_of(ground_truth: Any, extra_info: Mapping[str, Any]) -> str:
-    if extra_info.get("task_id") is not None:
-        return str(extra_info["task_id"])
-    if isinstance(ground_truth, str) and ground_truth.lstrip().startswith("{"):
-        try:
-            ground_truth = json.loads(ground_truth)
-        except ValueError:
-            pass
-    if isinstance(ground_truth, Mapping) and ground_truth.get("task_id") is not None:
-        return str(ground_truth["task_id"])
-    raise TauBenchInputError(
-        "no task id: set extra_info.task_id to '<split>/<index>' (verl-rewards prepare tau_bench does)"
-    )
+    task_id = task_id_in(ground_truth, extra_info)
+    if task_id is None:
+        raise TauBenchInputError(
+            "no task id: set extra_info.task_id to '<split>/<index>' (verl-rewards prepare tau_bench does)"
+        )
+    return task_id
 
 
 def gold_hash_of(ground_truth: Any) -> str | None:
