@@ -255,6 +255,10 @@ class Benchmark:
     prepare: PrepareEntry | None = None
     simulate: SimulateEntry | None = None
     smoke: SmokeSpec | None = None
+    #: what a row asks for that a row may not choose, as a message (``verl-rewards check``); None: nothing
+    check_row: Callable[[Mapping[str, Any]], str | None] | None = None
+    #: a trial succeeds when its reward is within 1e-6 of 1.0 (tau2's rule; ``verl-rewards eval``'s default)
+    exact_success: bool = False
 
     def matches(self, data_source: str) -> bool:
         """Whether ``data_source`` names one of this benchmark's rows (its family's rule)."""

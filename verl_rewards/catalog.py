@@ -15,9 +15,9 @@ and one :func:`add_benchmark` call.
 
 from __future__ import annotations
 
-from .benchmark import Benchmark, benchmark_for, benchmark_named, benchmarks, register_benchmark
+from .benchmark import Benchmark, benchmark_for, benchmark_named, benchmarks, register_benchmark, unregister_benchmark
 from .rewards import text  # noqa: F401 - registers qa_f1, qa_em, length_penalty
-from .scoring.families import Family, register_family
+from .scoring.families import Family, register_family, unregister_family
 from .tau2.benchmark import BENCHMARK as TAU2
 from .tau_bench.benchmark import BENCHMARK as TAU_BENCH
 from .toolrl.benchmark import BENCHMARK as TOOLRL
@@ -31,6 +31,7 @@ __all__ = [
     "benchmark_named",
     "benchmarks",
     "register_builtins",
+    "remove_benchmark",
 ]
 
 #: the module a worker process imports to register every built-in reward
@@ -46,6 +47,14 @@ def add_benchmark(benchmark: Benchmark, *, replace: bool = False) -> Benchmark:
     is a no-op; another under a taken name is an error unless ``replace``."""
     register_family(benchmark.family, replace=replace)
     return register_benchmark(benchmark, replace=replace)
+
+
+def remove_benchmark(name: str) -> None:
+    """Remove a benchmark :func:`add_benchmark` registered, and its family (tests that register their own)."""
+    found = benchmark_named(name)
+    if found is not None:
+        unregister_benchmark(name)
+        unregister_family(found.family.name)
 
 
 def register_builtins() -> None:

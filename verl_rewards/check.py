@@ -283,8 +283,10 @@ def _agent_loop(config: Any, loops: _Loops, name: str, where: str) -> None:
 
 
 def _settings_note(config: Any, name: str) -> str:
+    from .catalog import benchmarks
+
     custom = config.actor_rollout_ref.rollout.get("custom") or {}
-    for section in ("tau2", "tau_bench"):
+    for section in (b.name for b in benchmarks()):  # a benchmark's loops: <name>_agent, settings under custom.<name>
         user = ((custom.get(section) or {}).get("user") or {}) if name.startswith(section) else {}
         if user:
             where = f" {user.get('model')} at {user.get('base_url')}" if user.get("backend") == "openai" else ""

@@ -9,7 +9,7 @@
   :func:`verl_rewards.scoring.inputs.missing_inputs`). Rows that a multi-turn agent loop plays are left out of
   the parameter check: their loop may record more fields;
 * rows choose no endpoint, credential or path: the tau2 load options they carry
-  (:func:`verl_rewards.tau2.row_options.split_row_options`).
+  (tau2's :func:`verl_rewards.tau2.row_options.refused_in_row`).
 
 Each problem is one line naming the key or the file and row, and the fix (:class:`StepError`, which ``check``
 reports as its other stages' errors).
@@ -17,7 +17,7 @@ reports as its other stages' errors).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -154,33 +154,11 @@ def _inputs(spec: Any, row: dict[str, Any], given: set[str], where: str) -> None
 
 
 def _row_options(row: dict[str, Any], where: str) -> None:
-    """The tau2 load options a row carries (for ``tau2_agent`` and for each tool) ask for nothing a row may not
-    choose."""
-    source = str(row.get("data_source") or "")
-    if not source.startswith("tau2/"):
-        return
-    from .engine.errors import UnknownDomainError
-    from .tau2.row_options import split_row_options
+    """The load options a row carries ask for nothing a row may not choose (the row's benchmark's check:
+    :attr:`verl_rewards.benchmark.Benchmark.check_row`)."""
+    from .catalog import benchmark_for
 
-    raw = row.get("extra_info")
-    extra: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
-    domain = str(extra.get("domain") or source.removeprefix("tau2/"))
-    asked = [("extra_info.domain_options", extra.get("domain_options"))]
-    tool_fields = (("extra_info.tools_kwargs", extra.get("tools_kwargs")), ("tools_kwargs", row.get("tools_kwargs")))
-    for column, tools in tool_fields:
-        for tool, entry in tools.items() if isinstance(tools, Mapping) else ():
-            create = entry.get("create_kwargs") if isinstance(entry, Mapping) else None
-            if isinstance(create, Mapping):
-                asked.append((f"{column}.{tool}.create_kwargs.domain_options", create.get("domain_options")))
-    for field, options in asked:
-        try:
-            refused = split_row_options(domain, options)[1]
-        except UnknownDomainError:
-            return  # routing and the agent loop name an unknown domain themselves
-        if refused:
-            raise StepError(
-                "data",
-                f"{where}: {field} asks for {refused}: a row never chooses endpoints, credentials or paths (rows are "
-                "data, configs are code); remove them from the rows and set them in the tool config's domain_options "
-                "or actor_rollout_ref.rollout.custom.tau2.domain_options",
-            )
+    benchmark = benchmark_for(str(row.get("data_source") or ""))
+    refused = benchmark.check_row(row) if benchmark is not None and benchmark.check_row is not None else None
+    if refused:
+        raise StepError("data", f"{where}: {refused}")

@@ -30,7 +30,7 @@ COMMAND_MODULES: dict[str, str] = {
     "check": "verl_rewards.check",
     "smoke": "verl_rewards.cpu.command",
     "learn": "verl_rewards.learning.command",
-    "export-sft": "verl_rewards.gold.command",
+    "export-sft": "verl_rewards.commands.export_sft",
 }
 
 

@@ -21,6 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ..engine.data_dir import TAU2_DATA, TAU_BENCH_DATA
 from .convert import convert, tool_modules
 from .manifest import MANIFEST_FILE, Benchmark, DataFile, Manifest, Pinned, manifest_text, sha256_of
 
@@ -128,14 +129,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tau-bench-git", type=Path, required=True, help="a git repository of tau-bench")
     parser.add_argument("--out", type=Path, default=MANIFEST_FILE, help="where to write the manifest")
     args = parser.parse_args(argv)
-    tau2 = tau2_files(Git(args.tau2_git, TAU2_COMMIT), args.data / "tau2")
-    tau_bench = tau_bench_files(Git(args.tau_bench_git, TAU_BENCH_COMMIT), args.data / "tau_bench")
-    manifest = Manifest(
-        {
-            "tau2": Benchmark("tau2", TAU2_REPO, TAU2_COMMIT, tuple(tau2)),
-            "tau_bench": Benchmark("tau_bench", TAU_BENCH_REPO, TAU_BENCH_COMMIT, tuple(tau_bench)),
-        }
+    tau2 = tau2_files(Git(args.tau2_git, TAU2_COMMIT), args.data / TAU2_DATA.name)
+    tau_bench = tau_bench_files(Git(args.tau_bench_git, TAU_BENCH_COMMIT), args.data / TAU_BENCH_DATA.name)
+    pinned = (
+        Benchmark(TAU2_DATA.name, TAU2_REPO, TAU2_COMMIT, tuple(tau2)),
+        Benchmark(TAU_BENCH_DATA.name, TAU_BENCH_REPO, TAU_BENCH_COMMIT, tuple(tau_bench)),
     )
+    manifest = Manifest({b.name: b for b in pinned})
     args.out.write_text(manifest_text(manifest), encoding="utf-8")
     for b in manifest.benchmarks.values():
         print(f"{b.name}: {len(b.files)} files, {b.size:,} bytes", file=sys.stderr)

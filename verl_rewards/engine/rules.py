@@ -34,7 +34,7 @@ class RuleSet:
     the reason a terminate tool of the environment ends the run with, at once (tau-bench: ``transfer``); None lets
     terminate tools run without ending the conversation (tau2 normal mode). ``max_steps`` / ``max_errors`` /
     ``max_agent_turns``: the default limits (None: no such limit). ``wire``: how the players' requests write the
-    messages (:mod:`~verl_rewards.engine.wire`: ``"tau2"``, as tau2's runner and litellm send them, or ``"plain"``).
+    messages (:mod:`~verl_rewards.engine.wire`: ``"litellm"``, as tau2's runner and litellm send them, or ``"plain"``).
     """
 
     name: str
@@ -46,7 +46,7 @@ class RuleSet:
     max_steps: int | None = DEFAULT_MAX_STEPS
     max_errors: int | None = DEFAULT_MAX_ERRORS
     max_agent_turns: int | None = None
-    wire: str = "tau2"
+    wire: str = "litellm"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "stop_tokens", tuple(self.stop_tokens))

@@ -4,7 +4,7 @@ The conversation engine keeps its views in plain chat-completions shape (``conte
 ``{"id", "type", "function": {"name", "arguments"}}``). What reaches the endpoint is what the benchmark's own runner
 sends, so a model (and its chat template) sees the same request under both:
 
-* ``"tau2"``: tau2-bench's ``to_litellm_messages`` as litellm then sends it (requests recorded from tau2-bench 1.0.1
+* ``"litellm"``: tau2-bench's ``to_litellm_messages`` as litellm then sends it (requests recorded from tau2-bench 1.0.1
   with litellm 1.82.6 in ``tests/data/reference/tau2_runs.json``): keys whose value is None are left out (an agent
   message with tool calls and no text has no ``content``; a text message has no ``tool_calls``), each tool call is
   ``{"id", "name", "function": {"name", "arguments"}, "type": "function"}`` with the arguments written again by
@@ -19,19 +19,19 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-WIRES = ("tau2", "plain")
+WIRES = ("litellm", "plain")
 
 
 def encode(messages: Sequence[dict[str, Any]], wire: str) -> list[dict[str, Any]]:
     """``messages`` (a conversation view) as the ``wire`` rule writes them into a request."""
     if wire == "plain":
         return [dict(m) for m in messages]
-    if wire == "tau2":
-        return [_tau2(m) for m in messages]
+    if wire == "litellm":
+        return [_litellm(m) for m in messages]
     raise ValueError(f"wire must be one of {WIRES}, got {wire!r}")
 
 
-def _tau2(message: dict[str, Any]) -> dict[str, Any]:
+def _litellm(message: dict[str, Any]) -> dict[str, Any]:
     role = message.get("role")
     if role == "tool":
         out = {"role": "tool", "content": message.get("content"), "tool_call_id": message.get("tool_call_id")}

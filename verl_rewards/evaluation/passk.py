@@ -18,8 +18,6 @@ from dataclasses import dataclass
 
 #: tau2's tolerance around 1.0 (``is_successful``)
 TOLERANCE = 1e-6
-#: data-source prefixes scored with tau2's success rule (reward within 1e-6 of 1.0) by default
-TAU_PREFIXES = ("tau2", "tau_bench")
 
 
 def pass_hat_k(num_trials: int, successes: int, k: int) -> float:
@@ -67,8 +65,12 @@ def pass_at_ks(successes_by_task: Mapping[str, Sequence[bool]], max_k: int) -> d
 
 
 def is_tau_source(data_source: str) -> bool:
-    """Whether ``data_source`` is a tau2 / tau-bench source (``tau2``, ``tau2/airline``, ``tau_bench/retail``...)."""
-    return any(data_source == p or data_source.startswith(p + "/") for p in TAU_PREFIXES)
+    """Whether ``data_source`` (``<benchmark>`` or ``<benchmark>/<domain>``) is a source of a benchmark scored with
+    tau2's success rule by default (its record's ``exact_success``: tau2, tau-bench)."""
+    from ..catalog import benchmarks
+
+    head = data_source.partition("/")[0]
+    return any(b.exact_success and b.name == head for b in benchmarks())
 
 
 @dataclass(frozen=True)

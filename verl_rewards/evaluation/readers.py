@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..catalog import TAU2, TAU_BENCH
 from ..json_files import json_lines, load_json
 from .runs import EvalError, Run, name_of, number, run_from_extras, task_reward_of
 
@@ -187,7 +188,7 @@ def read_tau2_results(path: Path, data_source: str | None = None, doc: Any = Non
     info: dict[str, Any] = doc["info"] if isinstance(doc.get("info"), dict) else {}
     env_info: dict[str, Any] = info["environment_info"] if isinstance(info.get("environment_info"), dict) else {}
     domain = env_info.get("domain_name")
-    source = data_source or (f"tau2/{domain}" if isinstance(domain, str) and domain else "tau2")
+    source = data_source or (TAU2.source(domain) if isinstance(domain, str) and domain else TAU2.name)
     eval_set = EvalSet(label=str(path), step=None, reward_keys={"reward_info.reward"})
     trials = number(info.get("num_trials"))
     if trials is not None and trials >= 1:
@@ -242,7 +243,8 @@ def read_tau_bench_results(path: Path, doc: list[Any], data_source: str | None =
             raise EvalError(f"{path}: [{i}] is not an object (expected tau-bench's {{task_id, reward, info, trial}})")
         info: dict[str, Any] = entry["info"] if isinstance(entry.get("info"), dict) else {}
         domain = info.get("domain")
-        source = domain if isinstance(domain, str) and domain.startswith("tau_bench/") else (data_source or "tau_bench")
+        ours = isinstance(domain, str) and TAU_BENCH.matches(domain)  # verl-rewards simulate writes the data source
+        source: str = str(domain) if ours else (data_source or TAU_BENCH.name)
         task = info.get("id") if isinstance(info.get("id"), str) and info.get("id") else entry.get("task_id")
         if not isinstance(task, str | int) or isinstance(task, bool) or str(task) == "":
             raise EvalError(f"{path}: [{i}] has no task_id (the grouping key)")

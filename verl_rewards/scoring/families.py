@@ -48,6 +48,12 @@ def register_family(family: Family, *, replace: bool = False) -> Family:
         )
 
 
+def unregister_family(name: str) -> None:
+    """Remove the family registered as ``name`` (none: nothing to do); for tests that register their own."""
+    with _LOCK:
+        _FAMILIES.pop(name, None)
+
+
 def families() -> list[Family]:
     """The registered families, in the order they are tried."""
     with _LOCK:

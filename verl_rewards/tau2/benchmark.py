@@ -23,6 +23,7 @@ from . import gold
 from .domain import load_domain
 from .errors import Tau2Error
 from .registry import available_domains
+from .row_options import refused_in_row
 from .verl_scorer import FAMILY
 
 #: the splits ``export-sft results`` never puts into a training file without ``--allow-split-mix``
@@ -209,6 +210,8 @@ BENCHMARK = Benchmark(
     task_context=task_context,
     prepare=PREPARE,
     simulate=SIMULATE,
+    check_row=refused_in_row,
+    exact_success=True,
     smoke=SmokeSpec(
         recipe="recipes/tau2_grpo/run_tau2_grpo.sh",
         modes=("normal", "solo"),

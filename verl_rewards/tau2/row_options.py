@@ -68,3 +68,34 @@ def row_load_options(
                 refused,
             )
     return {**dict(configured or {}), **allowed}, refused
+
+
+def refused_in_row(row: Mapping[str, Any]) -> str | None:
+    """What a tau2 dataset row asks for among the load options it may not choose (for ``tau2_agent`` in
+    ``extra_info.domain_options`` and for each tool in its ``create_kwargs.domain_options``), as one message; None
+    when it asks for nothing refused (or names an unknown domain: routing and the agent loop say so themselves)."""
+    from ..engine.errors import UnknownDomainError
+
+    raw = row.get("extra_info")
+    extra: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+    source = str(row.get("data_source") or "")
+    domain = str(extra.get("domain") or source.partition("/")[2])
+    asked = [("extra_info.domain_options", extra.get("domain_options"))]
+    tool_fields = (("extra_info.tools_kwargs", extra.get("tools_kwargs")), ("tools_kwargs", row.get("tools_kwargs")))
+    for column, tools in tool_fields:
+        for tool, entry in tools.items() if isinstance(tools, Mapping) else ():
+            create = entry.get("create_kwargs") if isinstance(entry, Mapping) else None
+            if isinstance(create, Mapping):
+                asked.append((f"{column}.{tool}.create_kwargs.domain_options", create.get("domain_options")))
+    for field, options in asked:
+        try:
+            refused = split_row_options(domain, options)[1]
+        except UnknownDomainError:
+            return None
+        if refused:
+            return (
+                f"{field} asks for {refused}: a row never chooses endpoints, credentials or paths (rows are "
+                "data, configs are code); remove them from the rows and set them in the tool config's domain_options "
+                "or actor_rollout_ref.rollout.custom.tau2.domain_options"
+            )
+    return None

@@ -124,6 +124,7 @@ BENCHMARK = Benchmark(
     task_context=task_context,
     prepare=PREPARE,
     simulate=SIMULATE,
+    exact_success=True,
     smoke=SmokeSpec(
         recipe="recipes/tau_bench_grpo/run_tau_bench_grpo.sh",
         modes=("normal", "instruction"),

@@ -1,12 +1,14 @@
-"""``verl-rewards export-sft gold|results``: verl multi-turn SFT parquet from the gold policy or from scored runs."""
+"""``verl-rewards export-sft gold|results``: verl multi-turn SFT parquet from the gold policy or from scored runs
+(:mod:`verl_rewards.gold.export`)."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-from ..commands.common import data_dir_help, default_of, domain_help
-from .export import export_gold, export_results
+from ..benchmark import ExportError
+from ..gold.export import export_gold, export_results, gold_benchmarks, results_benchmarks
+from .common import DATA_DIR_FLAGS, data_dir_help, default_of, domain_help, fail, split_domain
 
 HELP = "write verl multi-turn SFT parquet: gold trajectories, or successful runs of simulate results"
 
@@ -16,15 +18,18 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser("export-sft", help=HELP, description=HELP)
     kinds = p.add_subparsers(dest="export_kind", required=True)
     gold = kinds.add_parser("gold", help="one gold conversation per task, re-scored with our reward")
+    tasks = [b.name for b in gold_benchmarks() if b.load_domain is not None]  # played from their tasks
+    rows = [b.name for b in gold_benchmarks() if b.load_domain is None]  # played from the rows of --rows
     gold.add_argument(
         "benchmark",
-        choices=["tau2", "tau_bench", "toolrl"],
-        help="the benchmark whose gold is played (toolrl: the rows of --rows, each answered with its ground truth)",
+        choices=sorted(b.name for b in gold_benchmarks()),
+        help=f"the benchmark whose gold is played ({' / '.join(rows)}: the rows of --rows, each answered with its "
+        "ground truth)",
     )
     gold.add_argument(
         "--domain",
         default=None,
-        help="tau2 / tau_bench (required): " + domain_help("tau2", "tau_bench"),
+        help=f"{' / '.join(tasks)} (required): " + domain_help(*tasks),
     )
     gold.add_argument("--rows", default=None, help="toolrl (required): a parquet of `verl-rewards prepare toolrl`")
     gold.add_argument(
@@ -39,7 +44,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     gold.add_argument(
         "--data-dir",
         default=None,
-        help=data_dir_help("tau2", "tau_bench"),
+        help=data_dir_help(*tasks),
     )
     gold.add_argument("--user-base-url", default=None, help="normal mode: an OpenAI-compatible user model endpoint")
     gold.add_argument("--user-model", default=None, help="normal mode: the user model's name (with --user-base-url)")
@@ -77,7 +82,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     res.add_argument(
         "--data-dir",
         default=None,
-        help=data_dir_help("tau2", "tau_bench"),
+        help=data_dir_help(*(b.name for b in results_benchmarks())),
     )
     res.add_argument("--out", required=True, help="output folder: <out>/train.parquet")
     res.add_argument("--force", action="store_true", help="replace an existing export")
@@ -100,17 +105,20 @@ def _user_factory(args: argparse.Namespace) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     """0 on success; 2 with a one-line message on bad input (nothing written)."""
-    from ..commands.common import DATA_DIR_FLAGS, fail, split_domain
-    from .results import ExportError
+    from ..catalog import benchmark_named
 
     try:
         if args.export_kind == "gold":
-            if args.benchmark != "toolrl" and not args.domain:
+            bench = benchmark_named(args.benchmark)
+            assert bench is not None  # argparse offered only these
+            has_domains = bench.load_domain is not None
+            if has_domains and not args.domain:
                 raise ExportError(f"{args.benchmark} needs --domain")
-            if args.benchmark == "toolrl" and args.domain:
-                raise ExportError("toolrl has no domains: its rows come from --rows")
-            if args.benchmark != "toolrl" and args.rows:
-                raise ExportError(f"--rows is toolrl's; {args.benchmark} plays the tasks of --domain and --split")
+            if not has_domains and args.domain:
+                raise ExportError(f"{args.benchmark} has no domains: its rows come from --rows")
+            if has_domains and args.rows:
+                rows = " / ".join(b.name for b in gold_benchmarks() if b.load_domain is None)
+                raise ExportError(f"--rows is {rows}'s; {args.benchmark} plays the tasks of --domain and --split")
             report = export_gold(
                 args.benchmark,
                 split_domain(args.domain, args.benchmark)[1] if args.domain else "",  # tau2/airline: the source
