@@ -21,15 +21,15 @@ __all__ = ["COMMAND_MODULES", "build_parser", "main"]  # and COMMANDS (see __get
 #: ``run(args)``, imported only when needed (a run of one command imports that command's module only)
 COMMAND_MODULES: dict[str, str] = {
     "doctor": "verl_rewards.commands.doctor",
-    "data": "verl_rewards.benchmark_data.command",
+    "data": "verl_rewards.commands.data",
     "demo": "verl_rewards.commands.demo",
     "score": "verl_rewards.commands.score",
     "prepare": "verl_rewards.commands.prepare",
     "simulate": "verl_rewards.commands.simulate",
-    "eval": "verl_rewards.evaluation.command",
+    "eval": "verl_rewards.commands.eval",
     "check": "verl_rewards.check",
     "smoke": "verl_rewards.cpu.command",
-    "learn": "verl_rewards.learning.command",
+    "learn": "verl_rewards.commands.learn",
     "export-sft": "verl_rewards.commands.export_sft",
 }
 

@@ -1,4 +1,5 @@
-"""The ``verl-rewards`` commands that drive several packages or none of their own: ``doctor``, ``demo``, ``score``,
-``prepare``, ``simulate``. Each module, like the commands that live in the package they drive
-(``evaluation/command.py``, ``check.py``, ``cpu/command.py``, ``gold/command.py``), has ``HELP``,
-``add_parser(subparsers)`` and ``run(args)``; :mod:`verl_rewards.cli` lists them all."""
+"""Every ``verl-rewards`` command, one module each with ``HELP``, ``add_parser(subparsers)`` and ``run(args)``
+(``doctor``, ``data``, ``demo``, ``score``, ``prepare``, ``simulate``, ``eval``, ``learn``, ``export-sft``; ``check``
+and ``smoke`` still live in ``check.py`` and ``cpu/command.py``); :mod:`verl_rewards.cli` lists them all. Errors are
+printed by one function, :func:`verl_rewards.commands.common.fail`. The libraries the commands drive (``gold``,
+``evaluation``, ``learning``, ``benchmark_data``, ...) never import a command."""

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..cpu.smoke_data import SmokeData, SmokeError, read_metrics
-from .evaluate import Evaluation, Sampling, evaluate
+from ..learning.evaluate import Evaluation, Sampling, evaluate
 
 HELP = "show on the CPU that our reward teaches a policy: a tiny model, SFT on gold answers, GRPO on sampled rollouts"
 STAGES = ("set-up", "sft", "rollout", "reward", "update", "validation", "checkpoint", "learning")
@@ -270,7 +270,7 @@ def _report(
 ) -> bool:
     """Print the table and the verdict, write ``learn.json`` and ``learn.png``; True when GRPO raised the reward."""
     from ..gold import gold_reward, row_info
-    from .report import dump_pass1, plot, series, table, write_json
+    from ..learning.report import dump_pass1, plot, series, table, write_json
 
     val_key = f"val-core/{rows[0]['data_source']}/reward/mean@{plan.trials}"
     verl_val = series(records, val_key)

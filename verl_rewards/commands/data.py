@@ -16,8 +16,8 @@ CHOICES = ("tau2", "tau_bench", "all")
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Add ``data`` with its ``get`` and ``status`` subcommands to the ``verl-rewards`` subparsers."""
+    from ..benchmark_data.mirror import DEFAULT_SOURCE
     from ..engine.data_dir import installed_root
-    from .mirror import DEFAULT_SOURCE
 
     parser = sub.add_parser("data", help=HELP)
     commands = parser.add_subparsers(dest="data_command", required=True, metavar="{get,status}")
@@ -59,11 +59,11 @@ def _root(args: argparse.Namespace) -> Path:
 
 
 def get(args: argparse.Namespace) -> int:
-    from ..commands.common import fail
-    from .convert import ConvertError
-    from .install import install
-    from .manifest import load_manifest
-    from .mirror import FetchError, OfflineError, open_mirror
+    from ..benchmark_data.convert import ConvertError
+    from ..benchmark_data.install import install
+    from ..benchmark_data.manifest import load_manifest
+    from ..benchmark_data.mirror import FetchError, OfflineError, open_mirror
+    from .common import fail
 
     manifest = load_manifest()
     root = _root(args)
@@ -90,9 +90,9 @@ def get(args: argparse.Namespace) -> int:
 
 
 def show_status(args: argparse.Namespace) -> int:
+    from ..benchmark_data.install import status
+    from ..benchmark_data.manifest import load_manifest
     from ..engine.data_dir import BENCHMARKS
-    from .install import status
-    from .manifest import load_manifest
 
     root = _root(args)
     print(f"data folder: {root}")

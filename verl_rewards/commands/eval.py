@@ -8,10 +8,11 @@ import math
 import sys
 from typing import Any
 
+from ..evaluation.readers import read_inputs
+from ..evaluation.report import evaluate, format_tables, to_json, write_json, write_plot
+from ..evaluation.runs import EvalError
 from ..files import OutputPathError, image_format
-from .readers import read_inputs
-from .report import evaluate, format_tables, to_json, write_json, write_plot
-from .runs import EvalError
+from .common import fail
 
 HELP = "pass^k, components and termination stats of verl validation/rollout dumps and tau2 results"
 
@@ -84,10 +85,6 @@ def run(args: argparse.Namespace) -> int:
         if args.plot:
             write_plot(results, args.plot, baseline)
             print(f"plot: {args.plot}", file=sys.stderr if args.json == "-" else sys.stdout)
-    except (EvalError, OutputPathError) as exc:
-        print(f"verl-rewards eval: error: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"verl-rewards eval: error: {exc}", file=sys.stderr)
-        return 2
+    except (EvalError, OutputPathError, OSError) as exc:
+        return fail("eval", exc)
     return 0
