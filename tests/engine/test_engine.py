@@ -11,9 +11,10 @@ from verl_rewards.engine import conversation as engine_conversation
 from verl_rewards.engine.conversation import Conversation, Reply
 from verl_rewards.engine.data_dir import BenchmarkData, choose_data_dir, resolve_data_dir, row_data_dir
 from verl_rewards.engine.errors import DataNotFoundError, EngineError
-from verl_rewards.engine.rules import GREETING, STOP_TOKEN, STOP_TOKENS, TAU2, TAU_BENCH, RuleSet
+from verl_rewards.engine.rules import GREETING, STOP_TOKEN, STOP_TOKENS, TAU2, RuleSet
 from verl_rewards.engine.termination import SCORED_STOPS, TAU2_REASONS, TerminationReason
 from verl_rewards.engine.users import ScriptedUser
+from verl_rewards.tau_bench.normal import RULES as TAU_BENCH
 
 from data_support import installed_data_home
 

@@ -19,7 +19,7 @@ from verl_rewards.engine.simulate import ScriptedAgent
 from verl_rewards.engine.state import BaseDB, DBState
 from verl_rewards.engine.toolkit import READ, Toolkit, tool
 from verl_rewards.engine.users import ScriptedUser
-from verl_rewards.engine.verl_tools import ENDED_OBSERVATION, TIMEOUT_FLAG, EpisodeSession, EpisodeTool
+from verl_rewards.rollout.verl_tools import ENDED_OBSERVATION, TIMEOUT_FLAG, EpisodeSession, EpisodeTool
 
 from agent_loop_support import _agent_data
 

@@ -11,14 +11,14 @@ from verl_rewards.engine.wire import encode
 CALL = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"city":"Zürich","n":1}'}}
 
 
-def test_tau2_wire_leaves_out_null_content_and_names_each_call_with_arguments_written_by_json_dumps() -> None:
+def test_litellm_wire_leaves_out_null_content_and_names_each_call_with_arguments_written_by_json_dumps() -> None:
     view = [
         {"role": "system", "content": "policy"},
         {"role": "assistant", "content": None, "tool_calls": [CALL]},
         {"role": "tool", "tool_call_id": "c1", "content": "ok"},
         {"role": "assistant", "content": "Done."},
     ]
-    assert encode(view, "tau2") == [
+    assert encode(view, "litellm") == [
         {"role": "system", "content": "policy"},
         {
             "role": "assistant",
@@ -36,9 +36,9 @@ def test_tau2_wire_leaves_out_null_content_and_names_each_call_with_arguments_wr
     ]
 
 
-def test_tau2_wire_keeps_text_next_to_calls_and_unparseable_arguments_as_sent() -> None:
+def test_litellm_wire_keeps_text_next_to_calls_and_unparseable_arguments_as_sent() -> None:
     bad = dict(CALL, function={"name": "f", "arguments": "{not json"})
-    (out,) = encode([{"role": "assistant", "content": "Let me check.", "tool_calls": [bad]}], "tau2")
+    (out,) = encode([{"role": "assistant", "content": "Let me check.", "tool_calls": [bad]}], "litellm")
     assert out["content"] == "Let me check." and out["tool_calls"][0]["function"]["arguments"] == "{not json"
 
 
@@ -46,4 +46,4 @@ def test_plain_wire_is_the_view_and_an_unknown_wire_is_an_error() -> None:
     view = [{"role": "assistant", "content": None, "tool_calls": [CALL]}]
     assert encode(view, "plain") == view
     with pytest.raises(ValueError, match="wire must be one of"):
-        encode(view, "litellm")
+        encode(view, "tau2")

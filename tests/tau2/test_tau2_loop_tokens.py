@@ -1,6 +1,6 @@
 """The ``tau2_agent`` loop builds its token stream as verl's own ``ToolAgentLoop`` does, where the two should agree.
 
-``tau2_agent`` is a subclass of verl's public ``AgentLoopBase`` (``verl_rewards/engine/verl_loop.py``), not of
+``tau2_agent`` is a subclass of verl's public ``AgentLoopBase`` (``verl_rewards/rollout/verl_loop.py``), not of
 ``ToolAgentLoop``. While the agent only calls tools, the two loops play the same turns: the agent's generations
 (mask 1), the tool results (mask 0, cut to ``max_tool_response_length``), verl's budgets (``response_length``,
 ``max_assistant_turns``, ``max_parallel_calls``). Both run here through verl's real ``AgentLoopWorker`` on the same

@@ -91,7 +91,7 @@ def test_user_tool_schema_without_config_schema() -> None:
 def test_tool_adapters_act_on_the_phone_and_reward_the_trajectory(telecom, prepared) -> None:
     from verl.tools.tool_registry import initialize_tools_from_config
 
-    from verl_rewards.engine.verl_tools import SESSIONS
+    from verl_rewards.rollout.verl_tools import SESSIONS
     from verl_rewards.tau2 import evaluate_trajectory
     from verl_rewards.tau2.verl_scorer import Tau2Options, score_tau2
 

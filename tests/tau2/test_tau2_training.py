@@ -274,7 +274,7 @@ def test_prepare_cli(tau2_root, tmp_path, capsys):
 def test_tool_adapters_share_state_record_steps_and_end_episodes(prepared):
     from verl.tools.tool_registry import initialize_tools_from_config
 
-    from verl_rewards.engine.verl_tools import ENDED_OBSERVATION, SESSIONS
+    from verl_rewards.rollout.verl_tools import ENDED_OBSERVATION, SESSIONS
     from verl_rewards.tau2 import evaluate_trajectory
     from verl_rewards.tau2.verl_tools import NOT_RUN_WITH_DONE
 
@@ -468,7 +468,7 @@ def test_tau2_recipe_composes_against_verl_config(tmp_path):
 def test_store_evicts_finished_sessions_first_and_fails_an_evicted_live_one_visibly(prepared):
     from verl.tools.tool_registry import initialize_tools_from_config
 
-    from verl_rewards.engine.verl_tools import EVICTED_FLAG, SESSIONS
+    from verl_rewards.rollout.verl_tools import EVICTED_FLAG, SESSIONS
 
     tools = {
         t.name: t

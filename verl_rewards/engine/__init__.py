@@ -1,6 +1,7 @@
 """The environment and conversation engine that tau2 (:mod:`verl_rewards.tau2`) and tau-bench
 (:mod:`verl_rewards.tau_bench`) are both built on, as tau2-bench keeps its generic environment code apart from its
-domains. It imports no other part of the package but the file helpers, and nothing of either benchmark.
+domains. It imports no other part of the package but the file helpers, nothing of either benchmark and nothing of
+verl: the engine behind verl's tools and inside verl's agent loops is :mod:`verl_rewards.rollout`.
 
 * :mod:`.state` — copy-on-write DB state over a shared base; how the DB becomes hash text is a :class:`Codec`;
 * :mod:`.toolkit` — ``@tool``, :class:`Toolkit`, tool-output serialisation;
@@ -8,12 +9,12 @@ domains. It imports no other part of the package but the file helpers, and nothi
 * :mod:`.trajectory` — the OpenAI-style message format rewards read, parsed defensively;
 * :mod:`.errors` — the errors both benchmarks raise (:class:`EngineError` and its kinds);
 * :mod:`.data_dir` — the one rule for where a benchmark's data are;
-* :mod:`.termination` — :class:`TerminationReason`; :mod:`.rules` — :class:`RuleSet` and its presets
-  :data:`TAU2`, :data:`TAU_BENCH`;
+* :mod:`.termination` — :class:`TerminationReason`; :mod:`.rules` — :class:`RuleSet` and its default, tau2-bench's
+  rules (:data:`TAU2`; tau-bench's preset is its own, :data:`verl_rewards.tau_bench.normal.RULES`);
+* :mod:`.domain` — the :class:`~.domain.Domain` protocol every benchmark's loaded domain satisfies; :mod:`.gold` —
+  what the benchmarks' gold policies share (the turn builders, playing the turns in a session or a conversation);
 * :mod:`.conversation` — the half-duplex agent / simulated-user engine; :mod:`.users`, :mod:`.client` — user
   backends and the OpenAI-compatible client; :mod:`.simulate` — what both ``simulate`` commands share;
-* :mod:`.verl_tools`, :mod:`.agent_loop` — the engine behind verl's tools and inside verl's ``ToolAgentLoop``
-  (they import verl, so they are not imported here);
 * :mod:`.datasets`, :mod:`.retail_airline` — what both dataset builders, and both benchmarks' retail and airline
   tools, share.
 """
@@ -21,14 +22,13 @@ domains. It imports no other part of the package but the file helpers, and nothi
 from .conversation import Conversation, Reply
 from .environment import Environment
 from .errors import EngineError
-from .rules import TAU2, TAU_BENCH, RuleSet
+from .rules import TAU2, RuleSet
 from .state import BaseDB, Codec, DBState
 from .termination import TerminationReason
 from .toolkit import Toolkit, ToolSpec, tool
 
 __all__ = [
     "TAU2",
-    "TAU_BENCH",
     "BaseDB",
     "Codec",
     "Conversation",

@@ -34,7 +34,7 @@ Rules, as tau2-bench's orchestrator runs them (``src/tau2/orchestrator/orchestra
   AGENT_ERROR, which scores 0.
 * **Other benchmarks' rules** come as a named rule set (:class:`~verl_rewards.engine.rules.RuleSet`, ``rules=``):
   :data:`~verl_rewards.engine.rules.TAU2` (the default, every rule above) or
-  :data:`~verl_rewards.engine.rules.TAU_BENCH` (tau-bench v1, :mod:`verl_rewards.tau_bench.normal`): only the user
+  :data:`~verl_rewards.tau_bench.normal.RULES` (tau-bench v1, :mod:`verl_rewards.tau_bench.normal`): only the user
   sees the greeting (the trajectory starts with the user's first message); no step or error limit, but
   ``max_agent_turns`` (after the agent's n-th message has been played, tool results or the user's answer included,
   a run that is not over ends as MAX_STEPS); only the first tool call of an agent message runs, and the message

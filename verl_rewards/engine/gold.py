@@ -105,7 +105,7 @@ def clean(message: Mapping[str, Any]) -> dict[str, Any]:
 
 def play_tool_agent(session: Any, prompt: Sequence[Mapping[str, Any]], turns: Sequence[dict[str, Any]]) -> Played:
     """Play ``turns`` as verl's ``tool_agent`` loop would, on ``session`` (an
-    :class:`~verl_rewards.engine.verl_tools.EpisodeSession`), after ``prompt``."""
+    :class:`~verl_rewards.rollout.verl_tools.EpisodeSession`), after ``prompt``."""
     messages: list[dict[str, Any]] = [dict(m) for m in prompt]
     session.extra["messages"] = messages
     for k, turn in enumerate(turns):

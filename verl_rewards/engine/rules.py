@@ -1,7 +1,8 @@
 """A benchmark's conversation rules as one named preset (:class:`RuleSet`), passed to the conversation engine.
 
-The engine (:class:`~verl_rewards.engine.conversation.Conversation`) plays tau2's half-duplex rules by default
-(:data:`TAU2`); tau-bench v1's simulated-user episodes differ in a few places (:data:`TAU_BENCH`). The run's
+The engine (:class:`~verl_rewards.engine.conversation.Conversation`) plays tau2-bench's half-duplex rules by default
+(:data:`TAU2`, the defaults of :class:`RuleSet`); a benchmark whose episodes differ defines its own preset in its
+package (tau-bench v1: :data:`verl_rewards.tau_bench.normal.RULES`). The run's
 settings (the step and error limits a user configures, the seed, the communication protocol) stay arguments of
 the conversation; a rule set gives the defaults of the limits.
 """
@@ -10,8 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .termination import TerminationReason
-
 GREETING = "Hi! How can I help you today?"
 """The agent's fixed first message (tau2's orchestrator and tau-bench's user simulator use the same text)."""
 STOP_TOKEN = "###STOP###"
@@ -19,8 +18,6 @@ STOP_TOKENS = (STOP_TOKEN, "###TRANSFER###", "###OUT-OF-SCOPE###")
 """tau2's user stop tokens (``src/tau2/user/base.py``); tau-bench v1 knows only the first."""
 DEFAULT_MAX_STEPS = 200
 DEFAULT_MAX_ERRORS = 10
-DEFAULT_MAX_AGENT_TURNS = 30
-"""tau-bench's ``max_num_steps`` (``run.py``): the agent's messages in one episode."""
 
 
 @dataclass(frozen=True)
@@ -60,15 +57,3 @@ class RuleSet:
 
 TAU2 = RuleSet(name="tau2")
 """tau2-bench's orchestrator with its default settings (``src/tau2/orchestrator/orchestrator.py``)."""
-TAU_BENCH = RuleSet(
-    name="tau_bench",
-    stop_tokens=(STOP_TOKEN,),
-    greeting_to_agent=False,
-    first_call_only=True,
-    terminate_termination=TerminationReason.TRANSFER,
-    max_steps=None,
-    max_errors=None,
-    max_agent_turns=DEFAULT_MAX_AGENT_TURNS,
-    wire="plain",
-)
-"""tau-bench v1 (``tau_bench/envs/base.py``, ``envs/user.py``, ``agents/tool_calling_agent.py``)."""

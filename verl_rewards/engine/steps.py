@@ -1,6 +1,6 @@
 """Step dicts: the state before and after each agent turn that ran tools, for the contribution terms.
 
-One rule for both training modes: solo mode's episode sessions (:mod:`verl_rewards.engine.verl_tools`, under verl's
+One rule for both training modes: solo mode's episode sessions (:mod:`verl_rewards.rollout.verl_tools`, under verl's
 ``tool_agent`` loop) and normal mode's conversation engine (:mod:`verl_rewards.engine.conversation`, under the
 ``tau2_agent`` / ``tau_bench_agent`` loops) record them with a :class:`StepRecorder`, so C-0, C-1, C-2 and ``terms``
 read the same thing in both.

@@ -3,7 +3,7 @@
 * ``openai`` (:class:`OpenAIUser`): any OpenAI-compatible chat-completions endpoint plays the user (a vLLM /
   SGLang server for the user model, or a hosted API); its tool calls are the user's tool calls.
 * ``policy``: the policy's own rollout server plays the user (self-play, built by the verl agent loop, which owns
-  the server: :mod:`verl_rewards.engine.agent_loop`).
+  the server: :mod:`verl_rewards.rollout.agent_loop`).
 * ``scripted`` (:class:`ScriptedUser`): deterministic per-task scripts of user turns, for tests, demos and smoke
   runs.
 

@@ -1,7 +1,7 @@
 """verl tools over our tau2 domain tools, for verl's multi-turn ``tool_agent`` loop (``ToolAgentLoop``).
 
 The episode of one trajectory is a :class:`Tau2Session`, kept in the engine's process-local session store
-(:mod:`verl_rewards.engine.verl_tools`: :data:`~verl_rewards.engine.verl_tools.SESSIONS`, bounded, dropped with the
+(:mod:`verl_rewards.rollout.verl_tools`: :data:`~verl_rewards.rollout.verl_tools.SESSIONS`, bounded, dropped with the
 trajectory; a live session evicted ends its trajectory as ``infrastructure_error``).
 
 Only small picklable data go into ``agent_data.extra_fields``; verl hands that dict to the reward manager as
@@ -52,7 +52,7 @@ from ..engine.environment import Environment
 from ..engine.steps import Progress
 from ..engine.termination import TerminationReason
 from ..engine.trajectory import ToolCall
-from ..engine.verl_tools import (
+from ..rollout.verl_tools import (
     STOP_OBSERVATION,
     EpisodeSession,
     EpisodeTool,
@@ -121,7 +121,7 @@ class Tau2Tool(EpisodeTool):
     schema's).
 
     The schema the model is shown is ``config.openai_schema`` (what ``prepare`` writes), kept whole
-    (:class:`~verl_rewards.engine.verl_tools.ToolSchema`); without it, the domain's own schema of the tool named
+    (:class:`~verl_rewards.rollout.verl_tools.ToolSchema`); without it, the domain's own schema of the tool named
     ``config.name``; a ``tool_schema`` given by verl (parsed by verl's typed model, so without ``$defs``, ``title``,
     defaults) is used only when neither is there.
 

@@ -1,6 +1,6 @@
 """verl's ``tau_bench_agent`` loop: tau-bench v1 normal mode inside the rollout (see :mod:`.normal` for the rules).
 
-It is the conversation engine's verl loop (:mod:`verl_rewards.engine.agent_loop`: verl's ``ToolAgentLoop`` whose
+It is the conversation engine's verl loop (:mod:`verl_rewards.rollout.agent_loop`: verl's ``ToolAgentLoop`` whose
 tool and text turns the conversation engine plays, as tau2's ``tau2_agent``; token masks 1 on the agent's tokens, 0
 on tool results and user messages) with a tau-bench episode: the row's prompt is ``[system: wiki.md]``, the user's
 first message is generated at the start and appended. The plugin registers it; ``verl-rewards prepare tau_bench
@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..engine.agent_loop import ConversationAgentLoop, settings_of
 from ..engine.conversation import Conversation
 from ..engine.data_dir import TAU_BENCH_DATA, choose_data_dir, row_data_dir
+from ..rollout.agent_loop import ConversationAgentLoop, settings_of
 from .domain import TauBenchDomain, load_domain
 from .normal import AGENT_LOOP_NAME, CONFIG_PATH, TauBenchNormalSettings, default_script, open_conversation
 from .verl_tools import progress

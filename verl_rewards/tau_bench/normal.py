@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..engine.conversation import Conversation, Reply, UserPlayer
-from ..engine.rules import DEFAULT_MAX_AGENT_TURNS, TAU_BENCH
+from ..engine.rules import STOP_TOKEN, RuleSet
 from ..engine.steps import Progress
 from ..engine.termination import TerminationReason
 from ..engine.users import FINAL_TURN, UserConfig, positive_setting, user_settings
@@ -36,7 +36,20 @@ from .user import user_system_prompt
 AGENT_LOOP_NAME = "tau_bench_agent"
 AGENT_LOOP_TARGET = "verl_rewards.tau_bench.agent_loop.TauBenchAgentLoop"
 CONFIG_PATH = "actor_rollout_ref.rollout.custom.tau_bench"
-MAX_NUM_STEPS = DEFAULT_MAX_AGENT_TURNS
+MAX_NUM_STEPS = 30
+"""tau-bench's ``max_num_steps`` (``run.py``): the agent's messages in one episode."""
+RULES = RuleSet(
+    name="tau_bench",
+    stop_tokens=(STOP_TOKEN,),
+    greeting_to_agent=False,
+    first_call_only=True,
+    terminate_termination=TerminationReason.TRANSFER,
+    max_steps=None,
+    max_errors=None,
+    max_agent_turns=MAX_NUM_STEPS,
+    wire="plain",
+)
+"""tau-bench v1's conversation rules (``envs/base.py``, ``envs/user.py``, ``agents/tool_calling_agent.py``)."""
 TRANSFER = str(TerminationReason.TRANSFER)
 DONE_TERMINATIONS = (str(TerminationReason.USER_STOP), TRANSFER)
 CONFIRM_TURN = "Yes, please go ahead."
@@ -65,7 +78,7 @@ def open_conversation(
         user_system_prompt=user_system_prompt(task.instruction),
         user_tools=None,
         agent_system_prompt=domain.policy if agent_system_prompt else None,
-        rules=TAU_BENCH,
+        rules=RULES,
         max_agent_turns=max_num_steps,
         seed=seed,
         progress=progress,

@@ -1,6 +1,6 @@
 """verl tools over the tau-bench v1 tools, for verl's ``tool_agent`` loop (instruction mode).
 
-They are the engine's adapters (:mod:`verl_rewards.engine.verl_tools`, which tau2's tools use too): one episode per
+They are the engine's adapters (:mod:`verl_rewards.rollout.verl_tools`, which tau2's tools use too): one episode per
 trajectory kept in the process-local session store, the same ``agent_data.extra_fields`` (``messages``, ``termination``,
 ``prev_step_dict`` / ``cur_step_dict`` per assistant turn with ``bb_hash`` = tau-bench's data hash and
 ``value_est``, ``action_log``, ``db_hash``), so C-0 / C-1 work as on tau2. What differs:
@@ -12,7 +12,7 @@ trajectory kept in the process-local session store, the same ``agent_data.extra_
   ``Error:`` answer, with exactly the gold name and arguments (what the data hash needs).
 
 The model sees tau-bench's own tool schemas: the tool config carries each one whole in ``config.openai_schema``,
-and the tool keeps it whole (:class:`~verl_rewards.engine.verl_tools.ToolSchema`: verl's schema model would drop
+and the tool keeps it whole (:class:`~verl_rewards.rollout.verl_tools.ToolSchema`: verl's schema model would drop
 the ``items`` of array parameters).
 """
 
@@ -26,7 +26,7 @@ from verl.tools.schemas import OpenAIFunctionToolSchema
 from ..engine.data_dir import TAU_BENCH_DATA
 from ..engine.steps import Progress
 from ..engine.termination import TerminationReason
-from ..engine.verl_tools import EpisodeSession, EpisodeTool
+from ..rollout.verl_tools import EpisodeSession, EpisodeTool
 from .domain import DOMAINS, TauBenchDomain, load_domain
 from .hashing import TUPLE_CODEC
 

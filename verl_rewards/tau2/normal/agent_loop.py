@@ -2,7 +2,7 @@
 
 The plugin registers it in verl's agent-loop registry (:mod:`verl_rewards.plugin`); a row selects it with
 ``agent_name: tau2_agent`` (``verl-rewards prepare tau2 --mode normal`` writes such rows). The engine's loop
-(:class:`verl_rewards.engine.agent_loop.ConversationAgentLoop`, on :mod:`verl_rewards.engine.verl_loop`) does the
+(:class:`verl_rewards.rollout.agent_loop.ConversationAgentLoop`, on :mod:`verl_rewards.rollout.verl_loop`) does the
 tokenisation (verl's Continuous Token, exactly as verl's ``ToolAgentLoop``), generation, tool-call parsing and the
 assistant message; where ``ToolAgentLoop`` would run the tools or end on a text reply, the conversation engine
 (:mod:`verl_rewards.engine.conversation`, tau2's rule set) plays the turn instead: tool calls run on the
@@ -54,13 +54,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...engine.agent_loop import ConversationAgentLoop
-from ...engine.agent_loop import settings_of as engine_settings_of
 from ...engine.conversation import AGENT_MESSAGE_ERRORS, Conversation
 from ...engine.data_dir import TAU2_DATA, choose_data_dir, row_data_dir
 from ...engine.rules import DEFAULT_MAX_ERRORS, DEFAULT_MAX_STEPS
 from ...engine.termination import TerminationReason
 from ...engine.users import UserConfig, positive_setting, user_settings
+from ...rollout.agent_loop import ConversationAgentLoop
+from ...rollout.agent_loop import settings_of as engine_settings_of
 from ..domain import Domain, load_domain
 from ..row_options import REFUSED_KEY, row_load_options
 from ..verl_tools import progress
@@ -115,7 +115,7 @@ class NormalSettings:
 
 def settings_of(config: Any, name: str = "tau2", parse: Callable[[Any], Any] = NormalSettings.from_mapping) -> Any:
     """The settings ``actor_rollout_ref.rollout.custom.<name>`` of a trainer config (tau2's by default), parsed by
-    ``parse`` once per config object (:func:`verl_rewards.engine.agent_loop.settings_of`)."""
+    ``parse`` once per config object (:func:`verl_rewards.rollout.agent_loop.settings_of`)."""
     return engine_settings_of(config, name, parse)
 
 

@@ -51,11 +51,11 @@ from verl.tools.schemas import (
     ToolResponse,
 )
 
-from .data_dir import BenchmarkData, choose_data_dir
-from .environment import Environment
-from .offload import STEP_TIMEOUT_S, StepTimeout, run_step
-from .steps import Progress, StepRecorder
-from .termination import TerminationReason
+from ..engine.data_dir import BenchmarkData, choose_data_dir
+from ..engine.environment import Environment
+from ..engine.offload import STEP_TIMEOUT_S, StepTimeout, run_step
+from ..engine.steps import Progress, StepRecorder
+from ..engine.termination import TerminationReason
 
 logger = logging.getLogger(__name__)
 

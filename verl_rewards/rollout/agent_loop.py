@@ -32,9 +32,9 @@ from uuid import uuid4
 from verl.experimental.agent_loop.agent_loop import AgentLoopOutput
 from verl.utils.rollout_trace import rollout_trace_op
 
-from .conversation import Conversation, PlayerError, Reply, UserRequest, trial_seeds
-from .termination import TerminationReason
-from .users import OpenAIUser, ScriptedUser, UserConfig
+from ..engine.conversation import Conversation, PlayerError, Reply, UserRequest, trial_seeds
+from ..engine.termination import TerminationReason
+from ..engine.users import OpenAIUser, ScriptedUser, UserConfig
 from .verl_loop import TokenStream, TurnLoop
 
 logger = logging.getLogger(__name__)
@@ -175,7 +175,7 @@ class ConversationAgentLoop(TurnLoop):
         if config.backend == "scripted":
             return ScriptedUser(script())
         if config.backend == "openai":
-            from .client import shared_client
+            from ..engine.client import shared_client
 
             assert config.endpoint is not None
             return OpenAIUser(shared_client(config.endpoint))
