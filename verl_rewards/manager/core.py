@@ -28,7 +28,6 @@ from ..scoring.extras import ExtraKeys
 from ..scoring.recorded import RECORDED_KEYS, recorded_extras
 from ..scoring.result import ScoreResult, ScoreResultError
 from ..scoring.sample import Sample
-from ..scoring.spec import get_reward, registered_names
 from .config import ManagerConfig, ManagerConfigError
 
 logger = logging.getLogger("verl_rewards")
@@ -54,6 +53,7 @@ class ScoringCore:
         declared_keys: Iterable[str] = (),
         modules: Sequence[str] = (),
         text_keys: Iterable[str] = (),
+        start_pool: bool = False,
     ):
         self.tokenizer = tokenizer
         self.config = config
@@ -82,8 +82,8 @@ class ScoringCore:
             raise ManagerConfigError(str(exc)) from None
         self._semaphores: dict[int, asyncio.Semaphore] = {}
         thread_executor().ensure_capacity(config.max_concurrency)  # admitted calls never queue behind hung ones
-        if config.executor == "process" or any(get_reward(n).executor == "process" for n in registered_names()):
-            self._process_runner().start()  # the workers start now, not during the first batch
+        if start_pool:  # a reachable reward runs in worker processes: they start now, not during the first batch
+            self._process_runner().start()
 
     @property
     def extra_keys(self) -> list[str]:
@@ -104,9 +104,10 @@ class ScoringCore:
             self._semaphores[id(loop)] = sem
         return sem
 
-    async def score(self, sample: Sample) -> SampleScore:
-        """Score one sample; failures become the fallback score with flags unless ``on_error=raise``."""
-        scorer = self.route(sample)
+    async def score(self, sample: Sample, scorer: Scorer | None = None) -> SampleScore:
+        """Score one sample (with ``scorer`` when it was routed already); failures become the fallback score with
+        flags unless ``on_error=raise``."""
+        scorer = self.route(sample) if scorer is None else scorer
         error = timeout = 0
         # before the call: the reward gets copies of the step dicts, and its term must not depend on it anyway
         contrib = self.config.contribution.evaluate(sample.prev_step_dict, sample.cur_step_dict, sample.step)
