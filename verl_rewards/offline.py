@@ -114,8 +114,9 @@ def _stats(values: list[float]) -> tuple[int, float, float, float]:
     return len(values), sum(values) / len(values), min(values), max(values)
 
 
-def score_samples(samples: Iterable[Sample], reward_kwargs: Mapping[str, Any]) -> OfflineResult:
-    """Score samples with the manager's core configured by ``reward_kwargs`` (``reward_fn`` selects the reward)."""
+def score_samples(samples: Iterable[Sample], reward_kwargs: Mapping[str, Any], tokenizer: Any = None) -> OfflineResult:
+    """Score samples with the manager's core configured by ``reward_kwargs`` (``reward_fn`` selects the reward);
+    ``tokenizer`` decodes samples that carry token ids instead of text, as the manager does in training."""
     samples = list(samples)
     reward_kwargs = dict(reward_kwargs)
     if samples and all(is_verl_dump(s.row) for s in samples):
@@ -125,7 +126,7 @@ def score_samples(samples: Iterable[Sample], reward_kwargs: Mapping[str, Any]) -
         reward_kwargs["decode"] = decode
     config = ManagerConfig.from_reward_kwargs(reward_kwargs)
     # the rows are all known: each is routed once, and the run's keys are those of the rewards they route to
-    scoring = build_scoring(config, samples=samples)
+    scoring = build_scoring(config, tokenizer, samples=samples)
     core, routes = scoring.core, scoring.routes or []
 
     async def run_all() -> list:

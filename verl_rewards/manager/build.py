@@ -33,12 +33,15 @@ def build_scoring(
     default: Callable[..., Any] | None = None,
     custom_path: str | None = None,
     samples: Iterable[Sample] | None = None,
+    family_tokenizer: Any = None,
 ) -> Scoring:
     """The Router and ScoringCore of a run. Without ``samples`` (training) the extra keys are those of every reward
     the configuration reaches (:meth:`Router.reachable`); with them (offline, all rows known) each sample is routed
     here once and the keys are those of the rewards the rows reach. The process pool starts now only when one of
-    those reachable rewards runs in worker processes (any other reward a row names starts it on first use)."""
-    router = Router(config, custom=custom, default=default, custom_path=custom_path, tokenizer=tokenizer)
+    those reachable rewards runs in worker processes (any other reward a row names starts it on first use).
+    ``tokenizer`` decodes token ids; ``family_tokenizer`` is what the built-in families are built with (the manager
+    passes its tokenizer, offline scoring none: ToolRL then reads its chat template from its section)."""
+    router = Router(config, custom=custom, default=default, custom_path=custom_path, tokenizer=family_tokenizer)
     routes: list[Scorer] | None = None
     if samples is None:
         targets = router.reachable()

@@ -86,7 +86,12 @@ class ContributionRewardManager(RewardManagerBase):
             custom_path = None
         self.settings = ManagerConfig.from_reward_kwargs(kwargs)
         scoring = build_scoring(
-            self.settings, tokenizer, custom=custom, default=default or _verl_default_score(), custom_path=custom_path
+            self.settings,
+            tokenizer,
+            custom=custom,
+            default=default or _verl_default_score(),
+            custom_path=custom_path,
+            family_tokenizer=tokenizer,
         )
         self.router, self.core = scoring.router, scoring.core
         logger.info(
