@@ -40,7 +40,7 @@ def build_scoring(
     here once and the keys are those of the rewards the rows reach. The process pool starts now only when one of
     those reachable rewards runs in worker processes (any other reward a row names starts it on first use).
     ``tokenizer`` decodes token ids; ``family_tokenizer`` is what the built-in families are built with (the manager
-    passes its tokenizer, offline scoring none: ToolRL then reads its chat template from its section)."""
+    passes its tokenizer; offline scoring none, as before: ToolRL's `chat_template="auto"` then keeps its default)."""
     router = Router(config, custom=custom, default=default, custom_path=custom_path, tokenizer=family_tokenizer)
     routes: list[Scorer] | None = None
     if samples is None:
