@@ -44,11 +44,12 @@ from ...engine.simulate import (
     run_plan,
 )
 from ...engine.termination import SCORED_STOPS, TerminationReason
+from ...engine.toolkit import ToolError
 from ...engine.trajectory import parse_messages
 from ...engine.users import OpenAIUser
 from ...files import write_text_atomic
 from ..domain import Domain, load_domain
-from ..errors import Tau2Error
+from ..errors import EnvAssertionError, Tau2Error
 from ..evaluator import evaluate_trajectory
 from ..evaluators.nl_assertions import judge_view
 from .history import history_messages
@@ -278,15 +279,21 @@ async def _reward_info(
         view = judge_view(parse_messages(trajectory))
         judged = await judge.tau2_judgements(view, list(task.evaluation_criteria.nl_assertions or ()))
     grades = None if judged is None else [met for _, met, _ in judged]
-    result = evaluate_trajectory(
-        domain,
-        task_id,
-        trajectory,
-        termination=termination,
-        judge=(lambda _m, _a: grades) if grades is not None else None,
-        nl_policy="skip",
-        assertion_errors="zero",
-    )
+    try:
+        result = evaluate_trajectory(
+            domain,
+            task_id,
+            trajectory,
+            termination=termination,
+            judge=(lambda _m, _a: grades) if grades is not None else None,
+            nl_policy="skip",
+            assertion_errors="raise",
+        )
+    except EnvAssertionError as exc:  # tau2: the assertion's own error escapes its evaluator and fails the attempt
+        cause = exc.cause
+        if isinstance(cause, ToolError):  # tau2's tool functions raise ValueError where ours raise ToolError
+            cause = ValueError(str(cause))
+        raise cause if isinstance(cause, Exception) else exc from None
     return reward_info(task, result, trajectory, judged=judged)
 
 
