@@ -14,7 +14,6 @@ from types import ModuleType
 from typing import Any
 
 from .commands.common import CliParser
-from .deprecation import moved
 
 __all__ = ["COMMAND_MODULES", "build_parser", "main"]  # and COMMANDS (see __getattr__)
 
@@ -66,24 +65,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     return int(args.command_handler(args))
 
 
-#: names this module held before the commands moved to their own modules (deprecated, removed in 0.3.0)
-_moved = moved(
-    __name__,
-    {
-        "doctor": "verl_rewards.commands.doctor",
-        "score_command": "verl_rewards.commands.score:run",
-        "prepare_command": "verl_rewards.commands.prepare:run",
-        "simulate_command": "verl_rewards.commands.simulate:run",
-    },
-)
-
-
 def __getattr__(name: str) -> Any:
-    """``COMMANDS``: the command modules (imported on first access), in ``--help`` order; and the moved names."""
+    """``COMMANDS``: the command modules (imported on first access), in ``--help`` order."""
     if name == "COMMANDS":
         commands: tuple[ModuleType, ...] = tuple(importlib.import_module(p) for p in COMMAND_MODULES.values())
         return commands
-    return _moved(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 if __name__ == "__main__":

@@ -187,3 +187,26 @@ def scripted(scripts: dict[str, list[Any]], *, skip_assistant: int = 0) -> Respo
         return turns[turn] if 0 <= turn < len(turns) else {"content": "###STOP###"}
 
     return respond
+
+
+def simulate_argv(
+    server: ChatServer,
+    out: Any,
+    domain: str,
+    data_dir: Any,
+    task: str,
+    *extra: str,
+    timeout_s: str = "30",
+    agent_model: str = "agent-model",
+    user_model: str = "user-model",
+) -> list[str]:
+    """``verl-rewards simulate`` arguments for one ``task`` with the agent and the user served by ``server`` (no
+    retries); ``extra`` goes last."""
+    return [
+        "simulate",
+        *("--domain", domain, "--data-dir", str(data_dir), "--task-ids", task),
+        *("--agent-base-url", server.base_url, "--agent-model", agent_model),
+        *("--user-base-url", server.base_url, "--user-model", user_model),
+        *("--timeout-s", timeout_s, "--retries", "0", "--out", str(out)),
+        *extra,
+    ]

@@ -14,7 +14,7 @@ from verl_rewards.engine.conversation import trial_seeds
 from verl_rewards.engine.rules import GREETING
 from verl_rewards.evaluation.readers import read_tau2_results
 
-from chat_server import ChatServer, scripted
+from chat_server import ChatServer, scripted, simulate_argv
 from tau2_runs import RUNS
 from tau2_support import require_domain
 
@@ -45,32 +45,7 @@ def both_sides(agent: dict[str, list[Any]] = AGENT, user: dict[str, list[Any]] =
 
 def args(server: ChatServer, out: Path, *extra: str, root: Path | None = None) -> list[str]:
     root = root or require_domain("airline").data_dir.parent
-    return [
-        "simulate",
-        "--domain",
-        "airline",
-        "--data-dir",
-        str(root),
-        "--task-ids",
-        "19",
-        "--agent-base-url",
-        server.base_url,
-        "--agent-model",
-        "agent-model",
-        "--user-base-url",
-        server.base_url,
-        "--user-model",
-        "user-model",
-        "--timeout-s",
-        "5",
-        "--retries",
-        "0",
-        "--retry-delay",
-        "0",
-        "--out",
-        str(out),
-        *extra,
-    ]
+    return simulate_argv(server, out, "airline", root, "19", "--retry-delay", "0", *extra, timeout_s="5")
 
 
 def test_simulate_writes_tau2_results_that_eval_reads(tmp_path, capsys):

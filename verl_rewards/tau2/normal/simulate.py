@@ -27,7 +27,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ...deprecation import moved
 from ...engine.client import Endpoint, shared_client
 from ...engine.conversation import Conversation, trial_seeds
 from ...engine.rules import DEFAULT_MAX_ERRORS, DEFAULT_MAX_STEPS
@@ -391,12 +390,3 @@ def summary(results: dict[str, Any]) -> str:
     text = f"{len(sims)} simulations, mean reward {mean:.3f}, terminations {terms}"
     skipped = (results.get("info") or {}).get("nl_assertions")
     return f"{text}; NL assertions {skipped}" if skipped else text
-
-
-__getattr__ = moved(
-    __name__,
-    {
-        **dict.fromkeys(("PROBE_TEXT", "REACHABLE_TIMEOUT_S", "all_failed"), "verl_rewards.engine.simulate"),
-        "tau2_messages": "verl_rewards.tau2.normal.results:message_dumps",
-    },
-)

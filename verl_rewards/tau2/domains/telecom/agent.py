@@ -18,7 +18,6 @@ import datetime as _dt
 import uuid
 from typing import Any
 
-from ....deprecation import moved
 from ....engine.state import DBState
 from ....engine.toolkit import GENERIC, READ, WRITE, Record, Toolkit, detached_record, tool
 from .. import validation as v
@@ -502,23 +501,3 @@ class TelecomTools(Toolkit):
             if bill["bill_id"] == overdue_bill_id:
                 return bill["status"] == "Paid"
         return True
-
-
-__getattr__ = moved(
-    __name__,
-    dict.fromkeys(
-        (
-            "LINE_STATUSES",
-            "BILL_STATUSES",
-            "PLAN",
-            "ADDRESS",
-            "PAYMENT_METHOD",
-            "CUSTOMER",
-            "LINE",
-            "DEVICE",
-            "TELECOM_DB",
-            "normalize_db",
-        ),
-        "verl_rewards.tau2.domains.telecom.data_model",
-    ),
-)
