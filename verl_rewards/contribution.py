@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .coerce import MAX_MAGNITUDE, finite_float, parse_bool, read_float
+from .step_dicts import MAX_STEP, step_pairs
 
 DEFAULT_BB_HASH = "{}"
 DEFAULT_VALUE_EST = 0.0
@@ -53,9 +54,6 @@ DEFAULT_POTENTIAL_KEY = "value_est"
 CONTRIB_TYPES = ("C0", "C1", "C2", "none")
 SECTION = "reward.reward_kwargs.contribution"
 _NAME_RE = re.compile(r"[a-z0-9_]{1,32}")
-_MAX_STEP_DICT_CHARS = 1_000_000
-#: the largest training step (exact in a float); a larger one is read as this one
-MAX_STEP = 2**53
 
 
 class ContributionConfigError(ValueError):
@@ -93,53 +91,6 @@ def contrib_value_delta(prev_v: Any, cur_v: Any) -> float:
     Values that are missing, non-numeric, not finite or out of range count as 0.0.
     """
     return max(_as_float(cur_v) - _as_float(prev_v), 0.0)
-
-
-def read_step_dict(value: Any) -> tuple[dict[str, Any] | list[dict[str, Any]], bool]:
-    """Normalise a step dict found in a batch: a dict, a list of dicts, or their JSON text.
-
-    Returns ``(step_dict, malformed)``. Anything unusable (unparsable, oversized or too deeply nested text, a
-    value of another type, non-dict turns) becomes ``{}`` or ``{}`` turns, which mean "use the defaults", and
-    sets ``malformed`` so the sample can be flagged. ``None``, NaN and empty text are simply absent.
-    """
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return {}, False
-    if isinstance(value, str):
-        if not value.strip():
-            return {}, False
-        if len(value) > _MAX_STEP_DICT_CHARS:
-            return {}, True
-        try:
-            value = json.loads(value)
-        except (ValueError, RecursionError):
-            return {}, True
-    if hasattr(value, "tolist") and not isinstance(value, Mapping):
-        value = value.tolist()
-    if isinstance(value, Mapping):
-        return dict(value), False
-    if isinstance(value, list | tuple):
-        turns = [dict(v) if isinstance(v, Mapping) else {} for v in value]
-        return turns, not all(isinstance(v, Mapping) for v in value)
-    return {}, True
-
-
-def parse_step_dict(value: Any) -> dict[str, Any] | list[dict[str, Any]]:
-    """:func:`read_step_dict` without the malformed flag."""
-    return read_step_dict(value)[0]
-
-
-def _pairs(prev: Any, cur: Any) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:
-    prev, cur = parse_step_dict(prev), parse_step_dict(cur)
-    if isinstance(prev, list) and isinstance(cur, list):
-        if len(prev) == len(cur):
-            return list(zip(prev, cur, strict=True))
-        # mismatched per-turn records: compare the first "before" with the last "after"
-        return [(prev[0] if prev else {}, cur[-1] if cur else {})]
-    if isinstance(prev, list):
-        prev = prev[0] if prev else {}
-    if isinstance(cur, list):
-        cur = cur[-1] if cur else {}
-    return [(prev, cur)]
 
 
 def _read_value(step: Mapping[str, Any], key: str) -> tuple[float, bool]:
@@ -187,7 +138,7 @@ def compute_contribution(
     kind = normalise_type(contrib_type)
     if kind == "none":
         return 0.0
-    return _term_value(kind, _pairs(prev_step_dict, cur_step_dict), gamma, potential_key)[0]
+    return _term_value(kind, step_pairs(prev_step_dict, cur_step_dict), gamma, potential_key)[0]
 
 
 def normalise_type(value: Any, source: str = f"{SECTION}.type or CONTRIB_TYPE") -> str:
@@ -403,7 +354,7 @@ class ContributionConfig:
         """``sum_i beta_i(step) * R_i`` of one sample, with ``contrib_<name>``, ``beta_<name>``, ``contrib_missing``."""
         if not self.terms:
             return ContributionResult(0.0, {})
-        pairs = _pairs(prev_step_dict, cur_step_dict)
+        pairs = step_pairs(prev_step_dict, cur_step_dict)
         bonus, missing, extras = 0.0, 0, {}
         for term in self.terms:
             value, term_missing = _term_value(term.type, pairs, term.gamma, term.potential_key)

@@ -75,3 +75,35 @@ def test_a_reachable_process_reward_starts_the_pool_at_build(pool_starts, proces
 def test_executor_process_starts_the_pool_only_for_a_reward_that_can_run_there(pool_starts):
     ContributionRewardManager(reward_fn="qa_em", executor="process")  # a registered sync reward: it can
     assert len(pool_starts) == 1
+
+
+def test_the_manager_routes_each_sample_once(monkeypatch, small_tokenizer_dir, small_tokenizer):
+    """verl's run_single, one trajectory at a time: the keys come from the configuration, each sample is routed
+    once, when it is scored."""
+    import asyncio
+
+    from verl_rewards.batching import streaming_item
+
+    from manager_support import build_manager, enc
+
+    calls: list[object] = []
+    real = routing._row_choice
+    monkeypatch.setattr(routing, "_row_choice", lambda sample: calls.append(sample) or real(sample))
+    tok = small_tokenizer
+    mgr = build_manager(small_tokenizer_dir, tok, "exact_match", {"contribution.type": "C0"})
+    assert calls == []  # building the manager routes no sample
+    items = [
+        streaming_item(
+            enc(tok, "what is 6*7?"),
+            enc(tok, answer),
+            {"data_source": "test", "reward_model": {"ground_truth": "42"}, "extra_info": {"index": i}},
+        )
+        for i, answer in enumerate(["42", "41", "42"])
+    ]
+
+    async def score_all() -> list:
+        return await asyncio.gather(*(mgr.run_single(item) for item in items))
+
+    out = asyncio.run(score_all())
+    assert [o["reward_extra_info"]["base_score"] for o in out] == [1.0, 0.0, 1.0]
+    assert [s.sample_id for s in calls] == [0, 1, 2]  # type: ignore[attr-defined]

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..coerce import read_float
-from ..contribution import MAX_STEP, read_step_dict
+from ..step_dicts import MAX_STEP, read_step_dict
 
 STEP_DICT_KEYS = ("prev_step_dict", "cur_step_dict")
 
@@ -108,7 +108,7 @@ def find_step_dict(
 ) -> tuple[Any, bool]:
     """``prev_step_dict``/``cur_step_dict`` from the top level, ``tool_extra_fields`` or ``extra_info``.
 
-    Returns ``(step_dict, malformed)`` as :func:`~verl_rewards.contribution.read_step_dict` does.
+    Returns ``(step_dict, malformed)`` as :func:`~verl_rewards.step_dicts.read_step_dict` does.
     """
     for source in (row, tool_extra, extra_info):
         if name in source:
