@@ -259,6 +259,13 @@ def cpu_overrides(
         "ray_kwargs.ray_init.num_cpus=32",
         "transfer_queue.backend.SimpleStorage.num_data_storage_units=2",
         "reward.num_workers=1",
+        # the critic, in runs that have one (algorithm.adv_estimator=gae): the actor's CPU settings
+        "critic.strategy=fsdp2",
+        f"critic.model.path={model}",
+        "+critic.model.override_config.attn_implementation=sdpa",
+        "critic.model.use_remove_padding=False",
+        "critic.model.enable_gradient_checkpointing=False",
+        f"critic.ppo_micro_batch_size_per_gpu={batch * n}",
     ]
     if policy == "sample":
         out_list.append(f"+{rollout}.engine_kwargs.hf_cpu.max_new_tokens=48")
