@@ -125,7 +125,7 @@ def test_the_cpu_overrides_compose_after_the_recipe_and_before_the_user(tmp_path
     assert cfg["trainer"]["v1"]["trainer_mode"] == "cpu_sync" and cfg["trainer"]["device"] == "cpu"
     assert cfg["trainer"]["logger"] == ["console", "file", "wandb"]
     assert cfg["data"]["train_batch_size"] == 2 and cfg["data"]["max_prompt_length"] == 512
-    assert cfg["reward"]["reward_kwargs"]["contribution"]["type"] == "C0"  # the recipe's own settings stay
+    assert cfg["reward"]["reward_kwargs"]["contribution"]["type"] == "none"  # the recipe's own settings stay
 
 
 def test_the_cpu_backend_is_off_unless_selected(monkeypatch):

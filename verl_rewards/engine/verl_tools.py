@@ -48,7 +48,7 @@ from verl.tools.schemas import (
 
 from .data_dir import choose_data_dir
 from .environment import Environment
-from .steps import Progress, StepRecorder
+from .steps import STEP_FIELDS, Progress, StepRecorder
 from .termination import TerminationReason
 
 logger = logging.getLogger(__name__)
@@ -345,6 +345,8 @@ class EpisodeTool(BaseTool):
 
     label = "episode"
     """The benchmark's name in messages (``"tau2"``, ``"tau-bench"``)."""
+    step_dict_fields = STEP_FIELDS
+    """The step-dict fields this tool's episodes record (read by ``verl-rewards check``)."""
     data_dir_env = ""
     """The environment variable naming the benchmark's data folder."""
 
