@@ -289,7 +289,8 @@ def install_v1_hooks(trainer_base: Any = None) -> bool:
 
     def compute_advantage(self: Any, batch: Any, metrics: dict) -> Any:
         _V1_BATCH.meta = batch
-        _V1_BATCH.critic = (critic_terms_of(self.config), self.global_steps) if self.use_critic else None
+        use_critic = getattr(self, "use_critic", False)  # verl sets it in __init__
+        _V1_BATCH.critic = (critic_terms_of(self.config), self.global_steps) if use_critic else None
         _V1_BATCH.rewards = None
         try:
             out = original_advantage(self, batch, metrics)
