@@ -3,7 +3,8 @@
 * verl builds the process-group backend ``cpu:gloo,<device>:<backend>`` (``verl/utils/distributed.py``), which on
   the CPU platform reads ``cpu:gloo,cpu:gloo`` and torch rejects. :class:`CpuActorRolloutRefWorker` opens the plain
   ``gloo`` group as soon as the worker exists, so verl finds it initialised and keeps it; the critic's
-  :class:`CpuTrainingWorker` opens it before verl's ``TrainingWorker`` would.
+  :class:`CpuTrainingWorker` opens it before verl's ``TrainingWorker`` would, and lets verl's value-model loader,
+  which asks for flash attention, get SDPA (:func:`register_sdpa_value_model`).
 * The V1 trainer fixes its worker class (``ActorRolloutRefWorker``, ``verl/trainer/ppo/v1/trainer_base.py``), so the
   ``cpu_sync`` trainer (registered with verl's ``register_trainer``) is verl's ``sync`` trainer with that worker
   swapped (and the critic's ``TrainingWorker``, in runs with a critic); it sets ``trainer.v1.trainer_mode`` back to
@@ -54,13 +55,34 @@ class CpuActorRolloutRefWorker(ActorRolloutRefWorker):
         init_gloo_process_group()
 
 
-class CpuTrainingWorker(TrainingWorker):
-    """verl's training worker (the critic) with a gloo process group (see the module docstring)."""
+def register_sdpa_value_model(hf_config: Any) -> type:
+    """Make ``AutoModelForTokenClassification`` build this config's token-classification model (verl's value model)
+    with SDPA attention when asked for ``flash_attention_2``, which verl's ``load_valuehead_model``
+    (``verl/utils/model.py``) always asks for and a CPU cannot run. A subclass of transformers' own class, same name
+    and weights, that names SDPA as its one compatible flash implementation, registered with transformers' public
+    ``register``; idempotent. Returns the class."""
+    from transformers import AutoModelForTokenClassification
+    from transformers.models.auto.modeling_auto import MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    config_cls = type(hf_config)
+    base: Any = MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING[config_cls]
+    if getattr(base, "_verl_rewards_sdpa", False):
+        return base
+    cls = type(base.__name__, (base,), {"_compatible_flash_implementations": ["sdpa"], "_verl_rewards_sdpa": True})
+    AutoModelForTokenClassification.register(config_cls, cls, exist_ok=True)
+    return cls
+
+
+class CpuTrainingWorker(TrainingWorker):
+    """verl's training worker (the critic) with a gloo process group and a value model verl can load on the CPU
+    (see the module docstring)."""
+
+    def __init__(self, config: Any, *args: Any, **kwargs: Any) -> None:
         torch.set_num_threads(max(1, int(os.environ.get("VERL_REWARDS_TRAIN_THREADS", "1"))))
         init_gloo_process_group()
-        super().__init__(*args, **kwargs)
+        if getattr(config, "model_type", None) == "value_model":
+            register_sdpa_value_model(config.model_config.hf_config)
+        super().__init__(config, *args, **kwargs)
 
 
 def register_trainer(trainer_sync: ModuleType) -> None:
