@@ -17,7 +17,9 @@ It does what ``python -m verl.trainer.main_ppo`` does at start-up, in this proce
    of the data registered, and the settings of the loops that read their own (``custom.tau2``, ``custom.tau_bench``);
 6. the data: ``data.train_files`` / ``data.val_files`` exist and are readable; which reward scores each
    ``data_source`` they hold, and every row-level ``reward_fn`` names a registered reward;
-7. the contribution terms: per data source, what records the step dicts the configured terms read (the rows'
+7. what the first step runs (:mod:`verl_rewards.check_step`): ``algorithm.adv_estimator`` in verl's registry, every
+   row's ``reward_fn`` field and its reward's required inputs, and no row choosing an endpoint, credential or path.
+8. the contribution terms: per data source, what records the step dicts the configured terms read (the rows'
    own columns, or the agent loop that plays them: ``tool_agent`` with the tau2 / tau-bench tools, ``tau2_agent``,
    ``tau_bench_agent``); a term that can never fire there (verl's ``single_turn_agent`` records none) fails, and
    so does a ``value_source: critic`` term in a run without a critic.
@@ -99,6 +101,13 @@ def check(overrides: Sequence[str]) -> list[str]:
     manager = _reward_manager(config)
     loops = _agent_loops(config)
     data = _data(config, manager, loops)
+    from .check_step import StepError, first_step  # what the first step runs
+
+    files = [(key, path) for key in ("train_files", "val_files") for path in _files(config.data.get(key))]
+    try:
+        data += first_step(config, manager, files)
+    except StepError as exc:
+        raise CheckError(exc.stage, str(exc)) from None
     contribution = _contribution_reach(config, manager, loops)
     took = time.perf_counter() - started
     return [
@@ -181,6 +190,8 @@ def _reward_manager(config: Any) -> Any:
     tokenizer = _tokenizer(config)
     try:
         return load_reward_manager(config, tokenizer)
+    except SystemExit as exc:  # verl's loader of reward.custom_reward_function.path runs the file's top level
+        raise CheckError("reward manager", f"a module it imports called sys.exit({exc.code!r}) at import") from None
     except Exception as exc:  # noqa: BLE001 - ManagerConfigError, verl's lookup and loading errors
         raise CheckError("reward manager", _message(exc)) from None
 

@@ -20,7 +20,6 @@ from verl_rewards.tau2 import evaluate_trajectory, load_domain
 from verl_rewards.tau2.domains.banking_knowledge import read_log_allowlist, retrieval
 from verl_rewards.tau2.domains.banking_knowledge.retrieval import RetrievalConfigError
 
-from embeddings_server import EmbeddingsServer
 from repo_paths import DATA
 from tau2_support import require_data
 
@@ -286,55 +285,6 @@ def test_unknown_and_unsupported_configurations_fail_clearly(root: Path) -> None
         load_domain("mock", require_data("mock"), retrieval="bm25")
 
 
-def test_dense_retrieval_through_an_embeddings_endpoint(root: Path, tmp_path: Path) -> None:
-    with EmbeddingsServer() as server:
-        opts = {
-            "retrieval": "openai_embeddings",
-            "embeddings_base_url": server.base_url,
-            "embeddings_model": "bow-64",
-            "embeddings_cache_dir": str(tmp_path / "cache"),
-        }
-        dom = load_domain("banking_knowledge", root, **opts)
-        first = len(server.requests)
-        assert first >= 1 and all(r["model"] == "bow-64" for r in server.requests)
-        cached = list((tmp_path / "cache").rglob("*.npy"))
-        assert len(cached) == len({d.content for d in retrieval.knowledge_base(dom.data_dir).documents})
-        out = dom.make_env().step("KB_search", {"query": "close debit card"})
-        assert out.startswith("1. ") and "   Score: " in out and retrieval.TIMING_RE.search(out)
-        assert len(server.requests) == first + 1  # one query embedding
-        # another process-level index over the same cache embeds no document again
-        index = retrieval.DenseIndex(
-            kb=retrieval.knowledge_base(dom.data_dir),
-            base_url=server.base_url,
-            model="bow-64",
-            cache_dir=tmp_path / "cache",
-        )
-        assert len(server.requests) == first + 1
-        assert index.search("close debit card")[0][0] == out.split("   ID: ")[1].split("\n")[0]
-
-
-def test_dense_retrieval_without_an_endpoint_fails_at_start(root: Path, tmp_path: Path) -> None:
-    with EmbeddingsServer(status=503) as server:
-        with pytest.raises(RetrievalConfigError, match="did not return embeddings"):
-            load_domain(
-                "banking_knowledge",
-                root,
-                retrieval="openai_embeddings",
-                embeddings_base_url=server.base_url,
-                embeddings_model="down",
-                embeddings_cache_dir=str(tmp_path),
-            )
-    with pytest.raises(RetrievalConfigError, match="did not return embeddings"):
-        load_domain(
-            "banking_knowledge",
-            root,
-            retrieval="openai_embeddings",
-            embeddings_base_url="http://127.0.0.1:9/v1",
-            embeddings_model="none",
-            embeddings_cache_dir=str(tmp_path),
-        )
-
-
 def test_package_ships_no_banking_data() -> None:
     import verl_rewards
 
@@ -344,10 +294,7 @@ def test_package_ships_no_banking_data() -> None:
 
 def test_tool_schemas_are_tau2_s_own_per_configuration(root: Path) -> None:
     """The schemas a model is shown equal tau2's rendering (``Tool.openai_schema``) in tau2's order."""
-    defs_path = root / "banking_knowledge_tool_defs.json"
-    if not defs_path.is_file():
-        pytest.skip(f"{defs_path} (tau2's rendered tool definitions) not found")
-    defs = json.loads(defs_path.read_text(encoding="utf-8"))
+    defs = json.loads((DATA / "reference" / "tau2_banking_tool_defs.json").read_text(encoding="utf-8"))
     for config in retrieval.CONFIGS:
         if config not in defs["agent_tools_by_config"]:
             continue

@@ -67,6 +67,7 @@ from typing import Any, Protocol
 
 from ..deprecation import warn_deprecated
 from .environment import Environment
+from .offload import STEP_TIMEOUT_S, StepTimeout, run_step
 from .rules import STOP_TOKENS, TAU2, RuleSet
 from .steps import Progress, StepRecorder
 from .termination import TerminationReason
@@ -187,12 +188,15 @@ class Conversation:
         seed: int | None = None,
         agent_message_errors: str = TerminationReason.AGENT_ERROR,
         progress: Progress | None = None,
+        step_timeout_s: float | None = STEP_TIMEOUT_S,
         **deprecated_rules: Any,
     ):
         """``rules``: the benchmark's :class:`~verl_rewards.engine.rules.RuleSet` (tau2's by default); the limits
         default to the rule set's. ``progress``: record the step dicts of the agent's tool turns
         (:class:`~verl_rewards.engine.steps.StepRecorder`, the rule solo mode's sessions use) with the benchmark's
-        progress rule; None records none. The keywords ``stop_tokens``, ``greeting_to_agent``, ``first_call_only`` and
+        progress rule; None records none. ``step_timeout_s``: the bound on one tool call
+        (:mod:`~verl_rewards.engine.offload`; None: none). The keywords ``stop_tokens``, ``greeting_to_agent``,
+        ``first_call_only`` and
         ``terminate_termination`` are deprecated: they change the rule set (pass ``rules=`` instead)."""
         unknown = sorted(set(deprecated_rules) - set(_RULE_FLAGS))
         if unknown:
@@ -214,6 +218,9 @@ class Conversation:
         for name, limit in (("max_steps", max_steps), ("max_errors", max_errors), ("max_agent_turns", max_agent_turns)):
             if limit is not None and int(limit) <= 0:
                 raise ValueError(f"{name} must be positive (or None: no limit)")
+        if step_timeout_s is not None and not 0 < step_timeout_s < float("inf"):
+            raise ValueError(f"step_timeout_s must be a positive number of seconds (or None), got {step_timeout_s!r}")
+        self.step_timeout_s = step_timeout_s
         self.rules = rules
         self.env = env
         self.user = user
@@ -327,7 +334,9 @@ class Conversation:
             self._after_step(pending=True)
             if self.recorder is not None:
                 self.recorder.begin_turn()
-            results = self._run_calls(calls, "assistant")
+            results = await self._run_calls(calls, "assistant")
+            if results is None:
+                return Turn([], True)
             views = [_view_message(m) for m in results]
             self.agent_view.extend(views)
             if self.terminate_termination and self.env.done:
@@ -390,7 +399,9 @@ class Conversation:
                 )
             if calls:
                 self._after_step(pending=True)
-                results = self._run_calls(calls, "user")
+                results = await self._run_calls(calls, "user")
+                if results is None:
+                    return Turn([], True)
                 self.user_view.extend(_view_message(m) for m in results)
                 self._after_step(pending=False)
                 if self.done:
@@ -424,11 +435,25 @@ class Conversation:
         if self.max_agent_turns is not None and self.agent_turns >= self.max_agent_turns:
             self.end(TerminationReason.MAX_STEPS, f"the agent used its {self.max_agent_turns} turns")
 
-    def _run_calls(self, calls: list[dict[str, Any]], requestor: str) -> list[dict[str, Any]]:
+    async def _run_calls(self, calls: list[dict[str, Any]], requestor: str) -> list[dict[str, Any]] | None:
+        """Run the calls in order, each off the event loop (:func:`~verl_rewards.engine.offload.run_step`); their tool
+        messages, or None when a call ran past :attr:`step_timeout_s` (the run then ends as
+        ``infrastructure_error``: the environment may still be changing, so nothing else runs on it)."""
         results = []
         for call in calls:
             fn = call["function"]
-            observation = self.env.step(fn["name"], fn["arguments"], requestor=requestor)
+            try:
+                observation = await run_step(
+                    self.env.step,
+                    fn["name"],
+                    fn["arguments"],
+                    requestor,
+                    timeout_s=self.step_timeout_s,
+                    what=f"the tool call {str(fn['name'])[:80]!r}",
+                )
+            except StepTimeout as exc:
+                self.end(TerminationReason.INFRASTRUCTURE_ERROR, str(exc))
+                return None
             error = bool(self.env.actions[-1]["error"]) if self.env.actions else False
             if self.recorder is not None and self.env.actions:
                 self.recorder.record_call(fn["name"], self.env.actions[-1], in_turn=requestor == "assistant")

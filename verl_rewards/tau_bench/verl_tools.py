@@ -23,10 +23,11 @@ from typing import Any
 
 from verl.tools.schemas import OpenAIFunctionToolSchema
 
+from ..engine.data_dir import TAU_BENCH_DATA
 from ..engine.steps import Progress
 from ..engine.termination import TerminationReason
 from ..engine.verl_tools import EpisodeSession, EpisodeTool
-from .domain import DATA_DIR_ENV, DOMAINS, TauBenchDomain, load_domain
+from .domain import DOMAINS, TauBenchDomain, load_domain
 from .hashing import TUPLE_CODEC
 
 
@@ -59,12 +60,12 @@ class TauBenchSession(EpisodeSession):
 class TauBenchTool(EpisodeTool):
     """One tool of a tau-bench v1 domain (``config``: ``domain``, ``openai_schema``, optional ``data_dir``).
 
-    Per-row ``create_kwargs`` give ``task_id``, ``domain`` and ``data_dir``. The data folder is the tool config's
-    ``data_dir``, else ``TAU_BENCH_DATA_DIR``, else the row's.
+    Per-row ``create_kwargs`` give ``task_id`` and ``domain``. The data folder is the tool config's ``data_dir``,
+    else ``TAU_BENCH_DATA_DIR`` (never the row's ``data_dir``: :mod:`verl_rewards.engine.data_dir`).
     """
 
     label = "tau-bench"
-    data_dir_env = DATA_DIR_ENV
+    benchmark_data = TAU_BENCH_DATA
 
     def _default_schema(self) -> OpenAIFunctionToolSchema:
         raise ValueError("a tau-bench tool needs its schema: config.openai_schema (prepare writes it) or tool_schema")

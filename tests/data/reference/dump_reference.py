@@ -9,6 +9,7 @@ tau-bench's ``litellm`` import is satisfied by a stub whose functions raise).
     python dump_reference.py tau_bench --src SRC --out DIR   # SRC: a tau-bench checkout (needs pydantic)
     python dump_reference.py package                   # tau2_tools.json -> verl_rewards/tau2/tool_schemas/*.json
     python dump_reference.py validation --out DIR      # needs tau2-bench importable
+    python dump_reference.py grep --out DIR            # needs tau2-bench importable and TAU2_DATA_DIR set
 
 ``package`` needs no reference: it splits this folder's ``tau2_tools.json`` into the package's schema files (the
 data the package shows the model), so they are written from the reference's output, never by hand.
@@ -206,6 +207,101 @@ def dump_validation(out: Path) -> None:
     _dump(out / "tau2_validation.json", {"_source": source, "cases": cases})
 
 
+# banking_knowledge grep calls (the arguments a model sends): ordinary patterns, patterns that do not compile
+# (tau2 greps their escaped literal), flags, look-arounds, back-references, Unicode case folding, and
+# arguments tau2's tool fails on (its own error texts)
+GREP_CASES: list[dict[str, Any]] = [
+    *(
+        {"pattern": p}
+        for p in (
+            "debit card",
+            "fee|charge",
+            "credit.*card",
+            "[",
+            "(unclosed",
+            "",
+            "   ",
+            "xyzzy",
+            r"\d{4}",
+            "Rho-Bank",
+            "^#",
+            "a*",
+            r"\bcard\b",
+            "(?i)ACCOUNT",
+            "FEE",
+            r"\w+",
+            r"(\w+)\s\1",
+            r"(?<=the )card",
+            r"(?<!debit )card",
+            r"\d+(?:\.\d+)?%",
+            r"\$\d",
+            ".",
+            "x{2,}",
+            "(a|b)*c",
+            r"(?P<n>fee)",
+            "fee\ncharge",
+            r"\Z",
+            "a{99999999999}",
+            "[[:alpha:]]",
+            "\u0130",
+            "\u017f",
+            "\u212a",
+            "\u00df",
+            r"\p{L}",
+            r"\N{DIGIT ONE}",
+            "\u00e9",
+            "(?x) debit   card",
+            "(?s)fee.*charge",
+            "(?m)^#+ ",
+            "\\",
+            "*",
+            "+fee",
+            "?",
+            "(?<name",
+            "card$",
+            "(?-i:Card)",
+            "[a-",
+            "a{2,1}",
+        )
+    ),
+    {"pattern": 5},
+    {"pattern": None},
+    {"pattern": ["fee"]},
+    {},
+    {"pattern": "fee", "extra": 1},
+]
+
+
+def dump_grep(out: Path) -> None:
+    """banking_knowledge's ``grep`` tool (``grep_only``) on each of :data:`GREP_CASES`, through tau2's environment
+    (``get_response``), the documents loaded sorted by id (tau2 iterates the folder in file-system order): the
+    error flag, the output's sha256 and length, and the whole output when it is an error."""
+    import importlib.metadata
+
+    from tau2.data_model.message import ToolCall
+    from tau2.domains.banking_knowledge import data_model
+    from tau2.domains.banking_knowledge.environment import get_environment
+
+    load = data_model.KnowledgeBase.load.__func__  # type: ignore[attr-defined]
+    data_model.KnowledgeBase.load = classmethod(
+        lambda cls, d: cls(documents=dict(sorted(load(cls, d).documents.items())))
+    )
+    env = get_environment(retrieval_variant="grep_only")
+    cases = []
+    for i, arguments in enumerate(GREP_CASES):
+        resp = env.get_response(ToolCall(id=f"g{i}", name="grep", arguments=arguments, requestor="assistant"))
+        case = {
+            "arguments": arguments,
+            "error": resp.error,
+            "sha256": _sha256(resp.content),
+            "chars": len(resp.content),
+        }
+        if resp.error:
+            case["content"] = resp.content
+        cases.append(case)
+    _dump(out / "tau2_grep.json", {"_source": _tau2_source(importlib.metadata.version("tau2")), "cases": cases})
+
+
 def _tau2_source(version: str | None) -> str:
     return f"tau2-bench {version or '?'} (commit a2c024725189473d2d7cea3a5cfdbcc67478e41f), dump_reference.py"
 
@@ -255,7 +351,7 @@ def write_package(reference: Path, package: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("which", choices=["tau2", "tau_bench", "package", "validation"])
+    parser.add_argument("which", choices=["tau2", "tau_bench", "package", "validation", "grep"])
     parser.add_argument("--out", type=Path, default=Path(__file__).parent)
     parser.add_argument("--src", type=Path, help="tau-bench checkout (tau_bench)")
     args = parser.parse_args()
@@ -263,6 +359,8 @@ def main() -> None:
         dump_tau2(args.out)
     elif args.which == "validation":
         dump_validation(args.out)
+    elif args.which == "grep":
+        dump_grep(args.out)
     elif args.which == "package":
         repo = Path(__file__).resolve().parents[3]
         write_package(Path(__file__).with_name("tau2_tools.json"), repo / "verl_rewards" / "tau2" / "tool_schemas")

@@ -23,7 +23,11 @@ Configuration, Hydra keys under ``actor_rollout_ref.rollout.custom.tau2`` (``+``
                                     that are not a JSON object end the run as agent_error, scored 0) or
                                     ``infrastructure_error`` (tau2's runner; such a sample then scores 0 too, as
                                     every termination but a stop does, but is left out of pass^k)
-``data_dir``                        tau2 domains folder (else ``TAU2_DATA_DIR``, else the row's ``data_dir``)
+``data_dir``                        tau2 domains folder (else ``TAU2_DATA_DIR``; a row's ``data_dir`` never
+                                    chooses it)
+``domain_options``                  the domain's load options (banking_knowledge: ``retrieval`` and the dense
+                                    endpoint ``embeddings_*``); a row's ``extra_info.domain_options`` may change
+                                    only those its domain lets a row choose (:mod:`verl_rewards.tau2.row_options`)
 ==================================  ===============================================================================
 
 verl's own budgets still apply (``response_length``, ``max_assistant_turns``, ``max_user_turns``, where user turns
@@ -32,9 +36,10 @@ count both user replies and tool-result rounds); a trajectory they cut ends as `
 What the reward gets (``extra_fields``, merged into ``extra_info`` by the ``contribution`` manager): ``messages``
 (the whole trajectory: greeting, user text and user tool calls, agent messages, tool results with their requestor),
 ``termination``, ``tau2_steps``, ``tau2_errors``, ``tau2_end_cause`` (why a run ended early: a user backend's
-error, a budget), ``user_error`` (1.0 when the user backend failed), ``user_seed``, and the step dicts
+error, a budget), ``user_error`` (1.0 when the user backend failed), ``user_seed``, the step dicts
 ``prev_step_dict`` / ``cur_step_dict`` of the agent's tool turns, recorded as solo mode's tools record them
-(:mod:`verl_rewards.engine.steps`), for the contribution terms.
+(:mod:`verl_rewards.engine.steps`), for the contribution terms, and, when the row asked for load options it may not
+choose, ``row_options_refused`` (their names).
 
 The ``policy`` backend: the rollout server that generates the agent also plays the user, from the user's own
 prompt (guidelines + scenario, role-flipped history, user tools), in separate requests whose tokens never enter
@@ -46,19 +51,20 @@ e.g. a "user" that confirms anything), so it is weaker than a fixed, separate us
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ...deprecation import moved
 from ...engine.agent_loop import ConversationAgentLoop
 from ...engine.agent_loop import settings_of as engine_settings_of
 from ...engine.conversation import AGENT_MESSAGE_ERRORS, Conversation
-from ...engine.data_dir import choose_data_dir, row_data_dir
+from ...engine.data_dir import TAU2_DATA, choose_data_dir, row_data_dir
 from ...engine.rules import DEFAULT_MAX_ERRORS, DEFAULT_MAX_STEPS
 from ...engine.steps import STEP_FIELDS
 from ...engine.termination import TerminationReason
 from ...engine.users import UserConfig, positive_setting, user_settings
-from ..domain import DATA_DIR_ENV, Domain, load_domain
+from ..domain import Domain, load_domain
+from ..row_options import REFUSED_KEY, row_load_options
 from ..verl_tools import progress
 from . import AGENT_LOOP_NAME
 from .prompts import user_scenario_text, user_system_prompt, user_tool_schemas
@@ -73,6 +79,7 @@ _SETTINGS_KEYS = {
     "enforce_communication_protocol",
     "agent_message_errors",
     "data_dir",
+    "domain_options",
 }
 
 
@@ -86,6 +93,7 @@ class NormalSettings:
     enforce_communication_protocol: bool = False
     data_dir: str | None = None
     agent_message_errors: str = str(TerminationReason.AGENT_ERROR)
+    domain_options: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_mapping(cls, section: Mapping[str, Any] | None) -> NormalSettings:
@@ -100,7 +108,10 @@ class NormalSettings:
         rule = section.get("agent_message_errors", str(TerminationReason.AGENT_ERROR))
         if rule not in AGENT_MESSAGE_ERRORS:
             raise ValueError(f"{CONFIG_PATH}.agent_message_errors must be one of {AGENT_MESSAGE_ERRORS}, got {rule!r}")
-        return cls(user, max_steps, max_errors, enforce, str(data_dir) if data_dir else None, rule)
+        options = section.get("domain_options") or {}
+        if not isinstance(options, Mapping):
+            raise ValueError(f"{CONFIG_PATH}.domain_options must be a mapping of load options, got {options!r}")
+        return cls(user, max_steps, max_errors, enforce, str(data_dir) if data_dir else None, rule, dict(options))
 
 
 def settings_of(config: Any, name: str = "tau2", parse: Callable[[Any], Any] = NormalSettings.from_mapping) -> Any:
@@ -123,9 +134,13 @@ class Tau2AgentLoop(ConversationAgentLoop):
 
     def _domain(self) -> Domain:
         extra = self._row.get("extra_info") or {}
-        name = extra.get("domain") or str(self._row.get("data_source", "")).removeprefix("tau2/")
-        data_dir = choose_data_dir(self.settings.data_dir, DATA_DIR_ENV, row_data_dir(extra, self._row))
-        return load_domain(str(name), data_dir, **dict(extra.get("domain_options") or {}))
+        name = str(extra.get("domain") or str(self._row.get("data_source", "")).removeprefix("tau2/"))
+        row_dir = row_data_dir(extra, self._row)
+        data_dir = choose_data_dir(self.settings.data_dir, TAU2_DATA, row_dir, where=f"{CONFIG_PATH}.data_dir")
+        options, refused = row_load_options(name, self.settings.domain_options, extra.get("domain_options"), AGENT_NAME)
+        if refused:
+            self.row_fields[REFUSED_KEY] = refused
+        return load_domain(name, data_dir, **options)
 
     def _open(self) -> Conversation:
         extra = self._row.get("extra_info") or {}

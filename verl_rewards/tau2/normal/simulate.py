@@ -32,11 +32,15 @@ from ...engine.client import Endpoint, shared_client
 from ...engine.conversation import Conversation, trial_seeds
 from ...engine.rules import DEFAULT_MAX_ERRORS, DEFAULT_MAX_STEPS
 from ...engine.simulate import (
+    NOT_RECORDED,
     SAVE_EVERY_S,
     OpenAIAgent,
     RunConfig,
     SimulateError,
     check_endpoints,
+    check_same_settings,
+    is_where_key,
+    only_writer,
     results_path,
     run_plan,
 )
@@ -139,29 +143,35 @@ def _info(config: SimulateConfig, domain: Domain) -> dict[str, Any]:
     }
 
 
+def run_settings(config: SimulateConfig) -> dict[str, Any]:
+    """What changes a simulation's outcome and tau2's ``info`` does not hold: recorded in each simulation's
+    ``info.run`` and compared when a run is resumed."""
+    judge = config.judge
+    return {
+        "judge": None if judge is None else {"llm": judge.model, "llm_args": dict(judge.sampling)},
+        "enforce_communication_protocol": config.enforce_communication_protocol,
+        "agent_message_errors": config.agent_message_errors,
+        "domain_options": {k: v for k, v in (config.domain_options or {}).items() if not is_where_key(k)},
+    }
+
+
 def _resume(config: SimulateConfig, info: dict[str, Any], out: Path) -> list[dict[str, Any]]:
-    """The simulations of an earlier run with the same settings (SimulateError when ``out`` is something else)."""
+    """The simulations of an earlier run with the same settings: its ``info`` and every simulation's ``info.run``
+    equal this run's (SimulateError listing the differing settings, or when ``out`` is something else)."""
     if not out.exists():
         return []
     try:
         old = json.loads(out.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise SimulateError(f"--out {out} exists and is not a readable JSON file ({exc}); move it away") from None
     if not isinstance(old, dict) or not {"info", "tasks", "simulations"} <= set(old):
         raise SimulateError(f"--out {out} exists and is not a tau2 Results file; move it away")
-    keys = ("num_trials", "max_steps", "max_errors", "seed")
-    old_info = old["info"] if isinstance(old["info"], dict) else {}
-    same = all(old_info.get(k) == info[k] for k in keys) and (
-        (old_info.get("environment_info") or {}).get("domain_name") == config.domain
-        and (old_info.get("agent_info") or {}).get("llm") == config.agent.model
-        and (old_info.get("user_info") or {}).get("llm") == config.user.model
-    )
-    if not same:
-        raise SimulateError(
-            f"--out {out} holds a run with other settings (domain, models, trials, seed or limits); "
-            "use another --out to start a new run"
-        )
-    return _kept_simulations(old["simulations"], out)
+    sims = _kept_simulations(old["simulations"], out)
+    recorded = [
+        (f"simulations[{i}].info.run", (s.get("info") or {}).get("run", NOT_RECORDED)) for i, s in enumerate(sims)
+    ]
+    check_same_settings(out, (old["info"], info), recorded, run_settings(config))
+    return sims
 
 
 def _kept_simulations(sims: Any, out: Path) -> list[dict[str, Any]]:
@@ -223,6 +233,7 @@ async def simulate_one(
     termination = conv.termination or TerminationReason.INFRASTRUCTURE_ERROR
     info: dict[str, Any] = {"steps": conv.steps, "errors": conv.errors, "user_calls": conv.user_calls}
     info["end_cause"] = conv.cause
+    info["run"] = run_settings(config)
     info["usage"] = usage_totals(conv.trajectory, conv.message_info)
     reward: dict[str, Any] | None = None
     if termination == TerminationReason.INFRASTRUCTURE_ERROR:
@@ -527,6 +538,12 @@ async def simulate(config: SimulateConfig) -> dict[str, Any]:
     """Run every missing (task, trial) and return the Results (also written to ``config.out``)."""
     domain, task_ids = _load(config)
     out = results_path(config.out)
+    with only_writer(out):
+        return await _simulate(config, domain, task_ids, out)
+
+
+async def _simulate(config: SimulateConfig, domain: Domain, task_ids: list[str], out: Path) -> dict[str, Any]:
+    """:func:`simulate` once it is the only writer of ``out``."""
     info = _info(config, domain)
     kept = _resume(config, info, out)
     await check_endpoints(config.agent, config.user, config.judge)

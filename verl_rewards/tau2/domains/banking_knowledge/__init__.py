@@ -125,6 +125,9 @@ SPEC = DomainSpec(
     prepare_env=_prepare_env,
     solo=False,
     tool_schemas=SCHEMA_FILE,
+    # what a dataset row may choose: a configuration by name and its result counts; never the dense endpoint, its
+    # API-key variable, the cache folder or the query instruction sent there (those come from the configuration)
+    row_options=frozenset({"retrieval", "top_k", "grep_top_k", "case_sensitive"}),
 )
 """The registered spec; :func:`~verl_rewards.tau2.load_domain` derives the configured one from it."""
 
