@@ -211,12 +211,18 @@ def test_read_tools_are_logged_only_when_allowlisted(dom: Any) -> None:
     assert hashes[0][0] == hashes[0][1] and hashes[1][0] != hashes[1][1]
 
 
-def test_discoverable_tools_are_not_callable_by_name_nor_offered(dom: Any) -> None:
+def test_discoverable_tools_are_not_offered_but_run_by_their_own_names_unlogged(dom: Any) -> None:
+    """As in tau2: not in the tool list, but a call by the tool's own name runs it without an unlock and without
+    ``call_discoverable_agent_tool``'s log record (tau2_trajectories.json pins the texts and hashes)."""
     env = dom.make_env()
     assert "freeze_debit_card_3892" not in dom.spec.agent_tool_specs()
-    assert (
-        env.step("freeze_debit_card_3892", {"card_id": "dbc_538bfb9cba"})
-        == "Error: Tool 'freeze_debit_card_3892' not found."
+    before = env.get_data_hash()
+    out = env.step("freeze_debit_card_3892", {"card_id": "dbc_538bfb9cba"})
+    assert out.startswith("Debit Card Frozen Successfully\nCard ID: dbc_538bfb9cba\nStatus: FROZEN")
+    assert env.get_data_hash() != before and env.is_mutating_tool("freeze_debit_card_3892")
+    assert "No records found" in env.step("list_discoverable_agent_tools", {})
+    assert env.step("freeze_debit_card_3892", {"card_id": "x"}, requestor="user") == (
+        "Error: Tool 'freeze_debit_card_3892' not found."
     )
 
 

@@ -16,8 +16,8 @@ from typing import Any
 import httpx
 
 from ..files import OutputPathError, WriterLockError, check_output_path, writer_lock
-from .client import Endpoint, shared_client
-from .conversation import Reply
+from .client import Endpoint, parse_completion, shared_client, wire_model
+from .conversation import PlayerError, Reply
 from .termination import TerminationReason
 
 SAVE_EVERY_S = 2.0
@@ -25,6 +25,7 @@ SAVE_EVERY_S = 2.0
 REACHABLE_TIMEOUT_S = 5.0
 #: the one-token chat completion sent to every endpoint and model at start (a wrong model name fails there)
 PROBE_TEXT = "ping"
+MAX_PROBE_BYTES = 1 << 20
 
 
 class SimulateError(ValueError):
@@ -162,28 +163,40 @@ class ScriptedAgent:
 
 
 async def check_reachable(endpoint: Endpoint, role: str) -> None:
-    """One cheap request (a one-token chat completion of :data:`PROBE_TEXT`) to ``endpoint`` for its model: no
-    answer, or an HTTP error (a model name the endpoint does not serve: vLLM and OpenAI answer 404), is a
-    configuration error quoting the endpoint's own message."""
-    body = {"model": endpoint.model, "messages": [{"role": "user", "content": PROBE_TEXT}], "max_tokens": 1}
+    """One cheap request (a one-token chat completion of :data:`PROBE_TEXT`) to ``endpoint`` for its model, named as
+    the conversation's requests name it (litellm's provider prefix dropped, :func:`~.client.wire_model`). A
+    configuration error quoting the endpoint's own message unless the answer is a chat completion: no answer, an
+    HTTP error (a model name the endpoint does not serve: vLLM and OpenAI answer 404), a redirect (3xx: the base URL
+    is probably wrong) or a 200 that is not a chat completion (an HTML page)."""
+    model = wire_model(endpoint.model)
+    body = {"model": model, "messages": [{"role": "user", "content": PROBE_TEXT}], "max_tokens": 1}
     timeout = max(REACHABLE_TIMEOUT_S, endpoint.timeout_s)
+    where = f"the {role} endpoint {endpoint.base_url}"
     try:
         async with httpx.AsyncClient(timeout=timeout) as client:
             resp = await client.post(endpoint.url, json=body, headers=endpoint.headers())
     except httpx.TimeoutException:
         raise SimulateError(
-            f"the {role} endpoint {endpoint.base_url} did not answer a one-token request for model "
-            f"{endpoint.model!r} within {timeout:g} s"
+            f"{where} did not answer a one-token request for model {model!r} within {timeout:g} s"
         ) from None
     except httpx.HTTPError as exc:
-        raise SimulateError(
-            f"the {role} endpoint {endpoint.base_url} is unreachable: {type(exc).__name__}: {exc}"
-        ) from None
+        raise SimulateError(f"{where} is unreachable: {type(exc).__name__}: {exc}") from None
     if resp.status_code >= 400:
+        raise SimulateError(f"{where} refused model {model!r}: HTTP {resp.status_code}: {_error_message(resp.content)}")
+    if resp.status_code != 200:
+        location = resp.headers.get("location")
+        moved = f" to {location}" if location else ""
         raise SimulateError(
-            f"the {role} endpoint {endpoint.base_url} refused model {endpoint.model!r}: "
-            f"HTTP {resp.status_code}: {_error_message(resp.content)}"
+            f"{where} answered a one-token request for model {model!r} with HTTP {resp.status_code}{moved}, not a "
+            "chat completion; check the base URL (it ends before /chat/completions, e.g. http://host:8000/v1)"
         )
+    try:
+        parse_completion(json.loads(resp.content[:MAX_PROBE_BYTES]))
+    except (ValueError, RecursionError, PlayerError):
+        raise SimulateError(
+            f"{where} answered a one-token request for model {model!r} with something that is not a chat "
+            f"completion ({_error_message(resp.content)}); check the base URL (it ends before /chat/completions)"
+        ) from None
 
 
 def _error_message(raw: bytes, limit: int = 300) -> str:

@@ -296,14 +296,9 @@ def _normal_row(
     names: list[str],
 ) -> dict[str, Any]:
     from ..engine.rules import GREETING
+    from .normal.history import history_prompt
     from .normal.prompts import agent_system_prompt, user_scenario_text
 
-    if task.history:
-        raise TaskValidationError(
-            task.id,
-            "initial_state.message_history",
-            "normal mode does not support tasks that start from a message history",
-        )
     try:
         scenario = user_scenario_text(task)
     except ValueError as exc:
@@ -318,7 +313,8 @@ def _normal_row(
                 if domain.spec.task_policy is not None
                 else system_prompt or agent_system_prompt(domain),
             },
-            {"role": "assistant", "content": GREETING},
+            # tau2: the agent's view opens with the greeting, or with what it sees of the task's initial history
+            *(history_prompt(task) if task.history else [{"role": "assistant", "content": GREETING}]),
         ],
         "ability": ABILITY,
         "reward_model": {

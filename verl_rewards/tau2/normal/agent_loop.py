@@ -67,6 +67,7 @@ from ..domain import Domain, load_domain
 from ..row_options import REFUSED_KEY, row_load_options
 from ..verl_tools import progress
 from . import AGENT_LOOP_NAME
+from .history import history_messages, prompt_for_template
 from .prompts import user_scenario_text, user_system_prompt, user_tool_schemas
 from .users import script_for
 
@@ -132,6 +133,14 @@ class Tau2AgentLoop(ConversationAgentLoop):
         """This loop's settings (``custom.tau2``); a sibling loop reads its own section."""
         return settings_of(config)
 
+    async def run(self, sampling_params: dict[str, Any], priority: int = 0, **kwargs: Any) -> Any:
+        """The engine's loop on the row, whose prompt may hold a task's initial history: its tool-call arguments
+        are stored as JSON text (one parquet type for every tool) and go to the chat template as objects, as verl's
+        own loop writes assistant messages."""
+        if "raw_prompt" in kwargs:
+            kwargs["raw_prompt"] = prompt_for_template(kwargs["raw_prompt"])
+        return await super().run(sampling_params, priority, **kwargs)
+
     def _domain(self) -> Domain:
         extra = self._row.get("extra_info") or {}
         name = str(extra.get("domain") or str(self._row.get("data_source", "")).removeprefix("tau2/"))
@@ -146,8 +155,6 @@ class Tau2AgentLoop(ConversationAgentLoop):
         extra = self._row.get("extra_info") or {}
         domain = self._domain()
         task = domain.task(extra.get("task_id"))
-        if task.history:
-            raise ValueError(f"task {task.id!r} starts from a message history; normal mode does not support that")
         scenario = extra.get("user_scenario") or user_scenario_text(task)
         config = self.settings.user
         self._user_seed = self.trial_seed(config, task.id)
@@ -161,6 +168,7 @@ class Tau2AgentLoop(ConversationAgentLoop):
             enforce_communication_protocol=self.settings.enforce_communication_protocol,
             seed=self._user_seed,
             agent_message_errors=self.settings.agent_message_errors,
+            history=history_messages(task),
             progress=progress(domain, task),
         )
 
