@@ -36,6 +36,7 @@ from .smoke_data import (  # noqa: F401 - SmokeError, the data and SFT helpers a
     _prompt_tokens,
     _tool_schemas,
     _wrap_loops,
+    family_data_dir,
     read_metrics,
 )
 from .smoke_sft import SftPlan, _sft_data, check_sft, sft_checkpoint, sft_env  # noqa: F401
@@ -203,10 +204,7 @@ def _policy(args: argparse.Namespace) -> tuple[str, str]:
 def _data_dir(args: argparse.Namespace, spec: FamilySpec) -> str:
     if not spec.data_env:
         return ""
-    path = args.data_dir or os.environ.get(spec.data_env)
-    if not path or not Path(path).is_dir():
-        raise SmokeError("set-up", f"{args.family} needs its data: --data-dir or ${spec.data_env} (got {path!r})")
-    return str(Path(path).resolve())
+    return family_data_dir(args.data_dir, spec.data_env, args.family)  # --data-dir, the variable, the installed
 
 
 # -- the run ---------------------------------------------------------------------------------------------------
