@@ -301,7 +301,7 @@ def test_a_real_run_stops_where_the_trainer_builds_the_reward_loop_manager():
 def test_check_1_in_a_recipe_names_c3(tmp_path):
     """The issue's case: ``CONTRIB_TYPE=C3`` composed without complaint; ``CHECK=1`` names it, one line, exit 2."""
     env = {k: v for k, v in os.environ.items() if k not in ("CONTRIBUTION", "CONTRIB_TYPE", "BETA", "MODE")}
-    env.update(CHECK="1", CONTRIB_TYPE="C3", DATA_DIR=str(tmp_path))
+    env.update(CHECK="1", CONTRIBUTION="1", CONTRIB_TYPE="C3", DATA_DIR=str(tmp_path))
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
     proc = subprocess.run(
         ["bash", str(REPO / "recipes/toolrl_grpo/run_toolrl_grpo.sh")],
