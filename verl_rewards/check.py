@@ -25,7 +25,7 @@ It does what ``python -m verl.trainer.main_ppo`` does at start-up, in this proce
    so does a ``value_source: critic`` term in a run without a critic.
 
 The first failure is printed as one line (``verl-rewards check: error: <stage>: <message>``, exit code 2); a good
-config prints a short summary (exit code 0).
+config prints its verdict line (exit code 0); ``-v`` adds the summary and what verl printed while building.
 """
 
 from __future__ import annotations
@@ -57,6 +57,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Add the ``check`` subcommand to the ``verl-rewards`` subparsers."""
     p = sub.add_parser("check", help=HELP, description=HELP)
     p.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="print the summary (trainer, reward manager, agent loops, data, routing) and what verl printed",
+    )
+    p.add_argument(
         "overrides",
         nargs=argparse.REMAINDER,
         metavar="-- HYDRA_OVERRIDES",
@@ -73,11 +79,13 @@ def run(args: argparse.Namespace) -> int:
     bad = [o for o in overrides if o.startswith("-")]
     if bad:
         return _fail(CheckError("arguments", f"{bad[0]!r} is not a Hydra override (check takes overrides only)"))
+    printed = io.StringIO()  # what verl prints while it builds (tool schemas, configs): shown with -v only
     try:
-        lines = check(overrides)
+        with contextlib.redirect_stdout(sys.stdout if args.verbose else printed):
+            lines = check(overrides)
     except CheckError as exc:
         return _fail(exc)
-    print("\n".join(lines))
+    print("\n".join(lines if args.verbose else lines[:1]))
     return 0
 
 
@@ -158,6 +166,7 @@ def _task_runner(config: Any) -> str:
             from verl.trainer.ppo.v1 import get_trainer_cls
 
             name = str(config.trainer.v1.trainer_mode)
+            _known_trainer_mode(name)
             cls = get_trainer_cls(name)
             retired = getattr(cls, "retired", None)
             if retired:  # a retired mode fails when the trainer is built; check builds none
@@ -167,6 +176,17 @@ def _task_runner(config: Any) -> str:
     except Exception as exc:  # noqa: BLE001
         raise CheckError("trainer", _message(exc)) from None
     return f"{mode}, adv_estimator={config.algorithm.adv_estimator}, rollout.n={config.actor_rollout_ref.rollout.n}"
+
+
+def _known_trainer_mode(name: str) -> None:
+    """An unknown V1 trainer mode is an error listing the modes a run can use: verl's registry less the retired
+    names this package keeps in it only to explain them (:func:`verl_rewards.metrics`)."""
+    from verl.trainer.ppo.v1 import trainer_base
+
+    registry = trainer_base.TRAINER_REGISTRY
+    if name not in registry:
+        usable = sorted(k for k, cls in registry.items() if not getattr(cls, "retired", None))
+        raise ValueError(f"trainer.v1.trainer_mode={name!r} is not a V1 trainer mode; available: {usable}")
 
 
 def _tokenizer(config: Any) -> Any:

@@ -26,10 +26,9 @@ import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from .files import atomic_path
+from .files import atomic_path, image_format
 from .json_files import json_lines
 from .manager.config import ManagerConfig
 from .manager.core import ScoringCore
@@ -115,8 +114,9 @@ def _stats(values: list[float]) -> tuple[int, float, float, float]:
     return len(values), sum(values) / len(values), min(values), max(values)
 
 
-def score_samples(samples: Iterable[Sample], reward_kwargs: Mapping[str, Any]) -> OfflineResult:
-    """Score samples with the manager's core configured by ``reward_kwargs`` (``reward_fn`` selects the reward)."""
+def score_samples(samples: Iterable[Sample], reward_kwargs: Mapping[str, Any], tokenizer: Any = None) -> OfflineResult:
+    """Score samples with the manager's core configured by ``reward_kwargs`` (``reward_fn`` selects the reward);
+    ``tokenizer`` decodes samples that carry token ids instead of text, as the manager does in training."""
     samples = list(samples)
     reward_kwargs = dict(reward_kwargs)
     if samples and all(is_verl_dump(s.row) for s in samples):
@@ -128,7 +128,7 @@ def score_samples(samples: Iterable[Sample], reward_kwargs: Mapping[str, Any]) -
     router = Router(config, custom=None, default=None)
     # the rows are all known: the run's keys are those of the rewards they route to
     keys, text = router.extra_keys(samples)
-    core = ScoringCore(None, config, router, keys, router.modules, text_keys=text)
+    core = ScoringCore(tokenizer, config, router, keys, router.modules, text_keys=text)
 
     async def run_all() -> list:
         return await asyncio.gather(*(core.score(s) for s in samples))
@@ -142,21 +142,9 @@ def score_samples(samples: Iterable[Sample], reward_kwargs: Mapping[str, Any]) -
     )
 
 
-def histogram_format(path: str) -> str:
-    """The image format of a histogram path, from its extension (``OfflineInputError`` if matplotlib lacks it)."""
-    from matplotlib.backend_bases import FigureCanvasBase
-
-    formats = FigureCanvasBase.get_supported_filetypes()
-    fmt = Path(path).suffix.lower().lstrip(".")
-    if fmt not in formats:
-        got = f"extension {Path(path).suffix!r}" if fmt else "no extension"
-        raise OfflineInputError(f"--hist {path}: {got}; use one of {', '.join('.' + f for f in sorted(formats))}")
-    return fmt
-
-
 def write_histogram(rewards: list[float], path: str, title: str = "rewards") -> None:
     """A histogram image of the rewards (matplotlib, headless; format from the extension), written atomically."""
-    fmt = histogram_format(path)
+    fmt = image_format(path, "--hist")
     import matplotlib
 
     matplotlib.use("Agg")

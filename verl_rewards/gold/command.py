@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..commands.common import default_of
+from ..commands.common import data_dir_help, default_of, domain_help
 from .export import export_gold, export_results
 
 HELP = "write verl multi-turn SFT parquet: gold trajectories, or successful runs of simulate results"
@@ -16,24 +16,30 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser("export-sft", help=HELP, description=HELP)
     kinds = p.add_subparsers(dest="export_kind", required=True)
     gold = kinds.add_parser("gold", help="one gold conversation per task, re-scored with our reward")
-    gold.add_argument("benchmark", choices=["tau2", "tau_bench"], help="the benchmark whose gold is played")
+    gold.add_argument(
+        "benchmark",
+        choices=["tau2", "tau_bench", "toolrl"],
+        help="the benchmark whose gold is played (toolrl: the rows of --rows, each answered with its ground truth)",
+    )
     gold.add_argument(
         "--domain",
-        required=True,
-        help="tau2: mock, airline, retail, telecom; tau_bench: retail, airline; or as the data source "
-        "(tau2/airline, tau_bench/retail)",
+        default=None,
+        help="tau2 / tau_bench (required): " + domain_help("tau2", "tau_bench"),
     )
-    gold.add_argument("--split", required=True, help="a split of the domain (tau2: split_tasks.json or 'all')")
+    gold.add_argument("--rows", default=None, help="toolrl (required): a parquet of `verl-rewards prepare toolrl`")
+    gold.add_argument(
+        "--split", required=True, help="a split of the domain (tau2: split_tasks.json or 'all'); toolrl: the file name"
+    )
     gold.add_argument(
         "--mode",
         choices=["solo", "normal", "instruction"],
         default=None,
-        help="tau2: solo | normal (default as `prepare tau2`); tau_bench: normal (default) | instruction",
+        help="tau2: solo or normal; tau_bench: normal or instruction (default: as `prepare`)",
     )
     gold.add_argument(
         "--data-dir",
         default=None,
-        help="data folder (else TAU2_DATA_DIR / TAU_BENCH_DATA_DIR, else the installed data)",
+        help=data_dir_help("tau2", "tau_bench"),
     )
     gold.add_argument("--user-base-url", default=None, help="normal mode: an OpenAI-compatible user model endpoint")
     gold.add_argument("--user-model", default=None, help="normal mode: the user model's name (with --user-base-url)")
@@ -71,7 +77,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     res.add_argument(
         "--data-dir",
         default=None,
-        help="data folder (else TAU2_DATA_DIR / TAU_BENCH_DATA_DIR, else the installed data)",
+        help=data_dir_help("tau2", "tau_bench"),
     )
     res.add_argument("--out", required=True, help="output folder: <out>/train.parquet")
     res.add_argument("--force", action="store_true", help="replace an existing export")
@@ -95,13 +101,19 @@ def _user_factory(args: argparse.Namespace) -> Any:
 def run(args: argparse.Namespace) -> int:
     """0 on success; 2 with a one-line message on bad input (nothing written)."""
     from ..commands.common import DATA_DIR_FLAGS, fail, split_domain
-    from .export import ExportError
+    from .results import ExportError
 
     try:
         if args.export_kind == "gold":
+            if args.benchmark != "toolrl" and not args.domain:
+                raise ExportError(f"{args.benchmark} needs --domain")
+            if args.benchmark == "toolrl" and args.domain:
+                raise ExportError("toolrl has no domains: its rows come from --rows")
+            if args.benchmark != "toolrl" and args.rows:
+                raise ExportError(f"--rows is toolrl's; {args.benchmark} plays the tasks of --domain and --split")
             report = export_gold(
                 args.benchmark,
-                split_domain(args.domain, args.benchmark)[1],  # tau2/airline: the data source's spelling
+                split_domain(args.domain, args.benchmark)[1] if args.domain else "",  # tau2/airline: the source
                 args.split,
                 args.out,
                 mode=args.mode,
@@ -109,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
                 user_factory=_user_factory(args),
                 concurrency=args.concurrency,
                 force=args.force,
+                rows_file=args.rows,
             )
         else:
             report = export_results(
