@@ -82,3 +82,26 @@ def test_the_claim_is_shared_by_every_worker_of_a_ray_job(ray_cluster):
     got = ray.get([claim.remote("missing_step_dicts") for _ in range(4)])
     assert sorted(got) == [False, False, False, True]
     assert ray.get(claim.remote("another_key")) is True
+
+
+@pytest.mark.ray
+def test_the_claims_outlive_the_call_that_created_them(ray_cluster):
+    """Reward workers are long-lived actors that claim one after another: the claims actor the first one created
+    must still hold its claim when the next asks (an actor that is not detached ends when its creator drops the
+    last handle it owns)."""
+    from verl_rewards.manager.step_watch import CLAIMS_ACTOR, claim_once_per_run
+
+    ray = ray_cluster
+
+    @ray.remote(num_cpus=0)
+    class RewardWorker:
+        def claim(self, key: str) -> bool:
+            return claim_once_per_run(key)
+
+    first, second = RewardWorker.remote(), RewardWorker.remote()
+    assert ray.get(first.claim.remote("outlives")) is True
+    actor = ray.get_actor(CLAIMS_ACTOR)
+    assert ray.get(actor.claim.remote("outlives")) is False  # the first claim is still there
+    assert ray.get(second.claim.remote("outlives")) is False
+    assert ray.get(second.claim.remote("outlives_2")) is True
+    assert ray.get(first.claim.remote("outlives_2")) is False

@@ -39,16 +39,33 @@ def claim_once_per_run(key: str) -> bool:
     """True for the first process of the run to claim ``key``: in a Ray job, through one named actor shared by its
     workers (created only when a claim is made); outside Ray (a test, offline scoring) the caller is the run. When
     the claim cannot be made, True: a repeated warning is better than none."""
+    global _HANDLE
     try:
         import ray
 
         if not ray.is_initialized():
             return True
-        actor: Any = ray.remote(num_cpus=0)(_Claims).options(name=CLAIMS_ACTOR, get_if_exists=True).remote()
-        return bool(ray.get(actor.claim.remote(key), timeout=60))
+        job = ray.get_runtime_context().get_job_id()
+        for attempt in range(2):
+            if _HANDLE is None or _HANDLE[0] != job:
+                actor: Any = ray.remote(num_cpus=0)(_Claims)
+                _HANDLE = (job, actor.options(name=CLAIMS_ACTOR, get_if_exists=True).remote())
+            try:
+                return bool(ray.get(_HANDLE[1].claim.remote(key), timeout=60))
+            except ray.exceptions.RayActorError:
+                _HANDLE = None  # its owner's process ended (the actor with it): ask again, once
+                if attempt:
+                    raise
+        return True
     except Exception:  # noqa: BLE001 - a warning must never cost the step
         logger.debug("verl-rewards: the run-wide claim of %r failed; warning from this worker", key, exc_info=True)
         return True
+
+
+#: this process's (job id, handle) of the claims actor, kept: an actor that is not detached lives while its
+#: creator holds a handle (a handle found by name does not count), so a handle dropped after the first claim would
+#: end the actor and its claims, and the next claim would start a new, empty one
+_HANDLE: tuple[str, Any] | None = None
 
 
 class StepDictWatch:
