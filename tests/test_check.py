@@ -129,7 +129,8 @@ def test_a_critic_term_needs_a_critic(capsys, small_tokenizer_dir, rlla, tmp_pat
 
 
 def test_without_verbose_a_good_config_prints_its_verdict_alone(capsys, small_tokenizer_dir, rlla):
-    code, out, err = run_check(capsys, base(small_tokenizer_dir, rlla), verbose=False)
+    no_terms = "reward.reward_kwargs.contribution.type=none"  # rlla rows record no step dicts (stage contribution)
+    code, out, err = run_check(capsys, base(small_tokenizer_dir, rlla, no_terms), verbose=False)
     assert code == 0, err[-3000:]
     assert len(out.splitlines()) == 1 and out.startswith("verl-rewards check: ok ("), out[-3000:]
 
