@@ -129,6 +129,9 @@ def test_the_cpu_overrides_compose_after_the_recipe_and_before_the_user(tmp_path
     assert cfg["trainer"]["logger"] == ["console", "file", "wandb"]
     assert cfg["data"]["train_batch_size"] == 2 and cfg["data"]["max_prompt_length"] == 512
     assert cfg["reward"]["reward_kwargs"]["contribution"]["type"] == "none"  # the recipe's own settings stay
+    # the critic's engine (verl's CriticConfig.engine) seeds its new value head: two runs give the same C-1
+    critic = cfg["critic"]["fsdp"]
+    assert critic["full_determinism"] is True and critic["seed"] == 42
 
 
 def test_the_cpu_backend_is_off_unless_selected(monkeypatch):

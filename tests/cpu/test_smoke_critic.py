@@ -3,10 +3,10 @@ tool results between them) with GAE and a critic (verl's ``TrainingWorker`` on t
 reading the critic's values (``value_source: critic``). Read from verl's file-logger JSONL. Two steps, a few minutes
 on 2 cores: run it under the shared lock.
 
-Not ToolRL: a one-turn row has two points, the turn's first and last token, and with the seeded tiny critic the
-value fell from the first to the last on every ToolRL row of both steps (``contrib_c1`` 0 throughout). On airline
-solo the untrained critic's values fall along every response too (``contrib_c1`` 0 at step 1); after one critic
-update every row's ``R`` is > 0 (step 2)."""
+Not ToolRL: a one-turn row has only two points, its first and last token (in the one ToolRL run measured, before the
+CPU critic's value head was seeded, V fell between them on every row: ``contrib_c1`` 0 in both steps). Airline solo
+rows have several assistant turns with tool results between them; with the seeded critic, two runs log the same
+``contrib_c1``."""
 
 from __future__ import annotations
 

@@ -316,6 +316,9 @@ def cpu_overrides(
         *("critic.strategy=fsdp2", f"critic.model.path={model}", "critic.model.use_remove_padding=False"),
         *("+critic.model.override_config.attn_implementation=sdpa", "critic.model.enable_gradient_checkpointing=False"),
         f"critic.ppo_micro_batch_size_per_gpu={batch * n}",
+        # transformers gives the tiny model a new, random value head when the critic loads it; verl's engine seeds
+        # it (critic.fsdp.seed) only in full-determinism mode: without, every run's critic and C-1 differ
+        "critic.fsdp.full_determinism=True",
     ]
     if policy != "script":  # sampled turns of a random model: short (scripted turns are never cut by the cap)
         out_list.append(f"+{rollout}.engine_kwargs.hf_cpu.max_new_tokens={max_new_tokens}")
