@@ -38,6 +38,9 @@ CONFIG_MEANINGS: dict[str, str] = {
     "contribution.half_life": "steps for β to halve its distance to `beta_end`; required for exp",
     "contribution.gamma": "C2's discount, in (0, 1]",
     "contribution.potential_key": "the step-dict field C1 and C2 read as the value / potential",
+    "contribution.value_source": "where C1's value comes from: progress (the step dicts' `value_est`) or critic "
+    "(the critic's values at each assistant turn's first token and after the last; runs with a critic, "
+    "`algorithm.adv_estimator=gae`)",
     "contribution.terms": "a list of terms, each with the keys above (and `name`); excludes the one-term keys",
     "decode": "how a rollout becomes text",
     "decode.include_prompt": "decode prompt + response instead of the response (unset: the reward's choice)",
@@ -142,6 +145,9 @@ def config_keys() -> list[ConfigKey]:
             keys.append(_of(contrib.BetaSchedule, "kind", "contribution.schedule", contrib.SCHEDULES, type_="str"))
             for name in ("gamma", "potential_key"):
                 keys.append(_of(contrib.ContributionTerm, name, f"contribution.{name}"))
+            keys.append(
+                _of(contrib.ContributionTerm, "value_source", "contribution.value_source", contrib.VALUE_SOURCES)
+            )
             keys.append(ConfigKey("contribution.terms", "list[mapping]", None))
         elif f.name == "decode":
             keys.append(ConfigKey("decode", "mapping", None))

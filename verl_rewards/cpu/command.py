@@ -32,7 +32,16 @@ from typing import Any
 from ..cli_help import data_dir_help, domain_help, mode_choices, mode_help
 from ..coerce import finite_float
 from .smoke_checks import check_run, check_signal, failed_stage, first_reward_error, stage_timings
-from .smoke_data import SmokeData, SmokeError, _build_data, _prepare, _prompt_tokens, _wrap_loops, read_metrics
+from .smoke_data import (
+    SmokeData,
+    SmokeError,
+    _build_data,
+    _prepare,
+    _prompt_tokens,
+    _wrap_loops,
+    family_data_dir,
+    read_metrics,
+)
 from .smoke_sft import _sft_data, check_sft, sft_checkpoint, sft_env
 
 HELP = "run a family's recipe through verl's real main_ppo on the CPU (tiny model, a few steps)"
@@ -237,10 +246,7 @@ def _policy(args: argparse.Namespace) -> tuple[str, str]:
 def _data_dir(args: argparse.Namespace, spec: FamilySpec) -> str:
     if not spec.data_env:
         return ""
-    path = args.data_dir or os.environ.get(spec.data_env)
-    if not path or not Path(path).is_dir():
-        raise SmokeError("set-up", f"{args.family} needs its data: --data-dir or ${spec.data_env} (got {path!r})")
-    return str(Path(path).resolve())
+    return family_data_dir(args.data_dir, spec.data_env, args.family)  # --data-dir, the variable, the installed
 
 
 # -- the run ---------------------------------------------------------------------------------------------------
@@ -285,18 +291,14 @@ def cpu_overrides(
         f"{rollout}.n={n}",
         f"{rollout}.calculate_log_probs=True",
         f"{rollout}.agent.num_workers=1",
-        f"{rollout}.val_kwargs.n=2",
-        f"{rollout}.val_kwargs.do_sample=True",
-        f"{rollout}.val_kwargs.temperature=1.0",
+        *(f"{rollout}.val_kwargs.{kv}" for kv in ("n=2", "do_sample=True", "temperature=1.0")),
         f"data.train_batch_size={batch}",
         f"data.val_batch_size={batch * 4}",
         f"data.max_prompt_length={prompt_len}",
         f"data.max_response_length={response_len}",
         "data.dataloader_num_workers=0",
         "data.shuffle=False",
-        "trainer.device=cpu",
-        "trainer.n_gpus_per_node=1",
-        "trainer.nnodes=1",
+        *(f"trainer.{kv}" for kv in ("device=cpu", "n_gpus_per_node=1", "nnodes=1")),
         f"trainer.total_training_steps={steps}",
         "trainer.total_epochs=1000",
         f"trainer.test_freq={steps}",
@@ -310,6 +312,10 @@ def cpu_overrides(
         "ray_kwargs.ray_init.num_cpus=32",
         "transfer_queue.backend.SimpleStorage.num_data_storage_units=2",
         "reward.num_workers=1",
+        # the critic, in runs that have one (algorithm.adv_estimator=gae): the actor's CPU settings
+        *("critic.strategy=fsdp2", f"critic.model.path={model}", "critic.model.use_remove_padding=False"),
+        *("+critic.model.override_config.attn_implementation=sdpa", "critic.model.enable_gradient_checkpointing=False"),
+        f"critic.ppo_micro_batch_size_per_gpu={batch * n}",
     ]
     if policy != "script":  # sampled turns of a random model: short (scripted turns are never cut by the cap)
         out_list.append(f"+{rollout}.engine_kwargs.hf_cpu.max_new_tokens={max_new_tokens}")
