@@ -257,6 +257,9 @@ def run(args: argparse.Namespace) -> int:
     interrupted."""
     import asyncio
 
+    from ..engine.client import asyncio_only_http
+
+    asyncio_only_http()  # this process runs its HTTP on asyncio only
     try:
         benchmark, domain = split_domain(args.domain)
         check_options(args, benchmark)
