@@ -4,8 +4,9 @@ For one :class:`~verl_rewards.scoring.sample.Sample` it picks the reward (:class
 Router`), runs its :class:`~verl_rewards.scoring.contract.Scorer` under the run's concurrency bound (the scorer
 bounds the call itself by ``timeout_s``, counted from when a thread or worker process starts it, so starting
 worker processes is never charged to a call), turns failures into the fallback score with flags, adds the
-contribution terms ``sum_i beta_i * R_i`` (:mod:`verl_rewards.contribution`) and lays the components onto the
-run's fixed extra keys (:class:`~verl_rewards.scoring.extras.ExtraKeys`). Scorers see a frozen
+contribution terms ``sum_i beta_i * R_i`` (:mod:`verl_rewards.contribution`; a run whose step dicts never arrive
+is warned about once, :mod:`.step_watch`) and lays the components onto the run's fixed extra keys
+(:class:`~verl_rewards.scoring.extras.ExtraKeys`). Scorers see a frozen
 :class:`~verl_rewards.scoring.contract.ScoringContext`, never the engine.
 """
 
@@ -29,6 +30,7 @@ from ..scoring.recorded import RECORDED_KEYS, recorded_extras
 from ..scoring.result import ScoreResult, ScoreResultError
 from ..scoring.sample import Sample
 from .config import ManagerConfig, ManagerConfigError
+from .step_watch import StepDictWatch
 
 logger = logging.getLogger("verl_rewards")
 _LOGGED_FAILURES_MAX = 5
@@ -59,6 +61,7 @@ class ScoringCore:
         self.config = config
         self.route = route
         self.failures = FailureLog()
+        self.step_dicts = StepDictWatch(config.contribution.step_terms)
         self._modules = tuple(modules)
         self._runner: Any = None
         self.context = ScoringContext(
@@ -111,6 +114,7 @@ class ScoringCore:
         error = timeout = 0
         # before the call: the reward gets copies of the step dicts, and its term must not depend on it anyway
         contrib = self.config.contribution.evaluate(sample.prev_step_dict, sample.cur_step_dict, sample.step)
+        self.step_dicts.observe(sample.data_source, sample.step, sample.has_step_dicts)
         async with self._semaphore():
             try:
                 result = await scorer.run(sample, self.context)  # bounded by timeout_s inside (see the module doc)
