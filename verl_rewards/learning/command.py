@@ -45,7 +45,7 @@ REWARD_KWARGS: dict[str, Any] = {"contribution": {"type": "none"}}
 
 @dataclass(frozen=True)
 class Plan:
-    """A learning run's settings (the defaults are the measured ones of the README)."""
+    """A learning run's settings (the defaults are the measured ones of docs/guides/learn.md)."""
 
     seed: int = 1
     sft_steps: int = 120
