@@ -454,9 +454,97 @@ def rewards_page() -> str:
     return "\n".join(lines) + "\n"
 
 
+# ------------------------------------------------------------------------------------------------ agent loops
+
+#: what each normal-mode agent-loop key means; ``user.*`` keys are shared by both loops (one user-backend validator)
+LOOP_MEANINGS = {
+    "user": "the user simulator's settings (below); required",
+    "user.backend": "`openai` (an OpenAI-compatible endpoint plays the user), `policy` (the policy's own rollout "
+    "server does: self-play), `scripted` (per-task scripts, for tests and smoke runs); required",
+    "user.base_url": "`openai`: the endpoint, ending before `/chat/completions` (`http://host:8000/v1`); required",
+    "user.model": "`openai`: the model name sent with every request; required",
+    "user.api_key_env": "environment variable holding the API key, read at call time (unset: no key is sent)",
+    "user.temperature": "the user's sampling temperature (tau2 uses 0.0)",
+    "user.sampling": "extra request fields sent with every user call (`top_p`, `max_tokens`, ...)",
+    "user.timeout_s": "seconds per attempt; a failed attempt (timeout, connection error, 408/409/429/5xx) is retried",
+    "user.retries": "more attempts after a failed one, with doubling pauses",
+    "user.backoff_s": "the first pause between attempts (doubled per retry)",
+    "user.max_concurrency": "user calls in flight per agent-loop worker, shared by its trajectories",
+    "user.seed": "run seed; a trajectory's user seed is tau2's trial seed (`random.seed(seed)`, "
+    "`randint(0, 1_000_000)` per trial), the trial being the rollout's index within its prompt group",
+    "user.scripts": "`scripted`: a JSON/YAML file `{task_id: [turn, ...]}`, a turn is text or "
+    "`{content, tool_calls: [{name, arguments}]}`; a task without a script gets its default script",
+    "user.max_tokens": "`policy`: tokens per user turn",
+    "max_steps": "tau2's step limit of a conversation",
+    "max_errors": "tau2's limit of tool errors in a conversation",
+    "enforce_communication_protocol": "a message with both text and a tool call ends the run (tau2's option)",
+    "agent_message_errors": "an empty agent message or malformed tool-call JSON: `agent_error` (scored 0) or "
+    "`infrastructure_error` (tau2's rule, left out of pass^k)",
+    "data_dir": "the data folder (else the benchmark's variable, else the folder `data get` installs; a row's "
+    "`data_dir` never chooses it)",
+    "domain_options": "the domain's load options, e.g. banking_knowledge's dense endpoint (`retrieval`, "
+    "`embeddings_*`); a row's `extra_info.domain_options` may choose only what the domain lists",
+    "max_num_steps": "tau-bench's limit of agent steps in a conversation",
+}
+
+
+def loop_sections() -> dict[str, list[str]]:
+    """Every key each normal-mode agent loop accepts under ``actor_rollout_ref.rollout.custom.<section>``, from the
+    validators' own key sets (the loop's settings and the shared user backend)."""
+    from verl_rewards.engine import users
+    from verl_rewards.tau2.normal import agent_loop as tau2_loop
+    from verl_rewards.tau_bench import normal as tau_bench_loop
+
+    user_keys = [f"user.{k}" for k in sorted(users._KEYS)]
+    sections = {"tau2": tau2_loop._SETTINGS_KEYS, "tau_bench": tau_bench_loop._SETTINGS_KEYS}
+    return {name: sorted(keys) + user_keys for name, keys in sections.items()}
+
+
+def _loop_default(section: str, key: str) -> Any:
+    """The default the validator applies, read from the settings dataclasses (``None``: required or unset)."""
+    from verl_rewards.engine.client import Endpoint
+    from verl_rewards.engine.users import UserConfig
+    from verl_rewards.tau2.normal.agent_loop import NormalSettings
+    from verl_rewards.tau_bench.normal import MAX_NUM_STEPS
+
+    name = key.removeprefix("user.")
+    if key == "user.temperature":
+        return dict(_default(UserConfig, "sampling"))["temperature"]
+    if key == "user.sampling":
+        return None
+    if key == "max_num_steps":
+        return MAX_NUM_STEPS
+    for cls in (UserConfig, Endpoint) if key.startswith("user.") else (NormalSettings,):
+        names = {f.name for f in dataclasses.fields(cls)}
+        if name in names and name not in ("user", "domain_options"):
+            return _default(cls, name)
+    return None
+
+
+def loops_page() -> str:
+    lines = [
+        "# Agent-loop settings (`actor_rollout_ref.rollout.custom.*`)",
+        "",
+        "Generated from the normal-mode loops' validators (`docs/hooks/reference.py`). Set them with Hydra's `+` "
+        "prefix, e.g. `+actor_rollout_ref.rollout.custom.tau2.user.backend=openai`. The loop validates its section "
+        "when it starts: an unknown key or a bad value is an error naming the key.",
+    ]
+    for section, keys in loop_sections().items():
+        lines += ["", f"## `custom.{section}`", "", "| key | default | meaning |", "|---|---|---|"]
+        for key in keys:
+            lines.append(f"| `{key}` | {_cell(_loop_default(section, key))} | {LOOP_MEANINGS.get(key, '')} |")
+    return "\n".join(lines) + "\n"
+
+
 # ------------------------------------------------------------------------------------------------ writing
 
-PAGES = {"config.md": config_page, "metrics.md": metrics_page, "cli.md": cli_page, "rewards.md": rewards_page}
+PAGES = {
+    "config.md": config_page,
+    "agent-loops.md": loops_page,
+    "metrics.md": metrics_page,
+    "cli.md": cli_page,
+    "rewards.md": rewards_page,
+}
 
 
 def write_pages(out: Path = OUT) -> list[Path]:
