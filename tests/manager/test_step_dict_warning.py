@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 
 import pytest
 
@@ -79,9 +80,11 @@ def test_the_claim_is_shared_by_every_worker_of_a_ray_job(ray_cluster):
     def claim(key: str) -> bool:
         return claim_once_per_run(key)
 
-    got = ray.get([claim.remote("missing_step_dicts") for _ in range(4)])
+    # keys of this test alone: the claims actor lives for the whole Ray job, which earlier tests share
+    key = f"missing_step_dicts-{uuid.uuid4().hex}"
+    got = ray.get([claim.remote(key) for _ in range(4)])
     assert sorted(got) == [False, False, False, True]
-    assert ray.get(claim.remote("another_key")) is True
+    assert ray.get(claim.remote(f"another_key-{uuid.uuid4().hex}")) is True
 
 
 @pytest.mark.ray
