@@ -15,7 +15,7 @@ import dataclasses
 import inspect
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -488,35 +488,37 @@ LOOP_MEANINGS = {
 }
 
 
+def _loop_settings() -> dict[str, tuple[type, Collection[str]]]:
+    """Each normal-mode loop's section name, its settings dataclass and the keys its validator accepts."""
+    from verl_rewards.tau2.normal import agent_loop as tau2_loop
+    from verl_rewards.tau_bench import normal as tau_bench_loop
+
+    return {
+        "tau2": (tau2_loop.NormalSettings, tau2_loop._SETTINGS_KEYS),
+        "tau_bench": (tau_bench_loop.TauBenchNormalSettings, tau_bench_loop._SETTINGS_KEYS),
+    }
+
+
 def loop_sections() -> dict[str, list[str]]:
     """Every key each normal-mode agent loop accepts under ``actor_rollout_ref.rollout.custom.<section>``, from the
     validators' own key sets (the loop's settings and the shared user backend)."""
     from verl_rewards.engine import users
-    from verl_rewards.tau2.normal import agent_loop as tau2_loop
-    from verl_rewards.tau_bench import normal as tau_bench_loop
 
     user_keys = [f"user.{k}" for k in sorted(users._KEYS)]
-    sections = {"tau2": tau2_loop._SETTINGS_KEYS, "tau_bench": tau_bench_loop._SETTINGS_KEYS}
-    return {name: sorted(keys) + user_keys for name, keys in sections.items()}
+    return {name: sorted(keys) + user_keys for name, (_, keys) in _loop_settings().items()}
 
 
-def _loop_default(section: str, key: str) -> Any:
-    """The default the validator applies, read from the settings dataclasses (``None``: required or unset)."""
+def _loop_default(settings: type, key: str) -> Any:
+    """The default the validator applies, read from the section's settings dataclass or the user backend's
+    (``None``: required, unset or a mapping)."""
     from verl_rewards.engine.client import Endpoint
     from verl_rewards.engine.users import UserConfig
-    from verl_rewards.tau2.normal.agent_loop import NormalSettings
-    from verl_rewards.tau_bench.normal import MAX_NUM_STEPS
 
-    name = key.removeprefix("user.")
     if key == "user.temperature":
         return dict(_default(UserConfig, "sampling"))["temperature"]
-    if key == "user.sampling":
-        return None
-    if key == "max_num_steps":
-        return MAX_NUM_STEPS
-    for cls in (UserConfig, Endpoint) if key.startswith("user.") else (NormalSettings,):
-        names = {f.name for f in dataclasses.fields(cls)}
-        if name in names and name not in ("user", "domain_options"):
+    name = key.removeprefix("user.")
+    for cls in (UserConfig, Endpoint) if key.startswith("user.") else (settings,):
+        if name in {f.name for f in dataclasses.fields(cls)} and name not in ("user", "sampling", "domain_options"):
             return _default(cls, name)
     return None
 
@@ -529,10 +531,12 @@ def loops_page() -> str:
         "prefix, e.g. `+actor_rollout_ref.rollout.custom.tau2.user.backend=openai`. The loop validates its section "
         "when it starts: an unknown key or a bad value is an error naming the key.",
     ]
+    settings = _loop_settings()
     for section, keys in loop_sections().items():
         lines += ["", f"## `custom.{section}`", "", "| key | default | meaning |", "|---|---|---|"]
         for key in keys:
-            lines.append(f"| `{key}` | {_cell(_loop_default(section, key))} | {LOOP_MEANINGS.get(key, '')} |")
+            default = _loop_default(settings[section][0], key)
+            lines.append(f"| `{key}` | {_cell(default)} | {LOOP_MEANINGS.get(key, '')} |")
     return "\n".join(lines) + "\n"
 
 
