@@ -20,8 +20,9 @@ ALLOWED = {
     "coerce": set(),
     "files": set(),
     "json_files": set(),
-    "contribution": {"coerce"},
-    "scoring": {"contribution", "coerce"},
+    "step_dicts": set(),
+    "contribution": {"coerce", "step_dicts"},
+    "scoring": {"step_dicts", "coerce"},
     "rewards": {"scoring", "coerce", "files", "contribution"},
     "engine": {"files"},
     "rollout": {"engine", "files", "verl_compat"},
@@ -29,7 +30,8 @@ ALLOWED = {
     "toolrl": {"scoring", "rewards", "coerce", "files", "benchmark"},
     "tau2": {"scoring", "rewards", "coerce", "files", "verl_compat", "engine", "rollout", "benchmark"},
     "tau_bench": {"scoring", "rewards", "coerce", "files", "engine", "rollout", "benchmark"},
-    "catalog": {"scoring", "rewards", "toolrl", "tau2", "tau_bench", "benchmark"},
+    "benchmark_list": {"benchmark", "toolrl", "tau2", "tau_bench"},
+    "catalog": {"scoring", "rewards", "toolrl", "tau2", "tau_bench", "benchmark", "benchmark_list"},
     "manager": {"scoring", "rewards", "catalog", "coerce", "contribution", "files"},
 }
 DRIVERS = {

@@ -6,12 +6,14 @@ A record holds its name (``<name>/<domain>`` data sources), its reward :class:`~
 folder: :mod:`verl_rewards.engine.data_dir`), its domains and how to load one (a :class:`~verl_rewards.engine.domain.
 Domain`), how a row's mode is read, its gold turns (:class:`GoldPlay`), its ``export-sft`` plan and task context, its
 ``prepare`` and ``simulate`` entry points (:class:`PrepareEntry`, :class:`SimulateEntry`) and its smoke settings
-(:class:`SmokeSpec`). The built-in ones (ToolRL,
-tau2, tau-bench) are defined in their own packages (``<package>/benchmark.py``) and registered by
-:mod:`verl_rewards.catalog`; a new benchmark is one module with its record and one :func:`register_benchmark` call.
+(:class:`SmokeSpec`). The built-in ones (ToolRL, tau2, tau-bench) are defined in their own packages
+(``<package>/benchmark.py``), listed by :mod:`verl_rewards.benchmark_list` and registered with their families by
+:mod:`verl_rewards.catalog`; a new benchmark is one module with its record and one
+:func:`verl_rewards.catalog.add_benchmark` call.
 
 Which benchmark a data source belongs to is decided by the reward families in the order they are tried
-(:func:`benchmark_for`), so the gold policy, ``export-sft`` and the reward never disagree on a row.
+(:func:`verl_rewards.catalog.benchmark_for`), so the gold policy, ``export-sft`` and the reward never disagree on a
+row.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from .engine.data_dir import BenchmarkData, choose_data_dir, row_data_dir
 from .engine.domain import Domain
 from .engine.errors import DataNotFoundError, EngineError
 from .engine.gold import Played
-from .scoring.families import Family, families
+from .scoring.families import Family
 from .scoring.registries import register_unique
 
 __all__ = [
@@ -42,8 +44,8 @@ __all__ = [
     "RowInfo",
     "SimulateEntry",
     "SmokeSpec",
+    "TRAIN_AND_VAL",
     "TaskContext",
-    "benchmark_for",
     "benchmark_named",
     "benchmarks",
     "domain_in",
@@ -52,6 +54,10 @@ __all__ = [
     "row_domain",
     "task_id_in",
 ]
+
+
+#: why ``prepare``'s splits default to train,test (tau2, tau-bench)
+TRAIN_AND_VAL = "the training and validation files of a recipe, data.train_files and data.val_files"
 
 
 class GoldError(ValueError):
@@ -182,10 +188,10 @@ class Option:
 
 @dataclass(frozen=True)
 class PrepareEntry:
-    """``verl-rewards prepare <name>``: what it says it does, its options (``--data-dir`` and ``--domain`` first when
-    ``data_dir`` / ``domains``), the function that writes the parquet (the parsed options as a
-    mapping of their destinations; it returns the lines to print and the number of bad rows) and the errors it
-    reports as one line."""
+    """``verl-rewards prepare <name>``: what it says it does, its options (``--data-dir``, ``--domain`` and
+    ``--split`` first when ``data_dir`` / ``domains`` / ``split_default``: their help is every command's), the
+    function that writes the parquet (the parsed options as a mapping of their destinations; it returns the lines to
+    print and the number of bad rows) and the errors it reports as one line."""
 
     about: str
     run: Callable[[Mapping[str, Any]], tuple[list[str], int]]
@@ -193,6 +199,10 @@ class PrepareEntry:
     domains: bool = True
     data_dir: bool = True
     errors: tuple[type[BaseException], ...] = (OSError, ValueError)
+    #: ``--split``'s default (None: no ``--split``), why, and whether it takes several (one file each)
+    split_default: str | None = None
+    split_why: str = ""
+    split_several: bool = False
     #: ``--domain`` takes only the benchmark's domains (argparse ``choices``)
     domain_choices: bool = False
 
@@ -243,9 +253,16 @@ class Benchmark:
 
     name: str
     label: str
-    family: Family
+    #: the reward family, imported when first asked for: reading the record (a command's options and help)
+    #: imports no reward
+    reward_family: Callable[[], Family]
     data: BenchmarkData | None = None
     data_help: str = ""
+    #: what a split name is (``--split``'s help in every command: :func:`verl_rewards.cli_help.split_help`)
+    split_names: str = ""
+    #: the row modes, normal first (``--mode``'s choices), and what each means (its help)
+    modes: tuple[str, ...] = ()
+    mode_help: str = ""
     domains: Callable[[], Sequence[str]] = _no_domains
     load_domain: Callable[[str, str | None], Domain] | None = None
     row_mode: Callable[[Mapping[str, Any]], str] = _normal_mode
@@ -259,6 +276,11 @@ class Benchmark:
     check_row: Callable[[Mapping[str, Any]], str | None] | None = None
     #: a trial succeeds when its reward is within 1e-6 of 1.0 (tau2's rule; ``verl-rewards eval``'s default)
     exact_success: bool = False
+
+    @property
+    def family(self) -> Family:
+        """The benchmark's reward family (its reward, extra keys and data-source rule)."""
+        return self.reward_family()
 
     def matches(self, data_source: str) -> bool:
         """Whether ``data_source`` names one of this benchmark's rows (its family's rule)."""
@@ -356,13 +378,3 @@ def benchmark_named(name: str) -> Benchmark | None:
     """The benchmark registered as ``name``, or None."""
     with _LOCK:
         return _BENCHMARKS.get(name)
-
-
-def benchmark_for(data_source: str) -> Benchmark | None:
-    """The benchmark of a data source: the one whose family is the first registered family that matches it, the
-    rule the reward routes by; None when that family is no benchmark's, or none matches."""
-    family = next((f for f in families() if f.matches(data_source)), None)
-    if family is None:
-        return None
-    with _LOCK:
-        return next((b for b in _BENCHMARKS.values() if b.family.name == family.name), None)

@@ -7,24 +7,26 @@ family), tried in this order for a row's data source: ToolRL (``rlla``), tau2 (`
 (``tau_bench/<domain>``).
 
 Importing this module registers them all (a reward worker process imports it by name, :data:`MODULE`);
-:func:`register_builtins` says so at the call site and is safe to call again. Every command, the gold policy,
-``export-sft`` and the smoke run ask this module which benchmark a data source or a name is
-(:func:`benchmark_for`, :func:`benchmark_named`, :func:`benchmarks`); a new benchmark is one module with its record
-and one :func:`add_benchmark` call.
+:func:`register_builtins` says so at the call site and is safe to call again. The gold policy, ``export-sft``,
+``eval`` and ``check`` ask it which benchmark a data source is (:func:`benchmark_for`, the rule the reward routes
+by); what only reads a record by name (the commands' options and help) asks the lighter
+:mod:`verl_rewards.benchmark_list`, which imports no reward. A new benchmark is one module with its record and one
+:func:`add_benchmark` call.
 """
 
 from __future__ import annotations
 
-from .benchmark import Benchmark, benchmark_for, benchmark_named, benchmarks, register_benchmark, unregister_benchmark
+from .benchmark import Benchmark, benchmark_named, benchmarks, register_benchmark, unregister_benchmark
+from .benchmark_list import BUILTIN_BENCHMARKS, TAU2, TAU_BENCH, TOOLRL
 from .rewards import text  # noqa: F401 - registers qa_f1, qa_em, length_penalty
-from .scoring.families import Family, register_family, unregister_family
-from .tau2.benchmark import BENCHMARK as TAU2
-from .tau_bench.benchmark import BENCHMARK as TAU_BENCH
-from .toolrl.benchmark import BENCHMARK as TOOLRL
+from .scoring.families import Family, families, register_family, unregister_family
 
 __all__ = [
     "BUILTIN_BENCHMARKS",
     "BUILTIN_FAMILIES",
+    "TAU2",
+    "TAU_BENCH",
+    "TOOLRL",
     "MODULE",
     "add_benchmark",
     "benchmark_for",
@@ -36,8 +38,6 @@ __all__ = [
 
 #: the module a worker process imports to register every built-in reward
 MODULE = __name__
-#: the built-in benchmarks, in the order their families are tried for a row's data source
-BUILTIN_BENCHMARKS: tuple[Benchmark, ...] = (TOOLRL, TAU2, TAU_BENCH)
 #: the built-in families, in the same order
 BUILTIN_FAMILIES: tuple[Family, ...] = tuple(b.family for b in BUILTIN_BENCHMARKS)
 
@@ -55,6 +55,16 @@ def remove_benchmark(name: str) -> None:
     if found is not None:
         unregister_benchmark(name)
         unregister_family(found.family.name)
+
+
+def benchmark_for(data_source: str) -> Benchmark | None:
+    """The benchmark of a data source: the one whose family is the first registered family that matches it, the
+    rule the reward routes by (so the gold policy, ``export-sft`` and the reward never disagree on a row); None when
+    that family is no benchmark's, or none matches."""
+    family = next((f for f in families() if f.matches(data_source)), None)
+    if family is None:
+        return None
+    return next((b for b in benchmarks() if b.family.name == family.name), None)
 
 
 def register_builtins() -> None:

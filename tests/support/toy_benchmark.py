@@ -126,7 +126,7 @@ def prepare(values: Mapping[str, Any]) -> tuple[list[str], int]:
 BENCHMARK = Benchmark(
     name=NAME,
     label="Toy",
-    family=FAMILY,
+    reward_family=lambda: FAMILY,
     data=DATA,
     data_help="toy: the folder holding <domain>/tasks.json",
     domains=lambda: ["sums"],

@@ -11,7 +11,13 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn
 
-from ..cli_help import data_dir_help, domain_help  # noqa: F401 - the commands import them from here too
+from ..cli_help import (  # noqa: F401 - the commands import them from here too
+    data_dir_help,
+    domain_help,
+    mode_choices,
+    mode_help,
+    split_help,
+)
 
 
 class HelpFormatter(argparse.HelpFormatter):
@@ -111,7 +117,7 @@ def split_domain(value: str, benchmark: str | None = None) -> tuple[str, str]:
 
     A data-source form of another benchmark than the command's is a :class:`DomainError` naming the right one.
     """
-    from ..catalog import benchmarks
+    from ..benchmark_list import benchmarks
 
     names = [b.name for b in benchmarks() if b.load_domain is not None]
     head, sep, tail = value.partition("/")

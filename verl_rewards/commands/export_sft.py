@@ -8,8 +8,20 @@ from typing import Any
 
 from ..benchmark import ExportError
 from ..gold.export import export_gold, export_results, gold_benchmarks, results_benchmarks
-from .common import DATA_DIR_FLAGS, data_dir_help, default_of, domain_help, fail, split_domain
+from .common import (
+    DATA_DIR_FLAGS,
+    data_dir_help,
+    default_of,
+    domain_help,
+    fail,
+    mode_choices,
+    mode_help,
+    split_domain,
+    split_help,
+)
 
+#: the split ``export-sft gold`` exports when none is named
+GOLD_SPLIT = "train"
 HELP = "write verl multi-turn SFT parquet: gold trajectories, or successful runs of simulate results"
 
 
@@ -33,13 +45,20 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     )
     gold.add_argument("--rows", default=None, help="toolrl (required): a parquet of `verl-rewards prepare toolrl`")
     gold.add_argument(
-        "--split", required=True, help="a split of the domain (tau2: split_tasks.json or 'all'); toolrl: the file name"
+        "--split",
+        default=GOLD_SPLIT,
+        help=split_help(
+            *tasks,
+            *rows,
+            default=GOLD_SPLIT,
+            why="gold conversations are training data; a held-out split is exported only when named",
+        ),
     )
     gold.add_argument(
         "--mode",
-        choices=["solo", "normal", "instruction"],
+        choices=mode_choices(*tasks),
         default=None,
-        help="tau2: solo or normal; tau_bench: normal or instruction (default: as `prepare`)",
+        help=mode_help(*tasks, default="as `prepare`"),
     )
     gold.add_argument(
         "--data-dir",

@@ -7,8 +7,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..catalog import benchmark_named, benchmarks
-from .common import DATA_DIR_FLAGS, data_dir_help, domain_help, domain_type, fail
+from ..benchmark_list import benchmark_named, benchmarks
+from .common import DATA_DIR_FLAGS, data_dir_help, domain_help, domain_type, fail, split_help
 
 HELP = "convert a dataset (ToolRL, tau2, tau-bench) to verl parquet"
 #: prepare arguments named by their flags in errors
@@ -34,6 +34,14 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
             choices = {"choices": sorted(benchmark.domains()), "metavar": "DOMAIN"} if entry.domain_choices else {}
             p.add_argument(
                 "--domain", required=True, type=domain_type(benchmark.name), help=domain_help(benchmark.name), **choices
+            )
+        if entry.split_default is not None:
+            p.add_argument(
+                "--split",
+                default=entry.split_default,
+                help=split_help(
+                    benchmark.name, default=entry.split_default, why=entry.split_why, several=entry.split_several
+                ),
             )
         for option in entry.options:
             option.add_to(p)

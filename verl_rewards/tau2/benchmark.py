@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..benchmark import (
+    TRAIN_AND_VAL,
     Benchmark,
     ExportError,
     ExportPlan,
@@ -18,16 +19,23 @@ from ..benchmark import (
     TaskContext,
 )
 from ..engine.data_dir import TAU2_DATA
+from ..scoring.families import Family
 from . import data as tau2_data
 from . import gold
 from .domain import load_domain
 from .errors import Tau2Error
 from .registry import available_domains
 from .row_options import refused_in_row
-from .verl_scorer import FAMILY
 
 #: the splits ``export-sft results`` never puts into a training file without ``--allow-split-mix``
 HELD_OUT = ("test",)
+
+
+def _family() -> Family:
+    """The reward family, imported on first use (reading the record imports no reward)."""
+    from .verl_scorer import FAMILY
+
+    return FAMILY
 
 
 def row_mode(extra_info: Mapping[str, Any]) -> str:
@@ -111,9 +119,11 @@ PREPARE = PrepareEntry(
     about="tau2 tasks -> verl parquet + tool config for the tool agent loop",
     run=_prepare,
     errors=(Tau2Error, OSError, ValueError),  # Tau2PrepareError is a ValueError
+    split_default=",".join(_default("splits")),
+    split_why=TRAIN_AND_VAL,
+    split_several=True,
     options=(
         Option("--out", "output directory (<out>/<split>.parquet, <out>/tool_config.yaml)", required=True),
-        Option("--split", "comma-separated splits of split_tasks.json, or 'all'", default=",".join(_default("splits"))),
         Option(
             "--mode",
             "normal: a simulated user talks to the agent (tau2_agent loop; default for "
@@ -199,9 +209,13 @@ def _smoke_split(domain: str) -> str:
 BENCHMARK = Benchmark(
     name="tau2",
     label="tau2",
-    family=FAMILY,
+    reward_family=_family,
     data=TAU2_DATA,
     data_help="tau2: the domains folder (tau2-bench's data/tau2/domains)",
+    split_names="tau2: a key of the domain's split_tasks.json (train, test, base; mock and banking_knowledge have "
+    "only base) or 'all'",
+    modes=tau2_data.MODES,
+    mode_help="tau2: normal (a simulated user talks to the agent) or solo (the agent works from a ticket)",
     domains=available_domains,
     load_domain=load_domain,
     row_mode=row_mode,

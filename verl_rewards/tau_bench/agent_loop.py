@@ -21,6 +21,7 @@ from typing import Any
 
 from ..engine.conversation import Conversation
 from ..engine.data_dir import TAU_BENCH_DATA, choose_data_dir, row_data_dir
+from ..engine.steps import STEP_FIELDS
 from ..rollout.agent_loop import ConversationAgentLoop, settings_of
 from .domain import TauBenchDomain, load_domain
 from .normal import AGENT_LOOP_NAME, CONFIG_PATH, TauBenchNormalSettings, default_script, open_conversation
@@ -31,6 +32,7 @@ class TauBenchAgentLoop(ConversationAgentLoop):
     """``tau_bench_agent``: the conversation engine's verl loop playing tau-bench v1 episodes."""
 
     agent_name = AGENT_LOOP_NAME
+    step_dict_fields = STEP_FIELDS
 
     @staticmethod
     def load_settings(config: Any) -> TauBenchNormalSettings:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..benchmark import (
+    TRAIN_AND_VAL,
     Benchmark,
     ExportError,
     ExportPlan,
@@ -19,13 +20,20 @@ from ..benchmark import (
 )
 from ..engine.data_dir import TAU_BENCH_DATA
 from ..engine.errors import EngineError
+from ..scoring.families import Family
 from . import data as tb_data
 from . import gold
 from .domain import DOMAINS, load_domain
-from .verl_scorer import FAMILY
 
 #: the splits ``export-sft results`` never puts into a training file without ``--allow-split-mix``
 HELD_OUT = ("test", "dev")
+
+
+def _family() -> Family:
+    """The reward family, imported on first use (reading the record imports no reward)."""
+    from .verl_scorer import FAMILY
+
+    return FAMILY
 
 
 def domains() -> list[str]:
@@ -70,8 +78,10 @@ PREPARE = PrepareEntry(
     run=_prepare,
     errors=(tb_data.TauBenchPrepareError, OSError),
     domain_choices=True,
+    split_default=",".join(tb_data.DEFAULT_SPLITS),
+    split_why=TRAIN_AND_VAL,
+    split_several=True,
     options=(
-        Option("--split", "comma-separated: train, test, dev (airline: test)", default="train"),
         Option(
             "--mode",
             "normal: tau-bench's simulated user talks to the agent (tau_bench_agent loop, a user model needed); "
@@ -114,9 +124,13 @@ def _smoke_args(domain: str, mode: str, data_dir: str) -> list[str]:
 BENCHMARK = Benchmark(
     name="tau_bench",
     label="tau-bench",
-    family=FAMILY,
+    reward_family=_family,
     data=TAU_BENCH_DATA,
     data_help="tau_bench: the folder holding retail/ and airline/",
+    split_names="tau_bench: train, test or dev (airline: test)",
+    modes=tb_data.MODES,
+    mode_help="tau_bench: normal (tau-bench's simulated user) or instruction (the task instruction is the first user "
+    "message)",
     domains=domains,
     load_domain=load_domain,
     gold=GoldPlay(turns=gold.gold_turns, play=gold.play),

@@ -18,7 +18,14 @@ from ..benchmark import (
     SmokeSpec,
     plain,
 )
-from .verl_scorer import FAMILY
+from ..scoring.families import Family
+
+
+def _family() -> Family:
+    """The reward family, imported on first use (reading the record imports no reward)."""
+    from .verl_scorer import FAMILY
+
+    return FAMILY
 
 
 def _single_turn(extra_info: Mapping[str, Any]) -> str:
@@ -57,8 +64,8 @@ def export_plan(domain: str, split: str, mode: str | None, data_dir: str | None,
         raise ExportError(f"toolrl: cannot read --rows {rows_file}: {exc}") from None
     rows = [plain(r) for r in frame.to_dict("records")]
     sources = sorted({str(r.get("data_source") or "") for r in rows})
-    if not rows or not all(FAMILY.matches(s) for s in sources):
-        theirs = [s for s in sources if not FAMILY.matches(s)]
+    if not rows or not all(BENCHMARK.matches(s) for s in sources):
+        theirs = [s for s in sources if not BENCHMARK.matches(s)]
         raise ExportError(f"toolrl: {rows_file} holds no ToolRL rows (data sources {theirs or sources})")
     return ExportPlan(rows, None, sources[0], "single_turn", split, "", [])
 
@@ -82,10 +89,11 @@ PREPARE = PrepareEntry(
     errors=(OSError, ValueError),  # ToolRLDataError, NothingConvertedError (all rows bad): ValueErrors
     domains=False,
     data_dir=False,
+    split_default="train",  # prepare_toolrl's
+    split_why="the training file",
     options=(
         Option("--input", ".json, .jsonl or .parquet (docs: Getting started, 'Data')", required=True),
         Option("--out", "output directory (<out>/<split>.parquet)", required=True),
-        Option("--split", "name of the split written", default="train"),
         Option("--strict", "stop at the first malformed row", action="store_true"),
     ),
 )
@@ -93,7 +101,8 @@ PREPARE = PrepareEntry(
 BENCHMARK = Benchmark(
     name="toolrl",
     label="ToolRL",
-    family=FAMILY,
+    reward_family=_family,
+    split_names="toolrl: every row; the split only names the parquet file",
     row_mode=_single_turn,
     gold=GoldPlay(turns=gold_turns, reward=gold_reward),
     export_plan=export_plan,
