@@ -8,9 +8,9 @@ import subprocess
 import sys
 
 import pytest
+from test_check import base, one_line, rlla, run_check  # noqa: F401 - rlla is a fixture
 
 from repo_paths import REPO
-from test_check import base, one_line, rlla, run_check  # noqa: F401 - rlla is a fixture
 
 SEPARATE = [
     "trainer.v1.trainer_mode=separate_async",

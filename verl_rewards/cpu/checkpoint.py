@@ -76,8 +76,8 @@ class CpuGlooCheckpointEngine(CheckpointEngine):
         self.host = host
         self.rank = -1
         self.world_size = 0
-        self._store: Any = None
-        self._group: Any = None
+        self.store: Any = None
+        self.group: Any = None
 
     # -- topology ---------------------------------------------------------------------------------------------
     def prepare(self) -> Any:
@@ -85,10 +85,10 @@ class CpuGlooCheckpointEngine(CheckpointEngine):
         if not self.is_master:
             return None
         host = self.host or _master_address()
-        self._store = dist.TCPStore(
+        self.store = dist.TCPStore(
             host, 0, None, True, timeout=datetime.timedelta(seconds=TIMEOUT_S), wait_for_workers=False
         )
-        return {"host": host, "port": int(self._store.port)}
+        return {"host": host, "port": int(self.store.port)}
 
     @classmethod
     def build_topology(
@@ -115,22 +115,22 @@ class CpuGlooCheckpointEngine(CheckpointEngine):
         if self.rank < 0:
             return
         timeout = datetime.timedelta(seconds=TIMEOUT_S)
-        if self._store is None:
-            self._store = dist.TCPStore(str(master["host"]), int(master["port"]), None, False, timeout=timeout)
-        self._group = dist.ProcessGroupGloo(
-            dist.PrefixStore(CHECKPOINT_BACKEND, self._store), self.rank, world_size, timeout
+        if self.store is None:
+            self.store = dist.TCPStore(str(master["host"]), int(master["port"]), None, False, timeout=timeout)
+        self.group = dist.ProcessGroupGloo(
+            dist.PrefixStore(CHECKPOINT_BACKEND, self.store), self.rank, world_size, timeout
         )
 
     def finalize(self) -> None:
-        self._group = None
-        self._store = None
+        self.group = None
+        self.store = None
         self.rank, self.world_size = -1, 0
 
     # -- transfer ---------------------------------------------------------------------------------------------
     def _broadcast(self, tensor: torch.Tensor) -> None:
         opts = dist.BroadcastOptions()
         opts.rootRank = 0
-        self._group.broadcast([tensor], opts).wait()
+        self.group.broadcast([tensor], opts).wait()
 
     async def _send_bucket(self, metas: list[TensorMeta], payload: list[torch.Tensor], is_last: bool) -> None:
         meta = torch.frombuffer(bytearray(_meta_json(metas)), dtype=torch.uint8)

@@ -34,10 +34,11 @@ from .smoke_data import (  # noqa: F401 - SmokeError, the data and SFT helpers a
     _wrap_loops,
     read_metrics,
 )
+from .smoke_modes import MODES, mode_overrides, resumed_from, run_resume
 from .smoke_sft import SftPlan, _sft_data, check_sft, sft_checkpoint, sft_env  # noqa: F401
 
 HELP = "run a family's recipe through verl's real main_ppo on the CPU (tiny model, a few steps)"
-STAGES = ("set-up", "sft", "rollout", "reward", "update", "validation", "checkpoint")
+STAGES = ("set-up", "sft", "rollout", "reward", "update", "validation", "checkpoint", "resume")
 WARM_START_RECIPE = "recipes/warm_start/run_warm_start.sh"
 REPO = Path(__file__).resolve().parents[2]
 
@@ -130,6 +131,16 @@ def _add_options(p: argparse.ArgumentParser) -> None:
         "GRPO from its checkpoint, both through recipes/warm_start",
     )
     p.add_argument("--sft-steps", type=int, default=2, help="SFT steps with --sft (default 2)")
+    p.add_argument(
+        "--trainer-mode",
+        choices=MODES,
+        default="sync",
+        help="verl's V1 trainer mode, run by the CPU trainer of that mode (cpu_<mode>; separate_async: two logical "
+        "GPUs, trainer and standalone rollout); default sync",
+    )
+    p.add_argument(
+        "--resume", action="store_true", help="then run main_ppo again from the last checkpoint for one more step"
+    )
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds before the run is stopped (default 1800)")
     p.add_argument("--recipe", default=None, help="the recipe script to run (default: the family's, in recipes/)")
 
@@ -208,6 +219,7 @@ def cpu_overrides(
     policy: str,
     loops_yaml: Path | None,
     wandb: bool,
+    trainer_mode: str = "sync",
 ) -> list[str]:
     """The Hydra overrides that put a recipe on the CPU (after the recipe's own, before the user's)."""
     rollout = "actor_rollout_ref.rollout"
@@ -254,8 +266,7 @@ def cpu_overrides(
         f"trainer.default_local_dir={out / 'checkpoints'}",
         "trainer.resume_mode=disable",
         "trainer.logger=[console,file,wandb]" if wandb else "trainer.logger=[console,file]",
-        "trainer.v1.trainer_mode=cpu_sync",
-        "+ray_kwargs.ray_init.num_gpus=1",
+        *mode_overrides(trainer_mode),
         "ray_kwargs.ray_init.num_cpus=32",
         "transfer_queue.backend.SimpleStorage.num_data_storage_units=2",
         "reward.num_workers=1",
@@ -439,6 +450,7 @@ def run(args: argparse.Namespace) -> int:
             policy=policy,
             loops_yaml=loops,
             wandb=args.wandb,
+            trainer_mode=args.trainer_mode,
         )
         cmd += overrides
         (out / "command.sh").write_text(
@@ -447,7 +459,10 @@ def run(args: argparse.Namespace) -> int:
             + "\n",
             encoding="utf-8",
         )
-        print(f"smoke: {args.family} {domain} {mode}, policy {policy}, {args.steps} steps -> {out}")
+        print(
+            f"smoke: {args.family} {domain} {mode}, policy {policy}, {args.steps} steps, trainer mode "
+            f"{args.trainer_mode} -> {out}"
+        )
         print(f"smoke: data {data.train} ({args.batch_size * args.steps} rows), {data.val}; dropped {data.dropped}")
         print(f"smoke: model {model} (prompt <= {prompt_tokens} tokens)")
         if sft is not None:
@@ -470,6 +485,10 @@ def run(args: argparse.Namespace) -> int:
             stage = failed_stage(log, steps_logged)
             raise SmokeError(stage, f"main_ppo exited with {code}; see {out / 'run.log'}")
         check_run(out, args.steps, records)
+        if args.resume:
+            t2 = time.monotonic()
+            run_resume(cmd, env, out, args.steps, args.timeout, _stream, REPO)
+            print(f"smoke: resumed {resumed_from(out, args.steps)} in {time.monotonic() - t2:.0f} s")
     except SmokeError as exc:
         print(f"smoke: FAILED at stage {exc.stage}: {exc}", file=sys.stderr)
         return 1
@@ -543,6 +562,11 @@ def _summary(
         # with the script policy this is the gold reward of the rows played: 1.0 for tau2 / tau-bench rows whose
         # gold episode scores 1.0 under the scripted user (not every row's does: see the README)
         print(f"  {'step 1 reward_extra/base_score/mean':<40} {first['reward_extra/base_score/mean']:.6g}")
-    for key in ("critic/score/mean", "actor/grad_norm", "training/rollout_probs_diff_max"):
+    for key in (
+        "critic/score/mean",
+        "actor/grad_norm",
+        "training/rollout_probs_diff_max",
+        "training/off_policy/trajectory_staleness_worst/max",
+    ):
         if key in last:
             print(f"  {key:<40} {last[key]:.6g}")
