@@ -12,7 +12,8 @@ masks: the agent's own tokens 1, tool results and user messages 0 (never trained
 verl's own budgets still apply (``response_length``, ``max_assistant_turns``, ``max_user_turns``, where user turns
 count both user replies and tool-result rounds); a trajectory they cut ends as ``max_steps`` (scored 0). What the
 reward gets (``extra_fields``): what the conversation's
-:meth:`~verl_rewards.engine.conversation.Conversation.extra_fields` holds, and ``user_seed``.
+:meth:`~verl_rewards.engine.conversation.Conversation.extra_fields` holds (the step dicts of the agent's tool turns
+included, when the benchmark's loop gives its progress rule), and ``user_seed``.
 
 The ``policy`` user backend (:class:`PolicyUser`): the rollout server that generates the agent also plays the user,
 from the user's own prompt, in separate requests whose tokens never enter the trained sequence.
@@ -265,4 +266,5 @@ class _FailedConversation(Conversation):
     def __init__(self, cause: str):  # noqa: D107 - no environment, no players
         self.trajectory, self.agent_view, self.user_view = [], [], []
         self.steps = self.errors = self.user_calls = 0
+        self.recorder = None
         self.termination, self.cause = str(TerminationReason.INFRASTRUCTURE_ERROR), cause[:500]

@@ -49,6 +49,10 @@ The trajectory (:attr:`Conversation.trajectory`) is the reward's input: OpenAI-s
 ``user`` messages, tool messages carrying ``requestor`` and ``error``. :attr:`Conversation.message_info` runs
 alongside it (one dict per message: ``timestamp`` when the message was played, and for model messages the
 endpoint's ``usage``), for result files that record them (tau2's ``Results``).
+
+Given the benchmark's progress rule (``progress=``, as the verl loops give it), the conversation records the step
+dicts of the agent's tool turns with the rule solo mode's tools use (:mod:`verl_rewards.engine.steps`); the user's
+own calls change the state between the agent's turns and are not counted for the agent.
 """
 
 from __future__ import annotations
@@ -64,6 +68,7 @@ from typing import Any, Protocol
 from ..deprecation import warn_deprecated
 from .environment import Environment
 from .rules import STOP_TOKENS, TAU2, RuleSet
+from .steps import Progress, StepRecorder
 from .termination import TerminationReason
 
 AGENT_MESSAGE_ERRORS = (str(TerminationReason.AGENT_ERROR), str(TerminationReason.INFRASTRUCTURE_ERROR))
@@ -181,10 +186,13 @@ class Conversation:
         enforce_communication_protocol: bool = False,
         seed: int | None = None,
         agent_message_errors: str = TerminationReason.AGENT_ERROR,
+        progress: Progress | None = None,
         **deprecated_rules: Any,
     ):
         """``rules``: the benchmark's :class:`~verl_rewards.engine.rules.RuleSet` (tau2's by default); the limits
-        default to the rule set's. The keywords ``stop_tokens``, ``greeting_to_agent``, ``first_call_only`` and
+        default to the rule set's. ``progress``: record the step dicts of the agent's tool turns
+        (:class:`~verl_rewards.engine.steps.StepRecorder`, the rule solo mode's sessions use) with the benchmark's
+        progress rule; None records none. The keywords ``stop_tokens``, ``greeting_to_agent``, ``first_call_only`` and
         ``terminate_termination`` are deprecated: they change the rule set (pass ``rules=`` instead)."""
         unknown = sorted(set(deprecated_rules) - set(_RULE_FLAGS))
         if unknown:
@@ -228,6 +236,7 @@ class Conversation:
         self.termination: str | None = None
         self.cause: str | None = None
         self.user_calls = 0
+        self.recorder = StepRecorder(env, progress) if progress is not None else None
         self._next_id = 0
         self._started = False
 
@@ -259,8 +268,8 @@ class Conversation:
             self.cause = _short(cause) if cause else None
 
     def extra_fields(self) -> dict[str, Any]:
-        """What the reward and the metrics read (small, picklable)."""
-        return {
+        """What the reward and the metrics read (small, picklable); the step dicts when they are recorded."""
+        fields = {
             "messages": list(self.trajectory),
             "termination": self.termination,
             "tau2_steps": self.steps,
@@ -268,6 +277,9 @@ class Conversation:
             "tau2_end_cause": self.cause or "",
             "user_error": float(self.termination == TerminationReason.USER_ERROR),
         }
+        if self.recorder is not None:
+            fields.update(self.recorder.fields())
+        return fields
 
     # ------------------------------------------------------------------ driving
     async def start(self) -> Turn:
@@ -313,6 +325,8 @@ class Conversation:
             return self._end_on_step(TerminationReason.AGENT_ERROR, "the agent sent text and tool calls in one message")
         if calls:
             self._after_step(pending=True)
+            if self.recorder is not None:
+                self.recorder.begin_turn()
             results = self._run_calls(calls, "assistant")
             views = [_view_message(m) for m in results]
             self.agent_view.extend(views)
@@ -416,6 +430,8 @@ class Conversation:
             fn = call["function"]
             observation = self.env.step(fn["name"], fn["arguments"], requestor=requestor)
             error = bool(self.env.actions[-1]["error"]) if self.env.actions else False
+            if self.recorder is not None and self.env.actions:
+                self.recorder.record_call(fn["name"], self.env.actions[-1], in_turn=requestor == "assistant")
             self.errors += int(error)
             message = {
                 "role": "tool",

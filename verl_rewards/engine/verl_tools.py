@@ -15,8 +15,8 @@ Only small picklable data go into ``agent_data.extra_fields`` (:data:`EXTRA_KEYS
 reward manager as ``tool_extra_fields``): ``messages`` (a reference to ``agent_data.messages``, or once the episode
 has ended a frozen copy of what ran), ``termination``, ``prev_step_dict`` / ``cur_step_dict`` (one
 ``{"turn", "bb_hash", "value_est"}`` per assistant turn that called the tools, before and after it),
-``trajectory_id``, ``action_log`` and ``db_hash``. ``value_est`` is the share of the benchmark's progress targets
-matched so far; it never decreases.
+``trajectory_id``, ``action_log`` and ``db_hash``. The step dicts are recorded by the engine's one rule,
+:class:`~verl_rewards.engine.steps.StepRecorder`, which normal mode's conversation engine uses too.
 
 Episode end: a message that calls the session's stop tool ends the episode, and the other calls in that message are
 not run. A call that ends the episode (:meth:`EpisodeSession.ends_episode`) ends it after that call; later calls of
@@ -28,7 +28,6 @@ The reward replays exactly what ran, whatever the model generates afterwards.
 from __future__ import annotations
 
 import copy
-import hashlib
 import logging
 import threading
 import weakref
@@ -49,6 +48,7 @@ from verl.tools.schemas import (
 
 from .data_dir import choose_data_dir
 from .environment import Environment
+from .steps import Progress, StepRecorder
 from .termination import TerminationReason
 
 logger = logging.getLogger(__name__)
@@ -91,8 +91,8 @@ class EpisodeSession:
     """The episode of one trajectory: a live environment, step records and the fields the reward reads.
 
     A benchmark's session (tau2's, tau-bench's) says how its episode is built and ends: :attr:`stop_tool` (a tool
-    whose call ends the episode as ``agent_stop``, or None), :meth:`make_env`, :meth:`progress_targets`,
-    :meth:`matches_target` and :meth:`ends_episode`. ``domain`` is any loaded domain with ``task(task_id)`` and
+    whose call ends the episode as ``agent_stop``, or None), :meth:`make_env`, :meth:`progress` (the progress rule
+    of ``value_est``) and :meth:`ends_episode`. ``domain`` is any loaded domain with ``task(task_id)`` and
     ``make_env``.
     """
 
@@ -102,74 +102,55 @@ class EpisodeSession:
         self.domain = domain
         self.task = domain.task(task_id)
         self.env: Environment = self.make_env()
-        self.targets = self.progress_targets()
-        self._matched = [False] * len(self.targets)
-        self.db_hash = self.env.get_data_hash()
-        self.bb_hash = self._bb_hash()
-        self.value_est = 0.0
+        self.steps = StepRecorder(self.env, self.progress())
         self.ended: str | None = None
         self.extra = extra
         self._turn_key: int | None = None
-        self._turn = -1
         self._stop_turn = False
         self._ran: list[tuple[str, Any, str]] = []  # calls of the current turn that ran: (name, args, observation)
         extra.update(
             {
                 "messages": messages,
                 "termination": None,
-                "prev_step_dict": [],
-                "cur_step_dict": [],
+                "prev_step_dict": self.steps.prev,
+                "cur_step_dict": self.steps.cur,
                 "trajectory_id": trajectory_id,
                 "action_log": [],
                 "db_hash": self.db_hash,
             }
         )
 
+    @property
+    def db_hash(self) -> str:
+        """The agent DB hash after the last mutating call."""
+        return self.steps.db_hash
+
+    @property
+    def value_est(self) -> float:
+        """The share of the progress targets matched so far."""
+        return self.steps.value_est
+
     # ------------------------------------------------------------------ hooks
     def make_env(self) -> Environment:
         """The episode's environment, started from the task's initial state."""
         return self.domain.make_env(self.task.id)
 
-    def progress_targets(self) -> tuple[Any, ...]:
-        """The gold actions ``value_est`` counts (none here: ``value_est`` stays 0)."""
-        return ()
-
-    def matches_target(self, target: Any, name: str, arguments: dict[str, Any]) -> bool:
-        """Whether a call that ran without error matches a progress target."""
-        return False
+    def progress(self) -> Progress:
+        """The benchmark's progress rule for ``value_est`` (none here: ``value_est`` stays 0)."""
+        return Progress()
 
     def ends_episode(self, name: str, error: bool) -> str | None:
         """The termination a call that just ran causes, or None."""
         return None
 
     # ------------------------------------------------------------------ steps
-    def _step(self) -> dict[str, Any]:
-        return {"turn": self._turn, "bb_hash": self.bb_hash, "value_est": self.value_est}
-
-    def _bb_hash(self) -> str:
-        user = self.env.get_user_data_hash()
-        if user is None:
-            return self.db_hash
-        return hashlib.sha256(f"{self.db_hash}/{user}".encode()).hexdigest()
-
     def _start_turn(self, key: int, message: Any) -> None:
         self._turn_key = key
-        self._turn += 1
         self._ran = []
         self._stop_turn = self.stop_tool is not None and any(
             _call_name(c) == self.stop_tool for c in _calls_of(message)
         )
-        self.extra["prev_step_dict"].append(self._step())
-        self.extra["cur_step_dict"].append(self._step())
-
-    def _update_progress(self, name: str, arguments: Any) -> None:
-        if not isinstance(arguments, dict):
-            return
-        for i, target in enumerate(self.targets):
-            if not self._matched[i] and self.matches_target(target, name, arguments):
-                self._matched[i] = True
-        if self.targets:
-            self.value_est = sum(self._matched) / len(self.targets)
+        self.steps.begin_turn()
 
     # ------------------------------------------------------------------- call
     def call(self, name: str, arguments: Any, messages: list) -> str:
@@ -188,15 +169,10 @@ class EpisodeSession:
         observation = self.env.step(name, arguments)
         record = self.env.actions[-1]
         error = bool(record["error"])
-        if self.env.has_tool(name) and self.env.is_mutating_tool(name):
-            self.db_hash = self.env.get_data_hash()  # failed writes may mutate too (tau2 quirks): always rehash
-            self.bb_hash = self._bb_hash()
-        if not error:
-            self._update_progress(name, record["arguments"])
+        self.steps.record_call(name, record)
         self._ran.append((name, record["arguments"] if record["arguments"] is not None else arguments, observation))
-        self.extra["cur_step_dict"][-1] = self._step()
         self.extra["action_log"].append(
-            {"turn": self._turn, "name": record["name"], "arguments": record["arguments"], "error": error}
+            {"turn": self.steps.turn, "name": record["name"], "arguments": record["arguments"], "error": error}
         )
         self.extra["db_hash"] = self.db_hash
         termination = self.ends_episode(name, error)
@@ -220,7 +196,7 @@ class EpisodeSession:
         head = list(messages[:-1] if is_assistant else messages)
         calls, answers = [], []
         for i, (name, args, observation) in enumerate(self._ran):
-            cid = f"tau2_end_{self._turn}_{i}"  # the prefix recorded data already carry, for every benchmark
+            cid = f"tau2_end_{self.steps.turn}_{i}"  # the prefix recorded data already carry, for every benchmark
             calls.append({"id": cid, "type": "function", "function": {"name": name, "arguments": args}})
             answers.append({"role": "tool", "tool_call_id": cid, "content": observation})
         content = current.get("content") if is_assistant and isinstance(current, Mapping) else None

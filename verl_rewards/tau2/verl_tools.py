@@ -46,6 +46,7 @@ from verl.tools.schemas import OpenAIFunctionToolSchema
 
 from ..deprecation import moved
 from ..engine.environment import Environment
+from ..engine.steps import Progress
 from ..engine.termination import TerminationReason
 from ..engine.trajectory import ToolCall
 from ..engine.verl_tools import (
@@ -75,6 +76,16 @@ def progress_targets(domain: Domain, task: Task) -> tuple[Action, ...]:
     return tuple(writes or actions)
 
 
+def matches_target(target: Action, name: str, arguments: dict[str, Any]) -> bool:
+    """Whether a call that ran without error matches a progress target (tau2's ACTION rule)."""
+    return compare_action(target, ToolCall(id="", name=name, arguments=arguments))
+
+
+def progress(domain: Domain, task: Task) -> Progress:
+    """tau2's progress rule for ``value_est`` (solo mode's sessions and normal mode's conversations)."""
+    return Progress(progress_targets(domain, task), matches_target)
+
+
 class Tau2Session(EpisodeSession):
     """The episode of one trajectory on a tau2 domain: tau2's solo mode, ``done`` as the stop tool, the gold
     actions as progress targets under tau2's ACTION rule, a successful terminate-tool call as ``user_stop``."""
@@ -85,13 +96,9 @@ class Tau2Session(EpisodeSession):
         """The episode's environment: tau2's solo mode (no user simulator; the agent may act for the customer)."""
         return self.domain.make_env(self.task.id, solo_mode=True)
 
-    def progress_targets(self) -> tuple[Any, ...]:
-        """The gold actions ``value_est`` counts (see the module doc)."""
-        return progress_targets(self.domain, self.task)
-
-    def matches_target(self, target: Any, name: str, arguments: dict[str, Any]) -> bool:
-        """Whether a call that ran without error matches a progress target (tau2's ACTION rule)."""
-        return compare_action(target, ToolCall(id="", name=name, arguments=arguments))
+    def progress(self) -> Progress:
+        """The gold actions ``value_est`` counts, under tau2's ACTION rule (see the module doc)."""
+        return progress(self.domain, self.task)
 
     def ends_episode(self, name: str, error: bool) -> str | None:
         """The termination a call that just ran causes, or None (tau2: a successful terminate-tool call)."""

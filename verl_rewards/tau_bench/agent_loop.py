@@ -11,7 +11,8 @@ Configuration, Hydra keys under ``actor_rollout_ref.rollout.custom.tau_bench`` (
 ``base_url``, ``model``, ``temperature``, ``timeout_s``, ``retries``, ``max_concurrency``, ``seed``, ``scripts``
 keyed by ``"<split>/<index>"``...), ``max_num_steps`` (30, tau-bench's agent budget), ``data_dir`` (else
 ``TAU_BENCH_DATA_DIR``, else the row's). What the reward gets in ``extra_fields``: as tau2's loop (``messages``,
-``termination``, ``tau2_steps``, ``tau2_errors``, ``tau2_end_cause``, ``user_error``, ``user_seed``).
+``termination``, ``tau2_steps``, ``tau2_errors``, ``tau2_end_cause``, ``user_error``, ``user_seed``, and the step
+dicts ``prev_step_dict`` / ``cur_step_dict`` of the agent's tool turns).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ..engine.conversation import Conversation
 from ..engine.data_dir import choose_data_dir, row_data_dir
 from .domain import DATA_DIR_ENV, TauBenchDomain, load_domain
 from .normal import AGENT_LOOP_NAME, TauBenchNormalSettings, default_script, open_conversation
+from .verl_tools import progress
 
 
 class TauBenchAgentLoop(ConversationAgentLoop):
@@ -48,4 +50,11 @@ class TauBenchAgentLoop(ConversationAgentLoop):
         config = self.settings.user
         self._user_seed = self.trial_seed(config, task.id)
         user = self.user_player(config, lambda: config.scripts.get(task.id) or default_script(task))
-        return open_conversation(domain, task.id, user, seed=self._user_seed, max_num_steps=self.settings.max_num_steps)
+        return open_conversation(
+            domain,
+            task.id,
+            user,
+            seed=self._user_seed,
+            max_num_steps=self.settings.max_num_steps,
+            progress=progress(domain, task),
+        )

@@ -27,6 +27,7 @@ from typing import Any
 
 from ..engine.conversation import Conversation, Reply, UserPlayer
 from ..engine.rules import DEFAULT_MAX_AGENT_TURNS, TAU_BENCH
+from ..engine.steps import Progress
 from ..engine.termination import TerminationReason
 from ..engine.users import FINAL_TURN, UserConfig, positive_setting, user_settings
 from .domain import TauBenchDomain, TauBenchTask
@@ -50,10 +51,12 @@ def open_conversation(
     seed: int | None = None,
     max_num_steps: int = MAX_NUM_STEPS,
     agent_system_prompt: bool = False,
+    progress: Progress | None = None,
 ) -> Conversation:
     """A normal-mode episode of ``task_id`` under tau-bench's rules (see the module doc).
 
     ``agent_system_prompt``: start the agent's view with ``wiki.md`` (offline runs; in verl the row's prompt has it).
+    ``progress``: record the agent's step dicts with this progress rule (the verl loop does).
     """
     task = domain.task(task_id)
     return Conversation(
@@ -65,6 +68,7 @@ def open_conversation(
         rules=TAU_BENCH,
         max_agent_turns=max_num_steps,
         seed=seed,
+        progress=progress,
     )
 
 

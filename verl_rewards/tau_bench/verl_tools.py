@@ -23,23 +23,32 @@ from typing import Any
 
 from verl.tools.schemas import OpenAIFunctionToolSchema
 
+from ..engine.steps import Progress
 from ..engine.termination import TerminationReason
 from ..engine.verl_tools import EpisodeSession, EpisodeTool
 from .domain import DATA_DIR_ENV, DOMAINS, TauBenchDomain, load_domain
 from .hashing import TUPLE_CODEC
 
 
+def matches_target(target: Any, name: str, arguments: dict[str, Any]) -> bool:
+    """Whether a call that ran without error matches a gold write: same name and arguments, compared as the data
+    hash compares values (100 and 100.0 differ)."""
+    return target["name"] == name and TUPLE_CODEC.record(target["kwargs"]) == TUPLE_CODEC.record(arguments)
+
+
+def progress(domain: TauBenchDomain, task: Any) -> Progress:
+    """tau-bench's progress rule for ``value_est``: the task's gold write actions (instruction mode's sessions and
+    normal mode's conversations)."""
+    kinds = domain.tool_kinds()
+    actions: Any = getattr(task, "actions", ())  # a tau-bench task (tau_bench.domain.TauBenchTask)
+    return Progress(tuple(a for a in actions if kinds.get(a["name"]) == "write"), matches_target)
+
+
 class TauBenchSession(EpisodeSession):
     """The episode of one trajectory on a v1 domain (see the module doc)."""
 
-    def progress_targets(self) -> tuple[Any, ...]:
-        kinds = self.domain.tool_kinds()
-        actions: Any = getattr(self.task, "actions", ())  # a tau-bench task (tau_bench.domain.TauBenchTask)
-        return tuple(a for a in actions if kinds.get(a["name"]) == "write")
-
-    def matches_target(self, target: Any, name: str, arguments: dict[str, Any]) -> bool:
-        # as the data hash compares values: 100 and 100.0 differ
-        return target["name"] == name and TUPLE_CODEC.record(target["kwargs"]) == TUPLE_CODEC.record(arguments)
+    def progress(self) -> Progress:
+        return progress(self.domain, self.task)
 
     def ends_episode(self, name: str, error: bool) -> str | None:
         if getattr(self.env, "crashed", None):

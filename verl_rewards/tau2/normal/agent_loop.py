@@ -32,7 +32,9 @@ count both user replies and tool-result rounds); a trajectory they cut ends as `
 What the reward gets (``extra_fields``, merged into ``extra_info`` by the ``contribution`` manager): ``messages``
 (the whole trajectory: greeting, user text and user tool calls, agent messages, tool results with their requestor),
 ``termination``, ``tau2_steps``, ``tau2_errors``, ``tau2_end_cause`` (why a run ended early: a user backend's
-error, a budget), ``user_error`` (1.0 when the user backend failed) and ``user_seed``.
+error, a budget), ``user_error`` (1.0 when the user backend failed), ``user_seed``, and the step dicts
+``prev_step_dict`` / ``cur_step_dict`` of the agent's tool turns, recorded as solo mode's tools record them
+(:mod:`verl_rewards.engine.steps`), for the contribution terms.
 
 The ``policy`` backend: the rollout server that generates the agent also plays the user, from the user's own
 prompt (guidelines + scenario, role-flipped history, user tools), in separate requests whose tokens never enter
@@ -56,6 +58,7 @@ from ...engine.rules import DEFAULT_MAX_ERRORS, DEFAULT_MAX_STEPS
 from ...engine.termination import TerminationReason
 from ...engine.users import UserConfig, positive_setting, user_settings
 from ..domain import DATA_DIR_ENV, Domain, load_domain
+from ..verl_tools import progress
 from . import AGENT_LOOP_NAME
 from .prompts import user_scenario_text, user_system_prompt, user_tool_schemas
 from .users import script_for
@@ -141,6 +144,7 @@ class Tau2AgentLoop(ConversationAgentLoop):
             enforce_communication_protocol=self.settings.enforce_communication_protocol,
             seed=self._user_seed,
             agent_message_errors=self.settings.agent_message_errors,
+            progress=progress(domain, task),
         )
 
 
