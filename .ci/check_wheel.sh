@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Packaging check: build the wheel, install it (not editable) in a fresh venv that sees the already installed
-# dependencies, and check from outside the repo that verl finds the plugin and that the Hydra config group
-# composes from the installed package.
+# dependencies, and check from outside the repo that verl finds the plugin, that the Hydra config group
+# composes from the installed package and that the data manifest is in it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
@@ -22,4 +22,7 @@ grep -q "all good" "$tmp/doctor.txt"
 "$tmp/venv/bin/python" -m verl.trainer.main_ppo --cfg job "hydra.searchpath=[pkg://verl_rewards.configs]" \
   +verl_rewards=contribution >"$tmp/job.yaml" 2>"$tmp/job.err" || { tail -20 "$tmp/job.err"; exit 1; }
 grep -q "name: contribution" "$tmp/job.yaml"
-echo "wheel check: doctor all good, config group composes from pkg://verl_rewards.configs"
+# the data manifest ships in the wheel: status reads it (and finds nothing in an empty folder)
+"$tmp/venv/bin/verl-rewards" data status --root "$tmp/nodata" >"$tmp/status.txt" && exit 1
+grep -q "tau2       missing" "$tmp/status.txt"
+echo "wheel check: doctor all good, config group composes from pkg://verl_rewards.configs, data manifest shipped"

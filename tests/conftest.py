@@ -48,12 +48,18 @@ def ray_cluster():
     ray.shutdown()
 
 
-# -- what the data-less run left out ----------------------------------------------------------------------------
-#: the variables naming the benchmarks' data, as every skip message for missing data names them
-DATA_VARIABLES = {
-    "TAU2_DATA_DIR": "to tau2-bench's data/tau2/domains, next to its user_simulator/",
-    "TAU_BENCH_DATA_DIR": "to the folder holding tau-bench's retail/ and airline/ data",
-}
+# -- the benchmark data ---------------------------------------------------------------------------------------------
+def pytest_configure(config: pytest.Config) -> None:
+    """Stop before any test when a data variable names a missing folder (the package's rule: an error, never a
+    fallback to another folder)."""
+    from verl_rewards.engine.data_dir import BENCHMARKS, env_data_dir
+    from verl_rewards.engine.errors import DataNotFoundError
+
+    for data in BENCHMARKS.values():
+        try:
+            env_data_dir(data)
+        except DataNotFoundError as exc:
+            raise pytest.UsageError(str(exc)) from None
 
 
 def _skip_reason(report: pytest.TestReport | pytest.CollectReport) -> str:
@@ -62,30 +68,39 @@ def _skip_reason(report: pytest.TestReport | pytest.CollectReport) -> str:
 
 
 def missing_data_summary(skipped: list) -> str | None:
-    """One line: how many tests skipped and test files were not collected for missing benchmark data, and the
-    variables that enable them; None when nothing was left out."""
+    """One line: how many tests skipped and test files were not collected for missing benchmark data, and how to
+    get it; None when nothing was left out."""
+    from data_support import GET_DATA
+
     tests = files = 0
-    needed: set[str] = set()
     for report in skipped:
-        reason = _skip_reason(report)
-        names = {name for name in DATA_VARIABLES if name in reason}
-        if not names:
+        if GET_DATA not in _skip_reason(report):
             continue
-        needed |= names
         if isinstance(report, pytest.CollectReport):
             files += 1
         else:
             tests += 1
-    if not needed:
+    if not tests and not files:
         return None
-    how = " and ".join(f"{name} ({DATA_VARIABLES[name]})" for name in sorted(needed))
     return (
         f"missing benchmark data: {tests} test(s) skipped and {files} test file(s) not collected; "
-        f"to run them, set {how} (README: The two commands)"
+        f"to run them: {GET_DATA} all (README: The two commands)"
     )
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """In CI (``CI`` set) a test skipped for missing benchmark data fails the run: CI installs the data first."""
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if _in_ci() and reporter is not None and session.exitstatus == pytest.ExitCode.OK:
+        if missing_data_summary(reporter.stats.get("skipped", [])):
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config) -> None:
     line = missing_data_summary(terminalreporter.stats.get("skipped", []))
     if line:
-        terminalreporter.write_line(line, yellow=True)
+        terminalreporter.write_line(line + (" [CI: this fails the run]" if _in_ci() else ""), yellow=True)

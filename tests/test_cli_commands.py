@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -14,9 +15,11 @@ import pytest
 
 from verl_rewards.cli import COMMANDS, build_parser, main
 from verl_rewards.commands.common import split_domain
+from verl_rewards.engine.data_dir import TAU_BENCH_DATA
 
+from data_support import installed_data_home, require_root
+from repo_paths import DATA
 from tau2_support import VENDORED
-from tau_bench_support import tau_bench_data_dir
 
 ENDPOINTS = [
     "--agent-base-url",
@@ -47,7 +50,7 @@ def _error(capsys, command: str) -> str:
 # -- one module per command --------------------------------------------------------------------------------------
 def test_every_command_is_a_module_with_help_add_parser_and_run():
     names = [path[0] for path, _ in _subparsers(build_parser()) if len(path) == 1]
-    assert names == ["doctor", "demo", "score", "prepare", "simulate", "eval", "check", "smoke", "export-sft"]
+    assert names == ["doctor", "data", "demo", "score", "prepare", "simulate", "eval", "check", "smoke", "export-sft"]
     for module in COMMANDS:
         assert isinstance(module.HELP, str) and module.HELP and "``" not in module.HELP
         assert callable(module.add_parser) and callable(module.run)
@@ -140,9 +143,7 @@ def test_another_benchmarks_domain_is_a_usage_error_naming_both(capsys):
 
 
 def test_prepare_tau_bench_takes_the_data_source_spelling(tmp_path, capsys):
-    root = tau_bench_data_dir()
-    if root is None or not (root / "retail").is_dir():
-        pytest.skip("tau-bench data not found: set TAU_BENCH_DATA_DIR to the folder holding retail/ and airline/")
+    root = require_root(TAU_BENCH_DATA, "retail")
     argv = ["prepare", "tau_bench", "--data-dir", str(root), "--split", "dev", "--mode", "instruction"]
     assert main([*argv, "--domain", "tau_bench/retail", "--out", str(tmp_path / "a")]) == 0
     assert main([*argv, "--domain", "retail", "--out", str(tmp_path / "b")]) == 0
@@ -212,9 +213,29 @@ def test_score_errors_name_the_flag_not_the_config_path(rollouts, capsys, argv, 
 
 def test_prepare_without_data_names_data_dir(tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("TAU2_DATA_DIR", raising=False)
+    installed_data_home(tmp_path / "home", monkeypatch)  # nothing installed there
     assert main(["prepare", "tau2", "--domain", "tau2/airline", "--out", str(tmp_path / "o")]) == 2
     err = _error(capsys, "prepare tau2")
     assert "--data-dir" in err and "TAU2_DATA_DIR" in err and "data_dir" not in err
+    assert "run `verl-rewards data get tau2`" in err
+
+
+def test_commands_read_the_installed_data_when_no_variable_or_flag_is_given(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("TAU2_DATA_DIR", raising=False)
+    home = installed_data_home(tmp_path / "home", monkeypatch)
+    shutil.copytree(DATA / "tau2" / "mock", home / "tau2" / "mock")
+    assert main(["prepare", "tau2", "--domain", "mock", "--split", "base", "--out", str(tmp_path / "o")]) == 0
+    rows = pd.read_parquet(tmp_path / "o" / "base.parquet")
+    assert len(rows) == 10  # mock's 10 tasks: the only tau2 data here is the installed copy
+
+
+def test_a_data_variable_naming_a_missing_folder_is_an_error_even_with_installed_data(tmp_path, capsys, monkeypatch):
+    home = installed_data_home(tmp_path / "home", monkeypatch)
+    shutil.copytree(DATA / "tau2" / "mock", home / "tau2" / "mock")
+    monkeypatch.setenv("TAU2_DATA_DIR", str(tmp_path / "typo"))
+    assert main(["prepare", "tau2", "--domain", "mock", "--split", "base", "--out", str(tmp_path / "o")]) == 2
+    err = _error(capsys, "prepare tau2")
+    assert f"TAU2_DATA_DIR='{tmp_path / 'typo'}' is not a folder" in err and not (tmp_path / "o").exists()
 
 
 def test_simulate_endpoint_errors_name_the_flag(tmp_path, capsys):

@@ -1,7 +1,8 @@
-"""The verl-rewards command: doctor (is the plugin active here?), demo, score (offline), prepare (datasets to verl
-parquet), simulate (tau2 or tau-bench normal mode against served models), eval (pass^k and tau2 statistics of verl
-dumps / tau2 results / tau-bench results), check (a main_ppo config, as a run's start-up would), smoke (verl's
-main_ppo on the CPU with a tiny model), export-sft (verl multi-turn SFT data from gold or successful runs)."""
+"""The verl-rewards command: doctor (is the plugin active here?), data (get the benchmarks' data files), demo, score
+(offline), prepare (datasets to verl parquet), simulate (tau2 or tau-bench normal mode against served models), eval
+(pass^k and tau2 statistics of verl dumps / tau2 results / tau-bench results), check (a main_ppo config, as a run's
+start-up would), smoke (verl's main_ppo on the CPU with a tiny model), export-sft (verl multi-turn SFT data from gold
+or successful runs)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from . import check as _check
+from .benchmark_data import command as _data
 from .commands import demo as _demo
 from .commands import doctor as _doctor
 from .commands import prepare as _prepare
@@ -25,7 +27,18 @@ from .gold import command as _export_sft
 __all__ = ["COMMANDS", "build_parser", "main"]
 
 #: every command, in the order ``--help`` lists them: a module with ``add_parser(subparsers)`` and ``run(args)``
-COMMANDS: tuple[ModuleType, ...] = (_doctor, _demo, _score, _prepare, _simulate, _eval, _check, _smoke, _export_sft)
+COMMANDS: tuple[ModuleType, ...] = (
+    _doctor,
+    _data,
+    _demo,
+    _score,
+    _prepare,
+    _simulate,
+    _eval,
+    _check,
+    _smoke,
+    _export_sft,
+)
 
 
 def build_parser() -> CliParser:

@@ -17,9 +17,10 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from verl_rewards.engine.data_dir import TAU2_DATA, TAU_BENCH_DATA
+
+from data_support import require_root
 from repo_paths import REPO
-from tau2_support import tau2_data_dir
-from tau_bench_support import tau_bench_data_dir
 from wandb_offline import history_rows
 
 pytestmark = [pytest.mark.slow, pytest.mark.smoke]
@@ -60,9 +61,7 @@ def toolrl_run(tmp_path_factory):
 @pytest.fixture(scope="module")
 def tau2_run(tmp_path_factory):
     """tau2 airline, normal mode, the scripted user."""
-    data = tau2_data_dir()
-    if data is None or not (data / "airline").is_dir():
-        pytest.skip("tau2 data not found (TAU2_DATA_DIR)")
+    data = require_root(TAU2_DATA, "airline")
     out = tmp_path_factory.mktemp("smoke") / "tau2"
     return _smoke(out, "tau2", "--domain", "airline", "--mode", "normal", "--user", "scripted", "--data-dir", str(data))
 
@@ -70,9 +69,7 @@ def tau2_run(tmp_path_factory):
 @pytest.fixture(scope="module")
 def tau_bench_run(tmp_path_factory):
     """tau-bench v1 retail, normal mode, the scripted user."""
-    data = tau_bench_data_dir()
-    if data is None or not (data / "retail").is_dir():
-        pytest.skip("tau-bench data not found (TAU_BENCH_DATA_DIR)")
+    data = require_root(TAU_BENCH_DATA, "retail")
     out = tmp_path_factory.mktemp("smoke") / "tau_bench"
     return _smoke(out, "tau_bench", "--domain", "retail", "--mode", "normal", "--data-dir", str(data))
 

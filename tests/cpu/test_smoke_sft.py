@@ -20,8 +20,10 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from verl_rewards.engine.data_dir import TAU2_DATA
+
+from data_support import require_root
 from repo_paths import REPO
-from tau2_support import tau2_data_dir
 
 pytestmark = [pytest.mark.slow, pytest.mark.smoke]
 
@@ -36,9 +38,7 @@ def _records(path: Path) -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory) -> dict[str, Any]:
-    data = tau2_data_dir()
-    if data is None:
-        pytest.skip("tau2 data not available")
+    data = require_root(TAU2_DATA, "mock")
     out = tmp_path_factory.mktemp("smoke") / "tau2-mock-solo-sft"
     env = {k: v for k, v in os.environ.items() if k not in _DROPPED}
     env["VERL_REWARDS_SMOKE_QUIET"] = "1"

@@ -12,23 +12,47 @@ import pytest
 
 from verl_rewards.engine import conversation as engine_conversation
 from verl_rewards.engine.conversation import Conversation, Reply
-from verl_rewards.engine.data_dir import choose_data_dir, resolve_data_dir, row_data_dir
+from verl_rewards.engine.data_dir import BenchmarkData, choose_data_dir, resolve_data_dir, row_data_dir
 from verl_rewards.engine.errors import DataNotFoundError, EngineError
 from verl_rewards.engine.rules import GREETING, STOP_TOKEN, STOP_TOKENS, TAU2, TAU_BENCH, RuleSet
 from verl_rewards.engine.termination import SCORED_STOPS, TAU2_REASONS, TerminationReason
 from verl_rewards.engine.users import ScriptedUser
 
+from data_support import installed_data_home
+
 # ---------------------------------------------------------------------------------------------- data dirs
 
 
-def test_data_dir_precedence_is_explicit_then_environment_then_row(monkeypatch):
-    monkeypatch.setenv("X_DATA_DIR", "/from/env")
-    assert choose_data_dir("/explicit", "X_DATA_DIR", "/row") == "/explicit"
-    assert choose_data_dir(None, "X_DATA_DIR", "/row") == "/from/env"
-    assert choose_data_dir("", "X_DATA_DIR", "/row") == "/from/env"
+X = BenchmarkData("x", "X_DATA_DIR", "x")
+
+
+def test_data_dir_precedence_is_explicit_then_environment_then_row_then_installed(tmp_path, monkeypatch):
+    home = installed_data_home(tmp_path / "home", monkeypatch)
+    env = tmp_path / "env"
+    env.mkdir()
+    monkeypatch.setenv("X_DATA_DIR", str(env))
+    assert choose_data_dir("/explicit", X, "/row") == "/explicit"
+    assert choose_data_dir(None, X, "/row") == str(env)
+    assert choose_data_dir("", X, "/row") == str(env)
     monkeypatch.delenv("X_DATA_DIR")
-    assert choose_data_dir(None, "X_DATA_DIR", "/row") == "/row"
-    assert choose_data_dir(None, "X_DATA_DIR") is None
+    assert choose_data_dir(None, X, "/row") == "/row"
+    assert choose_data_dir(None, X) is None  # nothing installed yet
+    (home / "x").mkdir(parents=True)
+    assert X.installed() == home / "x"
+    assert choose_data_dir(None, X) == str(home / "x")
+    assert choose_data_dir(None, X, "/row") == "/row"
+
+
+def test_a_variable_naming_a_missing_folder_is_an_error_not_a_fallback(tmp_path, monkeypatch):
+    home = installed_data_home(tmp_path / "home", monkeypatch)
+    (home / "x" / "retail").mkdir(parents=True)
+    (home / "x" / "retail" / "db.json").write_text("{}")
+    monkeypatch.setenv("X_DATA_DIR", str(tmp_path / "typo"))
+    with pytest.raises(DataNotFoundError, match=r"X_DATA_DIR='.*typo' is not a folder.*`verl-rewards data get x`"):
+        choose_data_dir(None, X, "/row")
+    with pytest.raises(DataNotFoundError, match="is not a folder"):
+        resolve_data_dir("retail", None, {"db": "db.json"}, data=X)
+    assert choose_data_dir("/explicit", X) == "/explicit"  # an explicit folder wins before the variable is read
 
 
 def test_a_rows_data_dir_is_its_own_then_any_tools_create_kwargs():
@@ -39,21 +63,25 @@ def test_a_rows_data_dir_is_its_own_then_any_tools_create_kwargs():
     assert row_data_dir({"tools_kwargs": {"a": "not a mapping"}}, "not a mapping") is None
 
 
-def test_resolve_data_dir_takes_a_root_or_the_domain_folder(tmp_path, monkeypatch):
+def test_resolve_data_dir_takes_a_root_or_the_domain_folder_then_the_installed_one(tmp_path, monkeypatch):
+    home = installed_data_home(tmp_path / "home", monkeypatch)
     (tmp_path / "retail").mkdir()
     (tmp_path / "retail" / "db.json").write_text("{}")
     files = {"db": "db.json"}
-    assert resolve_data_dir("retail", tmp_path, files, env_var="X_DATA_DIR", label="x") == (tmp_path / "retail")
-    assert resolve_data_dir("other", tmp_path / "retail", files, env_var="X_DATA_DIR", label="x") == (
-        tmp_path / "retail"
-    )
+    assert resolve_data_dir("retail", tmp_path, files, data=X) == (tmp_path / "retail")
+    assert resolve_data_dir("other", tmp_path / "retail", files, data=X) == (tmp_path / "retail")
     monkeypatch.setenv("X_DATA_DIR", str(tmp_path))
-    assert resolve_data_dir("retail", None, files, env_var="X_DATA_DIR", label="x") == tmp_path / "retail"
+    assert resolve_data_dir("retail", None, files, data=X) == tmp_path / "retail"
     monkeypatch.delenv("X_DATA_DIR")
-    with pytest.raises(DataNotFoundError, match="pass data_dir= or set X_DATA_DIR"):
-        resolve_data_dir("retail", None, files, env_var="X_DATA_DIR", label="x")
+    with pytest.raises(DataNotFoundError, match="run `verl-rewards data get x`.*pass data_dir= or set X_DATA_DIR"):
+        resolve_data_dir("retail", None, files, data=X)
     with pytest.raises(EngineError, match="x data for domain 'nope' not found"):
-        resolve_data_dir("nope", tmp_path, files, env_var="X_DATA_DIR", label="x")
+        resolve_data_dir("nope", tmp_path, files, data=X)
+    (home / "x" / "retail").mkdir(parents=True)
+    (home / "x" / "retail" / "db.json").write_text("{}")
+    assert resolve_data_dir("retail", None, files, data=X) == home / "x" / "retail"
+    with pytest.raises(EngineError, match="not found in the installed data folder .*: run `verl-rewards data get x`"):
+        resolve_data_dir("airline", None, files, data=X)
 
 
 # ---------------------------------------------------------------------------------------------- reasons

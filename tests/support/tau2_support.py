@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -12,26 +11,21 @@ from typing import Any
 import pytest
 
 from verl_rewards.batching import padded_batch
+from verl_rewards.engine.data_dir import TAU2_DATA
 
-from repo_paths import DATA, REPO
+from data_support import data_root, missing_reason
+from repo_paths import DATA
 from verl_support import compose_verl_config
 
-_SKIP = (
-    "tau2 data not found: set TAU2_DATA_DIR to the folder holding <domain>/db.json "
-    "(or place it at <repo>/../shared/data/tau2)"
-)
+_SKIP = missing_reason(TAU2_DATA)
 
 
 VENDORED = DATA / "tau2"  # the mock domain ships with the tests
 
 
 def tau2_data_dir() -> Path | None:
-    """TAU2_DATA_DIR, else <repo>/../shared/data/tau2, else None."""
-    env = os.environ.get("TAU2_DATA_DIR")
-    if env and Path(env).is_dir():
-        return Path(env)
-    shared = REPO.parent / "shared" / "data" / "tau2"
-    return shared if shared.is_dir() else None
+    """The tau2 data folder by the package's rule (``TAU2_DATA_DIR``, else the installed one), else None."""
+    return data_root(TAU2_DATA)
 
 
 def require_data(domain: str = "mock") -> Path:

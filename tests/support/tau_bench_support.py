@@ -2,43 +2,43 @@
 
 from __future__ import annotations
 
+import functools
 import json
-import os
 from pathlib import Path
 from typing import Any
 
-import pytest
+from verl_rewards.engine.data_dir import TAU_BENCH_DATA
 
-from repo_paths import REPO
+from data_support import data_root, missing_reason, require_root
+from repo_paths import DATA
 
-_SKIP = (
-    "tau-bench data not found: set TAU_BENCH_DATA_DIR to the folder holding retail/ and airline/ "
-    "(or place it at <repo>/../shared/data/tau_bench)"
-)
+REFERENCE = DATA / "reference"
+
+_SKIP = missing_reason(TAU_BENCH_DATA)
 
 
 def tau_bench_data_dir() -> Path | None:
-    """TAU_BENCH_DATA_DIR, else <repo>/../shared/data/tau_bench, else None."""
-    env = os.environ.get("TAU_BENCH_DATA_DIR")
-    if env and Path(env).is_dir():
-        return Path(env)
-    shared = REPO.parent / "shared" / "data" / "tau_bench"
-    return shared if shared.is_dir() else None
+    """The tau-bench data folder by the package's rule (``TAU_BENCH_DATA_DIR``, else the installed one), else None."""
+    return data_root(TAU_BENCH_DATA)
 
 
 def require_domain(name: str):
     """The loaded tau-bench domain, or skip with a clear message."""
-    root = tau_bench_data_dir()
-    if root is None or not (root / name).is_dir():
-        pytest.skip(_SKIP + f" [domain {name}]")
+    root = require_root(TAU_BENCH_DATA, name)
     from verl_rewards.tau_bench import load_domain
 
     return load_domain(name, root)
 
 
 def gold_hashes(domain) -> dict[str, Any]:
-    """tau-bench's own ``gold_data_hashes.json`` of the domain."""
-    return json.loads((domain.data_dir / "gold_data_hashes.json").read_text())
+    """tau-bench's own hashes of the domain's initial and gold states (``initial_data_hash``, ``gold_<split>``),
+    recorded from its code (``tests/data/reference/README.md``)."""
+    return _GOLD_HASHES()[domain.name]
+
+
+@functools.cache
+def _GOLD_HASHES() -> dict[str, Any]:
+    return json.loads((REFERENCE / "tau_bench_gold_hashes.json").read_text(encoding="utf-8"))
 
 
 def call_message(name: str, args: dict[str, Any], cid: str, content: str | None = None) -> dict[str, Any]:

@@ -12,22 +12,20 @@ from typing import Any
 
 import pytest
 
+from verl_rewards.engine.data_dir import TAU2_DATA
 from verl_rewards.engine.state import BaseDB, DBState, canonical_json, dict_hash
 from verl_rewards.engine.toolkit import Record, serialise_result
 from verl_rewards.tau2.domains import airline
 from verl_rewards.tau2.domains.airline import AgentTools, normalize_db
 from verl_rewards.tau2.domains.common import MAX_EXPRESSION_LENGTH
 
+from data_support import missing_reason
 from tau2_support import tau2_data_dir, toolkit_fixtures
 
 _ROOT = tau2_data_dir()
 DATA = (_ROOT or Path("/nonexistent")) / "airline"
 if not (DATA / "db.json").is_file():
-    pytest.skip(
-        "tau2 airline data not found: set TAU2_DATA_DIR to the folder holding airline/db.json "
-        "(or place it at <repo>/../shared/data/tau2)",
-        allow_module_level=True,
-    )
+    pytest.skip(missing_reason(TAU2_DATA, "domain airline"), allow_module_level=True)
 
 INITIAL_HASH = "124e39a664b56402bcd09cb8a6a9cece6acb8462337c969799d5658e3250f263"
 GOLD_FINAL_HASHES = {

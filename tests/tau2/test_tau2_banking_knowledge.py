@@ -344,10 +344,7 @@ def test_package_ships_no_banking_data() -> None:
 
 def test_tool_schemas_are_tau2_s_own_per_configuration(root: Path) -> None:
     """The schemas a model is shown equal tau2's rendering (``Tool.openai_schema``) in tau2's order."""
-    defs_path = root / "banking_knowledge_tool_defs.json"
-    if not defs_path.is_file():
-        pytest.skip(f"{defs_path} (tau2's rendered tool definitions) not found")
-    defs = json.loads(defs_path.read_text(encoding="utf-8"))
+    defs = json.loads((DATA / "reference" / "tau2_banking_tool_defs.json").read_text(encoding="utf-8"))
     for config in retrieval.CONFIGS:
         if config not in defs["agent_tools_by_config"]:
             continue

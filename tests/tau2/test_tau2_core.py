@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import shutil
 
 import pytest
 
@@ -26,6 +27,7 @@ from verl_rewards.tau2.errors import (
 )
 from verl_rewards.tau2.tasks import parse_splits, parse_tasks
 
+from data_support import installed_data_home
 from tau2_support import call, mock_dir, mock_task, require_data, require_domain, say, synthetic_mock, tool
 
 MOCK_AGENT_HASH = "107f83a70b7bf4f616e283b0b0b8451346fe7681173398d4498a1ec15c5fdfc6"
@@ -129,7 +131,7 @@ def test_deep_merge_addict_semantics():
 
 
 # ------------------------------------------------------------------------------------- loading domains
-def test_load_domain_cache_and_data_dir_resolution(monkeypatch):
+def test_load_domain_cache_and_data_dir_resolution(monkeypatch, tmp_path):
     root = require_data("mock")
     a = load_domain("mock", root)
     assert load_domain("mock", str(root)) is a
@@ -137,8 +139,11 @@ def test_load_domain_cache_and_data_dir_resolution(monkeypatch):
     monkeypatch.setenv("TAU2_DATA_DIR", str(root))
     assert load_domain("mock") is a
     monkeypatch.delenv("TAU2_DATA_DIR")
-    with pytest.raises(DataNotFoundError, match="TAU2_DATA_DIR"):
-        load_domain("mock")
+    home = installed_data_home(tmp_path, monkeypatch)
+    with pytest.raises(DataNotFoundError, match="verl-rewards data get tau2.*TAU2_DATA_DIR"):
+        load_domain("mock")  # nothing installed
+    shutil.copytree(root / "mock", home / "tau2" / "mock")
+    assert load_domain("mock").data_dir == home / "tau2" / "mock"  # the installed folder, last
     with pytest.raises(DataNotFoundError):
         load_domain("mock", root / "does-not-exist")
 

@@ -14,22 +14,20 @@ from typing import Any, get_type_hints
 
 import pytest
 
+from verl_rewards.engine.data_dir import TAU2_DATA
 from verl_rewards.engine.state import BaseDB, DBState, canonical_json, dict_hash
 from verl_rewards.engine.toolkit import Record, ToolError, serialise_result
 from verl_rewards.tau2.domains import retail
 from verl_rewards.tau2.domains.common import TRANSFER_MESSAGE
 from verl_rewards.tau2.domains.retail import AgentTools, normalize_db
 
+from data_support import missing_reason
 from tau2_support import tau2_data_dir, toolkit_fixtures
 
 _ROOT = tau2_data_dir()
 DATA = (_ROOT or Path("/nonexistent")) / "retail"
 if not (DATA / "db.json").is_file():
-    pytest.skip(
-        "tau2 retail data not found: set TAU2_DATA_DIR to the folder holding retail/db.json "
-        "(or place it at <repo>/../shared/data/tau2)",
-        allow_module_level=True,
-    )
+    pytest.skip(missing_reason(TAU2_DATA, "domain retail"), allow_module_level=True)
 
 INITIAL_HASH = "b25c9cb211f5efcaee5dd646054a73c4a9f43f4f5acc32c10713cd9f9ac20e9c"
 TAU_BENCH_INITIAL_HASH = "5a4b2cb59f4d12dea7e4adff24a7f8fada510ead49372ea4a729a82bbb5f49b5"

@@ -44,7 +44,11 @@ def _add_toolrl(datasets: Any) -> None:
 def _add_tau2(datasets: Any) -> None:
     about = "tau2 tasks -> verl parquet + tool config for the tool agent loop"
     p = datasets.add_parser("tau2", help=about, description=about)
-    p.add_argument("--data-dir", default=None, help="tau2-bench's data/tau2/domains (default: $TAU2_DATA_DIR)")
+    p.add_argument(
+        "--data-dir",
+        default=None,
+        help="tau2-bench's data/tau2/domains (default: $TAU2_DATA_DIR, else the installed data)",
+    )
     p.add_argument(
         "--domain",
         required=True,
@@ -86,7 +90,11 @@ def _add_tau2(datasets: Any) -> None:
 def _add_tau_bench(datasets: Any) -> None:
     about = "tau-bench (v1) tasks -> verl parquet + tool config"
     p = datasets.add_parser("tau_bench", help=about, description=about)
-    p.add_argument("--data-dir", default=None, help="holds retail/ and airline/ (default: $TAU_BENCH_DATA_DIR)")
+    p.add_argument(
+        "--data-dir",
+        default=None,
+        help="holds retail/ and airline/ (default: $TAU_BENCH_DATA_DIR, else the installed data)",
+    )
     p.add_argument(
         "--domain",
         required=True,

@@ -95,7 +95,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "--data-dir",
         default=None,
         help="tau2: tau2-bench's data/tau2/domains (default: $TAU2_DATA_DIR); tau-bench: the folder holding "
-        "retail/ and airline/ (default: $TAU_BENCH_DATA_DIR)",
+        "retail/ and airline/ (default: $TAU_BENCH_DATA_DIR); else the installed data (verl-rewards data get)",
     )
     p.add_argument(
         "--task-ids",

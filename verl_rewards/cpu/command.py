@@ -118,7 +118,9 @@ def _add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--n", type=int, default=2, help="rollouts per prompt (default 2)")
     p.add_argument("--val-rows", type=int, default=2, help="validation prompts (default 2)")
     p.add_argument(
-        "--data-dir", default=None, help="tau2 / tau-bench data (default $TAU2_DATA_DIR / $TAU_BENCH_DATA_DIR)"
+        "--data-dir",
+        default=None,
+        help="tau2 / tau-bench data (default $TAU2_DATA_DIR / $TAU_BENCH_DATA_DIR, else the installed data)",
     )
     p.add_argument(
         "--out", default=None, help="output folder (default ./smoke/<EXPERIMENT_NAME or family-domain-mode>-<time>)"

@@ -46,7 +46,7 @@ from verl.tools.schemas import (
     ToolResponse,
 )
 
-from .data_dir import choose_data_dir
+from .data_dir import BenchmarkData, choose_data_dir
 from .environment import Environment
 from .steps import Progress, StepRecorder
 from .termination import TerminationReason
@@ -339,14 +339,14 @@ class EpisodeTool(BaseTool):
 
     Per-row ``create_kwargs`` (``tools_kwargs.<tool>.create_kwargs`` of the dataset) give ``task_id``, ``domain``
     and ``data_dir``. The data folder is the tool config's ``data_dir``, else the benchmark's environment variable
-    (:attr:`data_dir_env`), else the row's (:mod:`verl_rewards.engine.data_dir`). A benchmark's tool sets
-    :attr:`label` and :attr:`data_dir_env` and opens its sessions (:meth:`open_session`).
+    (:attr:`benchmark_data`), else the row's, else the installed folder (:mod:`verl_rewards.engine.data_dir`). A
+    benchmark's tool sets :attr:`label` and :attr:`benchmark_data` and opens its sessions (:meth:`open_session`).
     """
 
     label = "episode"
     """The benchmark's name in messages (``"tau2"``, ``"tau-bench"``)."""
-    data_dir_env = ""
-    """The environment variable naming the benchmark's data folder."""
+    benchmark_data: BenchmarkData
+    """The benchmark's data (its environment variable and installed folder)."""
 
     def __init__(self, config: dict, tool_schema: OpenAIFunctionToolSchema | None = None):
         self.config = dict(config or {})
@@ -391,7 +391,7 @@ class EpisodeTool(BaseTool):
         return found
 
     def _data_dir(self, create: Mapping[str, Any]) -> str | None:
-        return choose_data_dir(self.config.get("data_dir"), self.data_dir_env, create.get("data_dir"))
+        return choose_data_dir(self.config.get("data_dir"), self.benchmark_data, create.get("data_dir"))
 
     def _session(self, instance_id: str, agent_data: Any) -> EpisodeSession:
         return SESSIONS.open(

@@ -30,7 +30,11 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         default=None,
         help="tau2: solo | normal (default as `prepare tau2`); tau_bench: normal (default) | instruction",
     )
-    gold.add_argument("--data-dir", default=None, help="data folder (else TAU2_DATA_DIR / TAU_BENCH_DATA_DIR)")
+    gold.add_argument(
+        "--data-dir",
+        default=None,
+        help="data folder (else TAU2_DATA_DIR / TAU_BENCH_DATA_DIR, else the installed data)",
+    )
     gold.add_argument("--user-base-url", default=None, help="normal mode: an OpenAI-compatible user model endpoint")
     gold.add_argument("--user-model", default=None, help="normal mode: the user model's name (with --user-base-url)")
     gold.add_argument(
@@ -64,7 +68,11 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="export tasks of a held-out split (tau2 test, tau-bench test/dev) into the training file anyway",
     )
     res.add_argument("--benchmark", default=None, help="expected source: tau2, tau_bench or e.g. tau2/airline")
-    res.add_argument("--data-dir", default=None, help="data folder (else TAU2_DATA_DIR / TAU_BENCH_DATA_DIR)")
+    res.add_argument(
+        "--data-dir",
+        default=None,
+        help="data folder (else TAU2_DATA_DIR / TAU_BENCH_DATA_DIR, else the installed data)",
+    )
     res.add_argument("--out", required=True, help="output folder: <out>/train.parquet")
     res.add_argument("--force", action="store_true", help="replace an existing export")
     return p

@@ -7,10 +7,11 @@ arrays and structs carry every other row's keys as ``None``; :func:`plain` turns
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from ..engine.data_dir import BENCHMARKS, choose_data_dir, row_data_dir
 
 TOOLRL = "toolrl"
 TAU2 = "tau2"
@@ -61,19 +62,10 @@ def family_of(data_source: str) -> str:
     )
 
 
-def _row_data_dir(extra: Mapping[str, Any]) -> str | None:
-    if extra.get("data_dir"):
-        return str(extra["data_dir"])
-    for entry in (extra.get("tools_kwargs") or {}).values():  # prepare: extra_info.tools_kwargs
-        create = entry.get("create_kwargs") if isinstance(entry, Mapping) else None
-        if isinstance(create, Mapping) and create.get("data_dir"):
-            return str(create["data_dir"])
-    return None
-
-
 def row_info(row: Mapping[str, Any], data_dir: str | None = None) -> RowInfo:
-    """Read ``row`` (see the module doc). ``data_dir`` wins over the family's environment variable, which wins over
-    the path ``prepare`` recorded in the row (the order the tools use at training time)."""
+    """Read ``row`` (see the module doc). Its data folder is chosen by the one rule the tools use at training time
+    (:mod:`verl_rewards.engine.data_dir`): ``data_dir``, the family's environment variable, the path ``prepare``
+    recorded in the row, the installed folder."""
     row = plain(row)
     source = str(row.get("data_source") or "")
     family = family_of(source)
@@ -91,9 +83,8 @@ def row_info(row: Mapping[str, Any], data_dir: str | None = None) -> RowInfo:
         task_id = ground_truth.get("task_id")
     if task_id is None:
         raise GoldError(f"{source} row without extra_info.task_id (verl-rewards prepare writes it)")
-    env_name = "TAU2_DATA_DIR" if family == TAU2 else "TAU_BENCH_DATA_DIR"
     tools = {"tools_kwargs": row.get("tools_kwargs") or {}}  # verl's agent-loop kwargs carry it at the top
-    root = data_dir or os.environ.get(env_name) or _row_data_dir(extra) or _row_data_dir(tools)
+    root = choose_data_dir(data_dir, BENCHMARKS[family], row_data_dir(extra, tools))
     if family == TAU2:
         mode = str(extra.get("mode") or ("solo" if extra.get("solo_mode") else "normal"))
     else:

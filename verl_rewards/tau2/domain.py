@@ -5,9 +5,9 @@ What a domain is made of (data file names, toolkits, normalisers, hooks) is its
 module reads the domain spec's files into a :class:`Domain` and builds
 :class:`~verl_rewards.engine.environment.Environment` objects from its toolkits over copy-on-write DB states.
 
-The data directory is the ``data_dir`` argument, else the ``TAU2_DATA_DIR`` environment variable
-(:mod:`verl_rewards.engine.data_dir`). It holds one folder per domain (``<dir>/mock/db.json``); a directory that
-directly holds the domain's files is accepted too.
+The data directory is the ``data_dir`` argument, else the ``TAU2_DATA_DIR`` environment variable, else the folder
+``verl-rewards data get tau2`` installs (:mod:`verl_rewards.engine.data_dir`). It holds one folder per domain
+(``<dir>/mock/db.json``); a directory that directly holds the domain's files is accepted too.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..engine import data_dir as engine_data_dir
+from ..engine.data_dir import TAU2_DATA
 from ..engine.environment import Environment
 from ..engine.state import BaseDB, DBState
 from ..engine.toolkit import ToolSpec
@@ -32,7 +33,7 @@ from .tasks import Task, load_splits, load_tasks, read_json
 
 logger = logging.getLogger(__name__)
 
-DATA_DIR_ENV = "TAU2_DATA_DIR"
+DATA_DIR_ENV = TAU2_DATA.env_var
 
 _cache: dict[tuple[str, str, str], Domain] = {}
 _cache_lock = threading.Lock()
@@ -54,17 +55,10 @@ def deep_merge(base: Any, patch: Any) -> Any:
     return out
 
 
-def resolve_data_dir(
-    name: str,
-    data_dir: str | os.PathLike[str] | None,
-    files: Mapping[str, str],
-    *,
-    env_var: str = DATA_DIR_ENV,
-    label: str = "tau2",
-) -> Path:
-    """The folder holding ``name``'s tau2 data files (:func:`verl_rewards.engine.data_dir.resolve_data_dir` with
-    tau2's variable); ``files["db"]`` marks a domain folder."""
-    return engine_data_dir.resolve_data_dir(name, data_dir, files, env_var=env_var, label=label)
+def resolve_data_dir(name: str, data_dir: str | os.PathLike[str] | None, files: Mapping[str, str]) -> Path:
+    """The folder holding ``name``'s tau2 data files (:func:`verl_rewards.engine.data_dir.resolve_data_dir` for
+    tau2); ``files["db"]`` marks a domain folder."""
+    return engine_data_dir.resolve_data_dir(name, data_dir, files, data=TAU2_DATA)
 
 
 def _read_db(path: Path, normalize: Any) -> Any:

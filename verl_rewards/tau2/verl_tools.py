@@ -45,6 +45,7 @@ from typing import Any
 from verl.tools.schemas import OpenAIFunctionToolSchema
 
 from ..deprecation import moved
+from ..engine.data_dir import TAU2_DATA
 from ..engine.environment import Environment
 from ..engine.steps import Progress
 from ..engine.termination import TerminationReason
@@ -57,7 +58,7 @@ from ..engine.verl_tools import (
     not_run_with_stop,
 )
 from .data import DONE_TOOL, done_schema
-from .domain import DATA_DIR_ENV, Domain, load_domain
+from .domain import Domain, load_domain
 from .evaluators.action import compare_action
 from .registry import domain_spec
 from .tasks import Action, Task
@@ -129,7 +130,7 @@ class Tau2Tool(EpisodeTool):
     """
 
     label = "tau2"
-    data_dir_env = DATA_DIR_ENV
+    benchmark_data = TAU2_DATA
 
     def _default_schema(self) -> OpenAIFunctionToolSchema:
         name, domain = self.config.get("name"), self.config.get("domain")

@@ -21,8 +21,8 @@ from typing import Any
 
 from ..engine.agent_loop import ConversationAgentLoop, settings_of
 from ..engine.conversation import Conversation
-from ..engine.data_dir import choose_data_dir, row_data_dir
-from .domain import DATA_DIR_ENV, TauBenchDomain, load_domain
+from ..engine.data_dir import TAU_BENCH_DATA, choose_data_dir, row_data_dir
+from .domain import TauBenchDomain, load_domain
 from .normal import AGENT_LOOP_NAME, TauBenchNormalSettings, default_script, open_conversation
 from .verl_tools import progress
 
@@ -40,7 +40,7 @@ class TauBenchAgentLoop(ConversationAgentLoop):
         extra = self._row.get("extra_info") or {}
         name = extra.get("domain") or str(self._row.get("data_source", "")).removeprefix("tau_bench/")
         return load_domain(
-            str(name), choose_data_dir(self.settings.data_dir, DATA_DIR_ENV, row_data_dir(self._row, extra))
+            str(name), choose_data_dir(self.settings.data_dir, TAU_BENCH_DATA, row_data_dir(self._row, extra))
         )
 
     def _open(self) -> Conversation:

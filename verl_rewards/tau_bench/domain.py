@@ -3,10 +3,11 @@
 A domain folder holds tau-bench's files as shipped: the three data JSON files (retail ``orders``, ``products``,
 ``users``; airline ``flights``, ``reservations``, ``users``), ``wiki.md`` (the agent's system prompt),
 ``tasks_<split>.json`` (tau-bench's ``Task`` objects, ``{user_id, actions: [{name, kwargs}], instruction,
-outputs}``, list index = task index), ``tools_info.json`` (the ``tools=`` list tau-bench gives the agent) and,
-optionally, ``gold_data_hashes.json`` (tau-bench's own hashes, used by the tests).
+outputs}``, list index = task index) and ``tools_info.json`` (the ``tools=`` list tau-bench gives the agent); the
+last two are made from tau-bench's Python files by ``verl-rewards data get tau_bench``.
 
-The data directory is the ``data_dir`` argument, else ``TAU_BENCH_DATA_DIR`` (:mod:`verl_rewards.engine.data_dir`):
+The data directory is the ``data_dir`` argument, else ``TAU_BENCH_DATA_DIR``, else the installed folder
+(:mod:`verl_rewards.engine.data_dir`):
 a folder holding ``retail/`` and ``airline/``, or a domain folder itself. Task ids are ``"<split>/<index>"``
 (``"train/0"``), the index as tau-bench numbers tasks. Splits: retail ``train`` (500), ``test`` (115), ``dev`` (20);
 airline ``test`` (50).
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..engine.data_dir import resolve_data_dir
+from ..engine.data_dir import TAU_BENCH_DATA, resolve_data_dir
 from ..engine.errors import DataFileError, DataNotFoundError, TaskValidationError, UnknownDomainError
 from ..engine.state import BaseDB, DBState
 from . import airline, retail
@@ -29,7 +30,7 @@ from .domain_spec import TauBenchDomainSpec
 from .environment import RESPOND_ACTION, TERMINATE_TOOLS, TauBenchEnvironment, UserReply
 from .hashing import TUPLE_CODEC
 
-DATA_DIR_ENV = "TAU_BENCH_DATA_DIR"
+DATA_DIR_ENV = TAU_BENCH_DATA.env_var
 DOMAINS: dict[str, TauBenchDomainSpec] = {spec.name: spec for spec in (retail.SPEC, airline.SPEC)}
 """The v1 domains by name: each domain module's spec."""
 SPLITS = ("train", "test", "dev")
@@ -130,7 +131,7 @@ class TauBenchDomain:
         spec = _spec(name)
         self.name = name
         self.spec = spec
-        self.data_dir = resolve_data_dir(name, data_dir, {"db": spec.db_file}, env_var=DATA_DIR_ENV, label="tau-bench")
+        self.data_dir = resolve_data_dir(name, data_dir, {"db": spec.db_file}, data=TAU_BENCH_DATA)
         data = {part: _read_json(self.data_dir / f"{part}.json") for part in spec.data_files}
         for part, value in data.items():
             if not isinstance(value, dict):
@@ -236,7 +237,7 @@ class TauBenchDomain:
 
 def load_domain(name: str, data_dir: str | os.PathLike[str] | None = None) -> TauBenchDomain:
     """Load (once per name and data folder, then cached) the tau-bench v1 domain ``retail`` or ``airline``."""
-    folder = resolve_data_dir(name, data_dir, {"db": _spec(name).db_file}, env_var=DATA_DIR_ENV, label="tau-bench")
+    folder = resolve_data_dir(name, data_dir, {"db": _spec(name).db_file}, data=TAU_BENCH_DATA)
     key = (name, str(folder))
     with _cache_lock:
         hit = _cache.get(key)

@@ -23,10 +23,11 @@ from typing import Any
 
 from verl.tools.schemas import OpenAIFunctionToolSchema
 
+from ..engine.data_dir import TAU_BENCH_DATA
 from ..engine.steps import Progress
 from ..engine.termination import TerminationReason
 from ..engine.verl_tools import EpisodeSession, EpisodeTool
-from .domain import DATA_DIR_ENV, DOMAINS, TauBenchDomain, load_domain
+from .domain import DOMAINS, TauBenchDomain, load_domain
 from .hashing import TUPLE_CODEC
 
 
@@ -64,7 +65,7 @@ class TauBenchTool(EpisodeTool):
     """
 
     label = "tau-bench"
-    data_dir_env = DATA_DIR_ENV
+    benchmark_data = TAU_BENCH_DATA
 
     def _default_schema(self) -> OpenAIFunctionToolSchema:
         raise ValueError("a tau-bench tool needs its schema: config.openai_schema (prepare writes it) or tool_schema")

@@ -53,11 +53,11 @@ from ...deprecation import moved
 from ...engine.agent_loop import ConversationAgentLoop
 from ...engine.agent_loop import settings_of as engine_settings_of
 from ...engine.conversation import AGENT_MESSAGE_ERRORS, Conversation
-from ...engine.data_dir import choose_data_dir, row_data_dir
+from ...engine.data_dir import TAU2_DATA, choose_data_dir, row_data_dir
 from ...engine.rules import DEFAULT_MAX_ERRORS, DEFAULT_MAX_STEPS
 from ...engine.termination import TerminationReason
 from ...engine.users import UserConfig, positive_setting, user_settings
-from ..domain import DATA_DIR_ENV, Domain, load_domain
+from ..domain import Domain, load_domain
 from ..verl_tools import progress
 from . import AGENT_LOOP_NAME
 from .prompts import user_scenario_text, user_system_prompt, user_tool_schemas
@@ -122,7 +122,7 @@ class Tau2AgentLoop(ConversationAgentLoop):
     def _domain(self) -> Domain:
         extra = self._row.get("extra_info") or {}
         name = extra.get("domain") or str(self._row.get("data_source", "")).removeprefix("tau2/")
-        data_dir = choose_data_dir(self.settings.data_dir, DATA_DIR_ENV, row_data_dir(extra, self._row))
+        data_dir = choose_data_dir(self.settings.data_dir, TAU2_DATA, row_data_dir(extra, self._row))
         return load_domain(str(name), data_dir, **dict(extra.get("domain_options") or {}))
 
     def _open(self) -> Conversation:
