@@ -19,6 +19,7 @@ PACKAGE = REPO / "verl_rewards"
 ALLOWED = {
     "coerce": set(),
     "files": set(),
+    "json_files": set(),
     "contribution": {"coerce"},
     "scoring": {"contribution", "coerce"},
     "rewards": {"scoring", "coerce", "files", "contribution"},

@@ -76,7 +76,7 @@ def test_malformed_line_is_reported_with_its_number(tmp_path):
     rollouts.write_text('{"response": "a"}\n{not json\n')
     proc = _run(str(rollouts), "--reward", "t_int", "--module", LAYER, cwd=str(tmp_path))
     assert proc.returncode == 2
-    assert "line 2: invalid JSON" in proc.stderr
+    assert ":2: not valid JSON" in proc.stderr
 
 
 # ------------------------------------------------------------------------------- input limits and errors
@@ -116,7 +116,7 @@ def test_line_over_the_cap_is_rejected_while_read_with_bounded_memory(tmp_path, 
     _write_big_line(path, 20 * cap)  # a 40 MB line
     tracemalloc.start()
     try:
-        with pytest.raises(offline.OfflineInputError, match="line 1: longer than"):
+        with pytest.raises(offline.OfflineInputError, match=":1: longer than"):
             offline.read_rollouts(str(path))
         _, peak = tracemalloc.get_traced_memory()
     finally:
@@ -133,7 +133,7 @@ def test_line_of_exactly_the_cap_is_read_and_one_more_byte_is_not(tmp_path, monk
     path.write_bytes(head + b"x" * (100_000 - len(head) - len(tail)) + tail + b"\n")
     assert len(offline.read_rollouts(str(path))[0].response_text) == 100_000 - 16
     path.write_bytes(head + b"x" * (100_001 - len(head) - len(tail)) + tail)  # no final newline either
-    with pytest.raises(offline.OfflineInputError, match="line 1: longer than"):
+    with pytest.raises(offline.OfflineInputError, match=":1: longer than"):
         offline.read_rollouts(str(path))
 
 
@@ -142,7 +142,7 @@ def test_non_utf8_line_is_a_one_line_error_naming_file_and_line(tmp_path, capsys
     rollouts.write_bytes(b'{"response": "a"}\n{"response": "caf\xe9"}\n')
     code, _, err = _score_in_process(capsys, str(rollouts), "--reward", "qa_em", "--hist", "")
     assert code == 2
-    assert "latin1.jsonl: line 2: not valid UTF-8" in _error_line(err)
+    assert "latin1.jsonl:2: not valid UTF-8" in _error_line(err)
 
 
 def test_deeply_nested_json_line_is_malformed_input(tmp_path, capsys):
@@ -150,7 +150,7 @@ def test_deeply_nested_json_line_is_malformed_input(tmp_path, capsys):
     rollouts.write_text('{"response": "a"}\n{"response": "b"}\n{"response": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
     code, _, err = _score_in_process(capsys, str(rollouts), "--reward", "qa_em", "--hist", "")
     assert code == 2
-    assert "deep.jsonl: line 3: invalid JSON (nested too deeply)" in _error_line(err)
+    assert "deep.jsonl:3: not valid JSON (nested too deeply)" in _error_line(err)
 
 
 # ------------------------------------------------------------------------------------------- outputs

@@ -10,9 +10,9 @@ Input is UTF-8 JSONL in one of two formats (auto-detected per line):
 * **plain** — ``{"response" (or "final_response"), "ground_truth", "data_source", "prompt", "extra_info",
   "step", "prev_step_dict", "cur_step_dict", ...}``; any other key is a task field rewards can ask for.
 
-A line longer than :data:`MAX_LINE_BYTES` is an error, found while reading it (never more than the cap plus a
-read buffer is held for one line); so are a line that is not UTF-8 or not a JSON object (including JSON nested
-too deeply to parse). Errors name the file and the line.
+The file is read as every command reads JSON lines (:mod:`verl_rewards.json_files`): a line longer than
+:data:`MAX_LINE_BYTES` is an error found while reading it, so are a line that is not UTF-8 or not a JSON object;
+errors name the file and the line (``rollouts.jsonl:3: ...``).
 
 The rows go through the same scoring core as training (inputs by name, timeout, fallback, contribution),
 so a reward behaves offline exactly as it will in ``main_ppo``. The outputs (scored JSONL, histogram) are
@@ -24,12 +24,13 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from .files import atomic_path
+from .json_files import json_lines
 from .manager.config import ManagerConfig
 from .manager.core import ScoringCore
 from .manager.routing import Router
@@ -37,7 +38,6 @@ from .scoring.extras import present_columns
 from .scoring.sample import Sample
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
-READ_CHUNK = 64 * 1024
 
 
 class OfflineInputError(ValueError):
@@ -52,7 +52,7 @@ def is_verl_dump(row: Mapping[str, Any]) -> bool:
 def row_to_sample(row: Mapping[str, Any], line_no: int) -> Sample:
     """A :class:`Sample` from one JSONL object (verl dump or plain format)."""
     if not isinstance(row, Mapping):
-        raise OfflineInputError(f"line {line_no}: expected a JSON object, got {type(row).__name__}")
+        raise OfflineInputError(f"expected a JSON object, got {type(row).__name__}")
     data = dict(row)
     if is_verl_dump(data):
         response, prompt = data.get("output"), data.get("input")
@@ -61,7 +61,7 @@ def row_to_sample(row: Mapping[str, Any], line_no: int) -> Sample:
         response = data.get("response", data.get("final_response"))
         prompt = data.get("prompt", "")
     if not isinstance(response, str):
-        raise OfflineInputError(f"line {line_no}: no response text (keys 'output', 'response' or 'final_response')")
+        raise OfflineInputError("no response text (keys 'output', 'response' or 'final_response')")
     if not isinstance(prompt, str):
         data.setdefault("raw_prompt", prompt)
         prompt = ""
@@ -69,59 +69,14 @@ def row_to_sample(row: Mapping[str, Any], line_no: int) -> Sample:
     return Sample.from_text(data, response=response, prompt=prompt)
 
 
-def iter_lines(handle: BinaryIO, path: str, max_bytes: int | None = None) -> Iterator[tuple[int, bytearray]]:
-    """``(line number, line)`` of a binary file, read in chunks of :data:`READ_CHUNK` bytes; a line longer than
-    ``max_bytes`` (default :data:`MAX_LINE_BYTES`, newline excluded) raises as soon as the cap is passed, so
-    at most the cap plus one chunk of a line is ever in memory."""
-    cap = MAX_LINE_BYTES if max_bytes is None else max_bytes
-    line_no = 0
-    while True:
-        line = bytearray()
-        while True:
-            piece = handle.readline(READ_CHUNK)
-            line += piece
-            if not piece or piece.endswith(b"\n"):
-                break
-            if len(line) > cap:
-                raise OfflineInputError(f"{path}: line {line_no + 1}: longer than the limit of {cap} bytes")
-        if not line:
-            return
-        line_no += 1
-        if len(line.rstrip(b"\r\n")) > cap:
-            raise OfflineInputError(f"{path}: line {line_no}: longer than the limit of {cap} bytes")
-        yield line_no, line
-
-
-def parse_line(line: bytes | bytearray, path: str, line_no: int) -> Any:
-    """The JSON value of one line; :class:`OfflineInputError` naming the file and line if it is not one."""
-    try:
-        text = line.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise OfflineInputError(
-            f"{path}: line {line_no}: not valid UTF-8 ({exc.reason} at byte {exc.start} of the line)"
-        ) from None
-    if line_no == 1:
-        text = text.removeprefix("\ufeff")  # a UTF-8 byte-order mark
-    try:
-        return json.loads(text)
-    except ValueError as exc:
-        raise OfflineInputError(f"{path}: line {line_no}: invalid JSON ({exc})") from None
-    except RecursionError:
-        raise OfflineInputError(f"{path}: line {line_no}: invalid JSON (nested too deeply)") from None
-
-
 def read_rollouts(path: str) -> list[Sample]:
     """Every rollout of a JSONL file; a malformed line is an error naming the file and its line number."""
     samples = []
-    with open(path, "rb") as handle:
-        for line_no, line in iter_lines(handle, path):
-            if not line.strip():
-                continue
-            row = parse_line(line, path, line_no)
-            try:
-                samples.append(row_to_sample(row, line_no))
-            except OfflineInputError as exc:
-                raise OfflineInputError(f"{path}: {exc}") from None
+    for line_no, row in json_lines(path, OfflineInputError, max_bytes=MAX_LINE_BYTES):
+        try:
+            samples.append(row_to_sample(row, line_no))
+        except OfflineInputError as exc:
+            raise OfflineInputError(f"{path}:{line_no}: {exc}") from None
     if not samples:
         raise OfflineInputError(f"{path}: no rollouts")
     return samples

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from verl_rewards.cli import main
+from verl_rewards.commands.common import CliParser
 from verl_rewards.cpu import command
 from verl_rewards.cpu.command import SmokeError, check_run, cpu_overrides, failed_stage, split_arguments, stage_timings
 
@@ -17,7 +18,7 @@ from tau2_support import require_data
 
 
 def _parse(*argv: str) -> argparse.Namespace:
-    parser = argparse.ArgumentParser()
+    parser = CliParser()
     command.add_parser(parser.add_subparsers(dest="command"))
     return parser.parse_args(["smoke", *argv])
 
@@ -205,3 +206,104 @@ def test_the_warm_start_recipe_composes_the_cpu_sft_stage(tmp_path: Path):
     assert cfg["trainer"]["default_local_dir"] == str(tmp_path / "sft")
     assert cfg["engine"]["strategy"] == "fsdp2" and cfg["model"]["override_config"]["attn_implementation"] == "sdpa"
     assert "hf_model" in cfg["checkpoint"]["save_contents"]
+
+
+def test_the_dashes_right_after_the_family_pass_the_overrides(capsys):
+    args = _parse("tau2", "--", "a.b=1", "+c=[x,y]")  # argparse drops this "--"
+    assert split_arguments(args) == ["a.b=1", "+c=[x,y]"] and args.steps == 2
+    args = _parse("toolrl", "--", "--cfg", "job")  # Hydra's own flags too
+    assert split_arguments(args) == ["--cfg", "job"]
+    assert split_arguments(_parse("toolrl", "--steps", "3")) == []
+    # options before FAMILY, then "--": the overrides reach the run, which stops at the bad --steps
+    assert main(["smoke", "--steps", "0", "tau2", "--", "reward.reward_kwargs.contribution.type=C2"]) == 1
+    assert "FAILED at stage set-up: --steps" in capsys.readouterr().err
+
+
+RECIPES = {
+    "toolrl": "recipes/toolrl_grpo/run_toolrl_grpo.sh",
+    "tau2": "recipes/tau2_grpo/run_tau2_grpo.sh",
+    "tau_bench": "recipes/tau_bench_grpo/run_tau_bench_grpo.sh",
+}
+
+
+@pytest.mark.parametrize("family", sorted(RECIPES))
+def test_the_recipes_smoke_form_passes_its_arguments_as_overrides(tmp_path: Path, family: str):
+    """``SMOKE=1 bash <recipe> OVERRIDES``: the command the recipe runs (caught by a ``python3`` first on PATH)
+    parses, and the overrides are the script's arguments."""
+    import os
+    import subprocess
+
+    from verl_rewards.cli import build_parser
+
+    from repo_paths import REPO
+
+    shim = tmp_path / "bin" / "python3"
+    shim.parent.mkdir()
+    shim.write_text('#!/usr/bin/env bash\nprintf "%s\\0" "$@" > "$ARGV_FILE"\n')
+    shim.chmod(0o755)
+    env = {
+        **os.environ,
+        "SMOKE": "1",
+        "ARGV_FILE": str(tmp_path / "argv"),
+        "PATH": f"{shim.parent}:{os.environ['PATH']}",
+    }
+    for name in ("SMOKE_ARGS", "DOMAIN", "MODE", "USER_BACKEND"):
+        env.pop(name, None)
+    overrides = ["trainer.total_epochs=1", "+reward.reward_kwargs.contribution.gamma=0.99"]
+    proc = subprocess.run(["bash", str(REPO / RECIPES[family]), *overrides], env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    argv = (tmp_path / "argv").read_text().split("\0")[:-1]
+    assert argv[:3] == ["-m", "verl_rewards.cli", "smoke"]
+    args = build_parser().parse_args(argv[2:])
+    assert args.family == family and split_arguments(args) == overrides
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--timeout", "-5", "argument --timeout: expected a positive number, got '-5'"),
+        ("--timeout", "0", "argument --timeout: expected a positive number, got '0'"),
+        ("--timeout", "nan", "argument --timeout: expected a finite number, got 'nan'"),
+        ("--timeout", "1e300", "argument --timeout: expected a number <= 604800"),
+        ("--out", "/proc/smoke-out", "--out /proc/smoke-out: cannot create this folder (No such file or directory)"),
+        ("--out", "FILE", "cannot create this folder (File exists)"),
+    ],
+)
+def test_options_that_cannot_work_are_refused_in_one_line(tmp_path: Path, capsys, option, value, message):
+    if value == "FILE":
+        value = str(tmp_path / "a-file")
+        Path(value).write_text("")
+    argv = ["smoke", "toolrl", option, value, "--recipe", str(tmp_path / "no-recipe.sh")]
+    if option != "--out":
+        argv += ["--out", str(tmp_path / "out")]
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # a usage error, from argparse
+        code = exc.code
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and err.startswith("verl-rewards smoke")
+    assert message in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_run_that_prints_nothing_is_stopped_at_the_timeout(tmp_path: Path):
+    import os
+
+    pid_file = tmp_path / "pid"
+    script = f"echo started; sleep 600 & echo $! > {pid_file}; wait"  # a child of the run, silent
+    code = command._stream(["bash", "-c", script], dict(os.environ), tmp_path / "run.log", 1.0, tmp_path)
+    assert code is None
+    assert (tmp_path / "run.log").read_text().splitlines()[-1] == "smoke: stopped after 1 s"
+    assert command._ended(code, 1.0) == "timed out after 1 s" and command._ended(3, 1.0) == "exited with 3"
+    child = Path(f"/proc/{pid_file.read_text().strip()}/status")
+    assert not child.exists() or "\nState:\tZ" in child.read_text()  # killed with the run's process group
+
+
+@pytest.mark.slow
+def test_a_timed_out_run_fails_saying_so(tmp_path: Path, capsys):
+    recipe = tmp_path / "slow_recipe.sh"
+    recipe.write_text("echo recipe started\nsleep 600\n")
+    code = main(["smoke", "toolrl", "--recipe", str(recipe), "--timeout", "2", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "main_ppo timed out after 2 s; see" in err and "exited with" not in err

@@ -9,7 +9,7 @@ import json
 import pandas as pd
 import pytest
 import yaml
-from sft_support import sft_data_config, tool_tokenizer_dir
+from sft_support import loss_spans, sft_data_config
 
 from verl_rewards.cli import main
 
@@ -17,28 +17,8 @@ import tau2_support
 import tau_bench_support
 
 
-@pytest.fixture(scope="module")
-def tool_tokenizer(qwen_tokenizer_dir, tmp_path_factory):
-    from transformers import AutoTokenizer
-
-    return AutoTokenizer.from_pretrained(tool_tokenizer_dir(qwen_tokenizer_dir, tmp_path_factory.mktemp("tok_tools")))
-
-
 def _export(*args: str) -> int:
     return main(["export-sft", *args])
-
-
-def _runs(tokens) -> list[tuple[int, int]]:
-    """Contiguous spans of 1s in a 0/1 tensor."""
-    spans, start = [], None
-    values = [int(v) for v in tokens]
-    for i, v in enumerate([*values, 0]):
-        if v and start is None:
-            start = i
-        elif not v and start is not None:
-            spans.append((start, i))
-            start = None
-    return spans
 
 
 @pytest.mark.parametrize(
@@ -69,7 +49,7 @@ def test_verl_sft_dataset_trains_on_exactly_the_assistant_turns(tmp_path, tool_t
         for dataset in (stock, ours):
             item = dataset[i]
             ids, mask = item["input_ids"], item["loss_mask"]
-            spans = _runs(mask)
+            spans = loss_spans(mask)
             assistants = [m for m in exact[i] if m["role"] == "assistant"]
             assert len(spans) == len(assistants)  # one trained span per assistant turn, nothing else
             for (start, end), message in zip(spans, assistants, strict=True):

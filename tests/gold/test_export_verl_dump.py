@@ -158,7 +158,7 @@ def test_a_dump_without_recorded_conversations_names_the_setting(tmp_path, airli
     bad = tmp_path / "2.jsonl"
     bad.write_text("{not json\n")
     assert _export(str(bad), "--out", str(tmp_path / "c")) == 2
-    assert "2.jsonl:1: not a JSON line" in _error(capsys)
+    assert "2.jsonl:1: not valid JSON" in _error(capsys)
     assert not any((tmp_path / d).exists() for d in ("a", "b", "c"))
 
 

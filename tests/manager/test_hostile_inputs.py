@@ -230,3 +230,20 @@ def test_json_text_tool_extra_fields_give_the_recorded_trajectory(small_tokenize
     batch = make_batch(tok, ["q", "q"], ["a", "b"], tool_extra_fields=[json.dumps(recorded), recorded])
     out = mgr(batch, return_dict=True)
     assert out["reward_tensor"].sum(-1).tolist() == [1.0, 1.0]
+
+
+def test_record_trajectory_flags_only_the_sample_whose_messages_are_not_json(small_tokenizer_dir, small_tokenizer):
+    tok = small_tokenizer
+    mgr = build_manager(small_tokenizer_dir, tok, "exact_match", {"record_trajectory": "true"})
+    good = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "42"}]
+    looped: dict = {"role": "assistant", "content": "42"}
+    looped["reply_to"] = looped  # a custom loop's message that contains itself
+    tuple_key = {"role": "assistant", "content": "42", "meta": {("turn", 1): "x"}}  # a key that is not text
+    fields = [{"messages": good}, {"messages": [looped]}, {"messages": [tuple_key]}]
+    out = mgr(make_batch(tok, ["q"] * 3, ["42"] * 3, tool_extra_fields=fields), return_dict=True)
+    info = out["reward_extra_info"]
+    assert out["reward_tensor"].sum(-1).tolist() == [1.0, 1.0, 1.0]  # every sample keeps its score
+    assert info["trajectory_error"] == [0, 1, 1] and info["reward_error"] == [0, 0, 0]
+    assert json.loads(info["trajectory_json"][0])["messages"] == good
+    assert info["trajectory_json"][1:] == ["", ""]
+    assert ["trajectory_json" in absent for absent in info["reward_extra_absent"]] == [False, True, True]

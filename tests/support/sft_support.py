@@ -68,3 +68,16 @@ def sft_data_config(max_length: int = 200_000):
             "tools_key": "tools",
         }  # fmt: skip
     )
+
+
+def loss_spans(mask) -> list[tuple[int, int]]:
+    """Contiguous spans of 1s in a 0/1 loss mask: the trained stretches of a sample."""
+    spans, start = [], None
+    values = [int(v) for v in mask]
+    for i, v in enumerate([*values, 0]):
+        if v and start is None:
+            start = i
+        elif not v and start is not None:
+            spans.append((start, i))
+            start = None
+    return spans

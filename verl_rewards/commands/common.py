@@ -8,7 +8,7 @@ import dataclasses
 import inspect
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn
 
 #: benchmark -> the prefix of its data sources (``tau2/airline``, ``tau_bench/retail``)
@@ -39,11 +39,27 @@ class HelpFormatter(argparse.HelpFormatter):
 
 class CliParser(argparse.ArgumentParser):
     """argparse with one-line usage errors (exit code 2), like every other error of a command, and
-    :class:`HelpFormatter`; subcommand parsers made from it are of this class too."""
+    :class:`HelpFormatter`; subcommand parsers made from it are of this class too.
+
+    A command that passes arguments on (Hydra overrides) sets :attr:`passthrough` to an attribute name: everything
+    after the first ``--`` lands there unparsed. argparse alone cannot keep that ``--``: it drops one that follows a
+    positional (``smoke tau2 -- a=1`` gives ``[a=1]``, as ``smoke tau2 a=1`` does) and keeps one after options."""
+
+    passthrough: str | None = None
 
     def __init__(self, *args: Any, **kwargs: Any):
         kwargs.setdefault("formatter_class", HelpFormatter)
         super().__init__(*args, **kwargs)
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        if self.passthrough is None or args is None or "--" not in args:
+            return super().parse_known_args(args, namespace)
+        cut = list(args).index("--")
+        parsed, extras = super().parse_known_args(list(args)[:cut], namespace)
+        setattr(parsed, self.passthrough, list(args)[cut + 1 :])
+        return parsed, extras
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")

@@ -4,7 +4,7 @@ It builds a tiny Qwen2 and a tokenizer on this machine (:mod:`.model`), a small 
 ``prepare`` output, and runs the family's recipe script (which runs ``python -m verl.trainer.main_ppo``) with the
 CPU overrides after the recipe's own and the user's overrides last: N steps, validation before and after, one
 checkpoint, verl's file logger (``DIR/metrics.jsonl``), wandb offline on request. It exits non-zero naming the
-stage that failed: set-up, rollout, reward, update, validation or checkpoint.
+stage that failed: set-up, sft, rollout, reward, update, validation, checkpoint or resume.
 """
 
 from __future__ import annotations
@@ -12,9 +12,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import re
 import shlex
-import subprocess
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -22,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..coerce import finite_float
 from .smoke_data import (  # noqa: F401 - SmokeError, the data and SFT helpers are imported from here too
     SMOKE_LOOP,
     SmokeData,
@@ -35,9 +34,12 @@ from .smoke_data import (  # noqa: F401 - SmokeError, the data and SFT helpers a
     read_metrics,
 )
 from .smoke_modes import MODES, mode_overrides, resumed_from, run_resume
+from .smoke_process import ended as _ended
+from .smoke_process import stream as _stream
 from .smoke_sft import SftPlan, _sft_data, check_sft, sft_checkpoint, sft_env  # noqa: F401
 
 HELP = "run a family's recipe through verl's real main_ppo on the CPU (tiny model, a few steps)"
+OVERRIDES_HELP = "-- OVERRIDES: Hydra overrides for main_ppo, after ours (yours win), passed on unchanged"
 STAGES = ("set-up", "sft", "rollout", "reward", "update", "validation", "checkpoint", "resume")
 WARM_START_RECIPE = "recipes/warm_start/run_warm_start.sh"
 REPO = Path(__file__).resolve().parents[2]
@@ -78,10 +80,11 @@ FAMILIES: dict[str, FamilySpec] = {
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Add the ``smoke`` subcommand to the ``verl-rewards`` subparsers."""
-    p = sub.add_parser("smoke", help=HELP, description=HELP)
+    p = sub.add_parser("smoke", help=HELP, description=HELP, epilog=OVERRIDES_HELP)
+    p.passthrough = "overrides"  # what follows the first "--", unparsed (verl-rewards' CliParser)
+    p.set_defaults(overrides=[])
     _add_options(p)
     p.add_argument("family", choices=sorted(FAMILIES), help="the family whose recipe runs")
-    p.add_argument("overrides", nargs=argparse.REMAINDER, help="-- then Hydra overrides, passed through unchanged")
     return p
 
 
@@ -143,20 +146,26 @@ def _add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--resume", action="store_true", help="then run main_ppo again from the last checkpoint for one more step"
     )
-    p.add_argument("--timeout", type=float, default=1800.0, help="seconds before the run is stopped (default 1800)")
+    p.add_argument("--timeout", type=_seconds, default=1800.0, help="seconds before the run is stopped (default 1800)")
     p.add_argument("--recipe", default=None, help="the recipe script to run (default: the family's, in recipes/)")
 
 
+#: the longest --timeout (one week, as reward.reward_kwargs.timeout_s)
+MAX_TIMEOUT_S = 7 * 24 * 3600.0
+
+
+def _seconds(text: str) -> float:
+    """An argparse ``type=``: a positive, finite number of seconds up to :data:`MAX_TIMEOUT_S` (usage error)."""
+    try:
+        return finite_float(text, positive=True, maximum=MAX_TIMEOUT_S)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def split_arguments(args: argparse.Namespace) -> list[str]:
-    """Options given after FAMILY are parsed into ``args``; what follows ``--`` is returned unchanged."""
-    rest = list(args.overrides or [])
-    cut = rest.index("--") if "--" in rest else len(rest)
-    options, overrides = rest[:cut], rest[cut + 1 :]
-    if options:
-        parser = argparse.ArgumentParser(prog="verl-rewards smoke FAMILY", add_help=False)
-        _add_options(parser)
-        parser.parse_args(options, namespace=args)
-    return overrides
+    """The Hydra overrides given after ``--``: the smoke parser (a ``CliParser`` with ``passthrough``) hands them
+    over unparsed, as argparse alone cannot (it drops a ``--`` right after FAMILY)."""
+    return list(args.overrides or [])
 
 
 # -- set-up ----------------------------------------------------------------------------------------------------
@@ -378,32 +387,6 @@ def check_run(out: Path, steps: int, records: Sequence[Mapping[str, Any]]) -> No
         raise SmokeError("checkpoint", f"no checkpoint at {ckpt}")
 
 
-def _stream(cmd: list[str], env: Mapping[str, str], log_path: Path, timeout: float, cwd: Path) -> int:
-    start = time.monotonic()
-    with log_path.open("w", encoding="utf-8") as log:
-        proc = subprocess.Popen(
-            cmd, env=dict(env), cwd=str(cwd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-        )
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            log.write(line)
-            if os.environ.get("VERL_REWARDS_SMOKE_QUIET") != "1" and _interesting(line):
-                sys.stdout.write(line)
-                sys.stdout.flush()
-            if time.monotonic() - start > timeout:
-                proc.kill()
-                log.write(f"\nsmoke: stopped after {timeout:.0f} s\n")
-                return 124
-        return proc.wait()
-
-
-_NOISE = re.compile(r"UserWarning|warnings\.warn|target_num_threads|FutureWarning|DeprecationWarning")
-
-
-def _interesting(line: str) -> bool:
-    return bool(line.strip()) and not _NOISE.search(line)
-
-
 def run(args: argparse.Namespace) -> int:
     started = time.monotonic()
     try:
@@ -413,7 +396,12 @@ def run(args: argparse.Namespace) -> int:
         stamp = time.strftime("%Y%m%d-%H%M%S")
         name = os.environ.get("EXPERIMENT_NAME") or f"{args.family}-{domain}-{mode}"
         out = Path(args.out or f"smoke/{name}-{stamp}").resolve()
-        out.mkdir(parents=True, exist_ok=True)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # a usage error, as argparse's: one line, exit code 2
+            why = f"--out {out}: cannot create this folder ({exc.strerror})"
+            print(f"verl-rewards smoke: error: {why}", file=sys.stderr)
+            return 2
         for stale in ("metrics.jsonl", "checkpoints", "sft_metrics.jsonl", "sft"):
             if (out / stale).exists():
                 raise SmokeError("set-up", f"{out / stale} exists: use a fresh --out folder")
@@ -482,14 +470,14 @@ def run(args: argparse.Namespace) -> int:
             sft_losses = check_sft(out, sft.steps)
         if code != 0:
             if sft is not None and not sft_checkpoint(out, sft.steps).is_dir():
-                raise SmokeError("sft", f"the SFT stage exited with {code}; see {out / 'run.log'}")
+                raise SmokeError("sft", f"the SFT stage {_ended(code, args.timeout)}; see {out / 'run.log'}")
             log = (out / "run.log").read_text(encoding="utf-8", errors="replace")
             stage = failed_stage(log, steps_logged)
-            raise SmokeError(stage, f"main_ppo exited with {code}; see {out / 'run.log'}")
+            raise SmokeError(stage, f"main_ppo {_ended(code, args.timeout)}; see {out / 'run.log'}")
         check_run(out, args.steps, records)
         if args.resume:
             t2 = time.monotonic()
-            run_resume(cmd, env, out, args.steps, args.timeout, _stream, REPO)
+            run_resume(cmd, env, out, args.steps, args.timeout, REPO)
             print(f"smoke: resumed {resumed_from(out, args.steps)} in {time.monotonic() - t2:.0f} s")
     except SmokeError as exc:
         print(f"smoke: FAILED at stage {exc.stage}: {exc}", file=sys.stderr)

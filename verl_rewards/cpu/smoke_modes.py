@@ -16,12 +16,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from .names import CHECKPOINT_BACKEND, TRAINER_MODES
 from .smoke_data import SmokeError, read_metrics
+from .smoke_process import ended, stream
 
 MODES = tuple(TRAINER_MODES)
 RESUME_METRICS = "metrics_resume.jsonl"
@@ -61,20 +62,14 @@ def resume_overrides(out: Path, steps: int) -> list[str]:
 
 
 def run_resume(
-    cmd: Sequence[str],
-    env: Mapping[str, str],
-    out: Path,
-    steps: int,
-    timeout: float,
-    stream: Callable[[list[str], Mapping[str, str], Path, float, Path], int],
-    cwd: Path,
+    cmd: Sequence[str], env: Mapping[str, str], out: Path, steps: int, timeout: float, cwd: Path
 ) -> list[dict[str, Any]]:
     """The second ``main_ppo`` run, from the first one's checkpoint; its metrics records, or :class:`SmokeError`
     at stage ``resume``."""
     env = {**env, "VERL_FILE_LOGGER_PATH": str(out / RESUME_METRICS)}
     code = stream([*cmd, *resume_overrides(out, steps)], env, out / RESUME_LOG, timeout, cwd)
     if code != 0:
-        raise SmokeError("resume", f"main_ppo from global_step_{steps} exited with {code}; see {out / RESUME_LOG}")
+        raise SmokeError("resume", f"main_ppo from global_step_{steps} {ended(code, timeout)}; see {out / RESUME_LOG}")
     records = read_metrics(out / RESUME_METRICS)
     check_resume(out, steps, records)
     return records

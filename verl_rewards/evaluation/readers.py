@@ -30,15 +30,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..json_files import json_lines, load_json
 from .runs import EvalError, Run, name_of, number, run_from_extras, task_reward_of
 
 _MAX_UID = 512
-_MAX_LINE = 64 * 1024 * 1024
 
 
 @dataclass
@@ -87,7 +87,7 @@ def read_path(path: Path, data_source: str | None = None) -> list[EvalSet]:
 
 def read_results(path: Path, data_source: str | None = None) -> EvalSet:
     """A results file: tau-bench's list of runs, or tau2's ``Results`` object."""
-    doc = _load_json(path)
+    doc = load_json(path, EvalError)
     if isinstance(doc, list):
         return read_tau_bench_results(path, doc, data_source)
     return read_tau2_results(path, doc=doc)  # tau2 results name their domain
@@ -98,35 +98,6 @@ def _step_sort_key(path: Path) -> tuple[int, int | str]:
 
 
 # ------------------------------------------------------------------------------------------ verl dumps
-def _json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    try:
-        handle = path.open("rb")  # decoded per line: a bad byte names its line instead of escaping the loop
-    except OSError as exc:
-        raise EvalError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    with handle:
-        for line_no, raw in enumerate(handle, 1):
-            if len(raw) > _MAX_LINE:
-                raise EvalError(f"{path}:{line_no}: line longer than {_MAX_LINE} bytes")
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                raise EvalError(f"{path}:{line_no}: not UTF-8 text") from None
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise EvalError(
-                    f"{path}:{line_no}: not valid JSON ({exc.msg} at column {exc.colno}); "
-                    "the file may be truncated (an interrupted dump)"
-                ) from None
-            except RecursionError:
-                raise EvalError(f"{path}:{line_no}: JSON nested too deeply to read") from None
-            if not isinstance(row, dict):
-                raise EvalError(f"{path}:{line_no}: expected a JSON object per line, got {type(row).__name__}")
-            yield line_no, row
-
-
 def group_key(row: Mapping[str, Any]) -> tuple[str, str | None, int] | None:
     """``(task, session, output index)`` of a dump row (see the module doc), or ``None`` without any key."""
     uid = row.get("uid")
@@ -156,7 +127,7 @@ def read_dump(path: Path, data_source: str | None = None) -> list[EvalSet]:
     sessions: dict[tuple[int | None, str], tuple[int, Run, EvalSet]] = {}
     plain: list[tuple[EvalSet, Run]] = []
     has_contrib = False
-    for line_no, row in _json_lines(path):
+    for line_no, row in json_lines(path, EvalError):
         key = group_key(row)
         if key is None:
             raise EvalError(
@@ -202,32 +173,15 @@ def read_dump(path: Path, data_source: str | None = None) -> list[EvalSet]:
 
 
 # ------------------------------------------------------------------------------------------ tau2 results
-def _load_json(path: Path) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise EvalError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    except UnicodeDecodeError:
-        raise EvalError(f"{path}: not UTF-8 text") from None
-    if not text.strip():
-        raise EvalError(f"{path}: empty file")
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise EvalError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}); truncated?") from None
-    except RecursionError:
-        raise EvalError(f"{path}: JSON nested too deeply to read") from None
-
-
 def read_tau2_results(path: Path, data_source: str | None = None, doc: Any = None) -> EvalSet:
     """One :class:`EvalSet` from a tau2-bench ``Results`` file (monolithic or folder format)."""
-    doc = _load_json(path) if doc is None else doc
+    doc = load_json(path, EvalError) if doc is None else doc
     if not isinstance(doc, dict) or "tasks" not in doc or "info" not in doc:
         raise EvalError(f"{path}: not a tau2 Results file (expected the keys `info`, `tasks` and `simulations`)")
     sims = doc.get("simulations") or []
     sims_dir = path.parent / "simulations"
     if not sims and sims_dir.is_dir():
-        sims = [_load_json(f) for f in sorted(sims_dir.glob("*.json"))]
+        sims = [load_json(f, EvalError) for f in sorted(sims_dir.glob("*.json"))]
     if not isinstance(sims, list) or not sims:
         raise EvalError(f"{path}: the results hold no simulations")
     info: dict[str, Any] = doc["info"] if isinstance(doc.get("info"), dict) else {}

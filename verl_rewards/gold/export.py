@@ -16,23 +16,21 @@ Both write ``<out>/<name>.parquet`` (:mod:`verl_rewards.gold.sft`) atomically, a
 from __future__ import annotations
 
 import asyncio
-import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .results import ExportError, Trajectory, read_results
 from .rows import TAU2, TAU_BENCH, GoldError
-from .sft import conversation_key, sft_record, training_tool_schemas, write_sft_parquet
+from .sft import SftInputError, conversation_key, sft_record, training_tool_schemas, write_sft_parquet
+
+__all__ = ["ExportError", "ExportReport", "export_gold", "export_results", "read_results"]
 
 BENCHMARKS = (TAU2, TAU_BENCH)
 HELD_OUT = {TAU2: ("test",), TAU_BENCH: ("test", "dev")}
 GOLD_TOLERANCE = 1e-6
-
-
-class ExportError(ValueError):
-    """Bad input for an export (reported as one line, exit code 2; nothing is written)."""
 
 
 @dataclass
@@ -216,180 +214,6 @@ def export_gold(
 
 
 # ------------------------------------------------------------------------------------------------ results
-@dataclass
-class _Trajectory:
-    source: str  # tau2/<domain> | tau_bench/<domain>
-    task_id: str
-    reward: float
-    messages: list[dict[str, Any]]
-    origin: str
-    mode: str = "normal"  # which tool schemas and system prompt the agent had (tau2: solo | normal)
-
-
-def _load(path: Path) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ExportError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    except UnicodeDecodeError:
-        raise ExportError(f"{path}: not UTF-8 text") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ExportError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
-def _tau2_agent_view(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The agent's side of a tau2 simulation: its messages, the user's text, the results of its own calls."""
-    view: list[dict[str, Any]] = []
-    for m in messages:
-        role, requestor = m.get("role"), m.get("requestor")
-        if role == "assistant":
-            view.append(dict(m))
-        elif role == "user":
-            if not m.get("tool_calls") and isinstance(m.get("content"), str) and m["content"].strip():
-                view.append({"role": "user", "content": m["content"]})
-        elif role == "tool" and requestor != "user":
-            view.append(
-                {"role": "tool", "tool_call_id": m.get("tool_call_id", m.get("id")), "content": m.get("content")}
-            )
-    return view
-
-
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _read_tau2(path: Path, doc: Mapping[str, Any]) -> list[_Trajectory]:
-    info = _mapping(doc.get("info"))
-    env_info = _mapping(info.get("environment_info"))
-    domain = env_info.get("domain_name")
-    if not isinstance(domain, str) or not domain:
-        raise ExportError(f"{path}: tau2 Results without info.environment_info.domain_name")
-    sims = doc.get("simulations") or []
-    if not sims and (path.parent / "simulations").is_dir():
-        sims = [_load(f) for f in sorted((path.parent / "simulations").glob("*.json"))]
-    out = []
-    for i, sim in enumerate(sims):
-        if not isinstance(sim, Mapping) or sim.get("task_id") is None or not isinstance(sim.get("messages"), list):
-            raise ExportError(f"{path}: simulations[{i}] lacks task_id or messages")
-        reward_info = _mapping(sim.get("reward_info"))
-        reward = _number(reward_info.get("reward"))
-        out.append(
-            _Trajectory(
-                f"tau2/{domain}",
-                str(sim["task_id"]),
-                -math.inf if reward is None else reward,
-                _tau2_agent_view(sim["messages"]),
-                str(path),
-            )  # fmt: skip
-        )
-    return out
-
-
-def _read_tau_bench(path: Path, doc: Sequence[Any]) -> list[_Trajectory]:
-    out = []
-    for i, entry in enumerate(doc):
-        if not isinstance(entry, Mapping) or not isinstance(entry.get("traj"), list):
-            raise ExportError(f"{path}: [{i}] is not a tau-bench result with a traj")
-        info = _mapping(entry.get("info"))
-        source, task = info.get("domain"), info.get("id")
-        if not isinstance(source, str) or not source.startswith("tau_bench/") or not isinstance(task, str):
-            raise ExportError(
-                f"{path}: [{i}] does not say its domain and split (info.domain, info.id '<split>/<index>', written by "
-                "verl-rewards simulate); tau-bench's own files do not, so their tasks' splits are unknown"
-            )
-        reward = _number(entry.get("reward"))
-        out.append(_Trajectory(source, task, -math.inf if reward is None else reward, list(entry["traj"]), str(path)))
-    return out
-
-
-def _read_verl_dump(path: Path) -> list[_Trajectory]:
-    """A verl generations dump (``trainer.validation_data_dir`` / ``rollout_data_dir``: one JSON object per line,
-    ``input``, ``output``, ``score``, ``step`` and every reward extra): the conversations the contribution manager
-    recorded in ``trajectory_json`` (``reward.reward_kwargs.record_trajectory=true``). The reward is the sample's
-    ``base_score`` (the task reward, without contribution terms), else verl's ``score``."""
-    from ..scoring.recorded import TRAJECTORY_KEY, read_trajectory_text
-
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise ExportError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    except UnicodeDecodeError:
-        raise ExportError(f"{path}: not UTF-8 text") from None
-    out: list[_Trajectory] = []
-    unrecorded = 0
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            entry = json.loads(line)
-        except (ValueError, RecursionError):
-            raise ExportError(f"{path}:{n}: not a JSON line (a verl dump has one object per line)") from None
-        if not isinstance(entry, Mapping) or "input" not in entry or "output" not in entry:
-            raise ExportError(f"{path}:{n}: not a verl generations dump line (no input/output)")
-        if TRAJECTORY_KEY not in entry:
-            raise ExportError(
-                f"{path}: a verl dump without the {TRAJECTORY_KEY} column: its decoded input/output have no roles or "
-                "tool calls. Run the validation with the contribution manager and "
-                f"+reward.reward_kwargs.record_trajectory=true (it records each sample's conversation as "
-                f"{TRAJECTORY_KEY}), then export the new dump"
-            )
-        payload = read_trajectory_text(entry[TRAJECTORY_KEY])
-        source = payload.get("data_source") if payload else None
-        if payload is None or not isinstance(source, str) or not payload.get("task_id"):
-            unrecorded += 1  # no recorded messages (or over the size bound): nothing to rebuild
-            continue
-        if not source.startswith((f"{TAU2}/", f"{TAU_BENCH}/")):
-            raise ExportError(f"{path}:{n}: data source {source!r} is not tau2/<domain> or tau_bench/<domain>")
-        reward = _number(entry.get("base_score"))
-        if reward is None:
-            reward = _number(entry.get("score"))
-        mode = str(payload.get("mode") or "normal")
-        out.append(
-            _Trajectory(
-                source,
-                str(payload["task_id"]),
-                -math.inf if reward is None else reward,
-                _tau2_agent_view(payload["messages"]),
-                f"{path}:{n}",
-                mode if mode in ("solo", "normal", "instruction") else "normal",
-            )
-        )
-    if not out:
-        raise ExportError(
-            f"{path}: no line carries a recorded tau2 / tau-bench conversation in {TRAJECTORY_KEY} ({unrecorded} "
-            "without one: rows whose agent loop recorded no messages, or conversations over the size bound)"
-        )
-    return out
-
-
-def read_results(path: Path) -> list[_Trajectory]:
-    """The trajectories of one results file: tau2 ``Results`` (a file or its folder), a tau-bench results list or a
-    verl dump (``.jsonl``)."""
-    if path.is_dir():
-        if (path / "results.json").is_file():
-            path = path / "results.json"
-        else:
-            raise ExportError(f"{path}: a folder without results.json (tau2's folder format)")
-    if not path.exists():
-        raise ExportError(f"{path}: no such file")
-    if path.suffix == ".jsonl":
-        return _read_verl_dump(path)
-    doc = _load(path)
-    if isinstance(doc, Mapping) and "simulations" in doc and "info" in doc:
-        return _read_tau2(path, doc)
-    if isinstance(doc, list) and doc and all(isinstance(e, Mapping) and "traj" in e for e in doc):
-        return _read_tau_bench(path, doc)
-    raise ExportError(f"{path}: neither tau2 Results JSON nor a tau-bench results list")
-
-
 def _split_of(
     source: str, task_id: str, data_dir: str | None, mode: str = "normal"
 ) -> tuple[str, list[dict[str, Any]], str, Any]:
@@ -403,7 +227,7 @@ def _split_of(
 
         dom = load_domain(domain, data_dir)
         if task_id not in dom.tasks:
-            raise ExportError(f"task {task_id!r} is not a task of {source} (data in {dom.data_dir})")
+            raise ExportError(f"{task_id!r} is not a task of {source} (data in {dom.data_dir})")
         held = next((s for s in HELD_OUT[TAU2] if task_id in set(dom.splits.get(s, ()))), "")
         tau2_mode = "solo" if mode == "solo" else "normal"
         system = solo_system_prompt(dom) if tau2_mode == "solo" else agent_system_prompt(dom)
@@ -412,6 +236,7 @@ def _split_of(
     from ..tau_bench.domain import load_domain as tb_load_domain
 
     tdom = tb_load_domain(domain, data_dir)
+    tdom.task(task_id)  # a task of the domain ('<split>/<index>'), never a made-up id whose "split" is unknown
     split = task_id.split("/", 1)[0]
     held = split if split in HELD_OUT[TAU_BENCH] else ""
     return held, training_tool_schemas(tb_tool_config_text(tdom)), tdom.policy, tdom
@@ -442,11 +267,14 @@ def export_results(
     if not paths:
         raise ExportError("no results file given")
     target = output_file(out_dir, name, force)
-    trajectories: list[_Trajectory] = []
+    trajectories: list[Trajectory] = []
+    unrecorded = 0
     source: str | None = None
     for raw in paths:
         path = Path(raw).expanduser()
-        found = read_results(path)
+        read = read_results(path)
+        found = read.trajectories
+        unrecorded += read.unrecorded
         for t in found:
             wanted = benchmark or source
             if wanted is not None and t.source != wanted and t.source.split("/")[0] != wanted:
@@ -465,12 +293,13 @@ def export_results(
             "nothing written"
         )
     tasks: dict[tuple[str, str], tuple[str, list[dict[str, Any]], str, Any]] = {}
-    try:
-        for t in kept:
-            if (t.task_id, t.mode) not in tasks:
+    for t in kept:
+        if (t.task_id, t.mode) not in tasks:
+            try:
                 tasks[(t.task_id, t.mode)] = _split_of(t.source, t.task_id, data_dir, t.mode)
-    except (KeyError, ValueError, OSError) as exc:
-        raise ExportError(str(exc).strip("'\"")) from None
+            except (KeyError, ValueError, OSError) as exc:
+                why = exc.args[0] if type(exc) is KeyError and exc.args else exc  # KeyError's str() is a repr
+                raise ExportError(f"{t.place}: {why}") from None
     held = sorted({f"{tid} ({info[0]})" for (tid, _), info in tasks.items() if info[0]})
     if held and not allow_split_mix:
         raise ExportError(
@@ -483,19 +312,22 @@ def export_results(
     records = []
     for t in tqdm(kept, desc=f"results {source}", unit="traj", disable=not progress):
         held_split, tools, system, _ = tasks[(t.task_id, t.mode)]
-        messages = t.messages
-        if not messages or messages[0].get("role") != "system":
+        messages: list[Any] = list(t.messages)
+        if not messages or messages[0].role != "system":
             messages = [{"role": "system", "content": system}, *messages]
-        record = sft_record(
-            messages,
-            tools,
-            data_source=t.source,
-            task_id=t.task_id,
-            split=held_split or "train",
-            mode=t.mode,
-            source=t.origin,
-            reward=t.reward,
-        )
+        try:
+            record = sft_record(
+                messages,
+                tools,
+                data_source=t.source,
+                task_id=t.task_id,
+                split=held_split or "train",
+                mode=t.mode,
+                source=t.origin,
+                reward=t.reward,
+            )
+        except SftInputError as exc:  # what the model sent (a tool call's arguments) in a kept conversation
+            raise ExportError(f"{t.where}: {exc}") from None
         if not record["messages"]:
             empty += 1
             continue
@@ -509,12 +341,13 @@ def export_results(
         seen.add(key)
         per[t.task_id] = per.get(t.task_id, 0) + 1
         records.append(record)
-    report.dropped = len(trajectories) - len(records)
+    report.dropped = len(trajectories) - len(records) + unrecorded
     if not records:
         raise ExportError("every selected trajectory was a duplicate or had no assistant turn; nothing written")
     report.notes.append(
-        f"{len(trajectories) - len(kept)} below --min-reward {min_reward:g}, {duplicates} duplicate conversation(s), "
-        f"{over} over --per-task, {empty} without an assistant turn"
+        (f"{unrecorded} dump line(s) without a recorded conversation, " if unrecorded else "")
+        + f"{len(trajectories) - len(kept)} below --min-reward {min_reward:g}, {duplicates} duplicate "
+        f"conversation(s), {over} over --per-task, {empty} without an assistant turn"
     )
     write_sft_parquet(records, target)
     report.written = len(records)

@@ -6,7 +6,9 @@ one parquet row per conversation with
                    assistant ``tool_calls`` (``[{"id", "type": "function", "function": {"name", "arguments":
                    {...}}}]``, arguments as an object, as verl's agent loop records them) and the tool messages'
                    ``tool_call_id``; it ends with the last assistant message (trailing tool results and the user's
-                   stop message carry no loss)
+                   stop message carry no loss). A value parquet cannot store as its column's one type (an argument
+                   that is a number in one call and text in another, arguments that are ``{}`` in every call, an
+                   integer beyond int64) is stored as its JSON text, in every row at that place (text stays text)
 ``tools``          the tool schemas (``data.tools_key``, default ``tools``), exactly what the agent gets in
                    training: the tool config of ``prepare`` loaded by verl's own ``initialize_tools_from_config``
                    and dumped as verl's ``ToolAgentLoop`` does (``model_dump(exclude_unset=True, exclude_none=True)``)
@@ -29,45 +31,51 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..engine.errors import TrajectoryError
+from ..engine.trajectory import Message, parse_messages
+
 MESSAGES_JSON = "messages_json"
 TOOLS_JSON = "tools_json"
 
 
-def sft_message(message: Mapping[str, Any]) -> dict[str, Any]:
-    """One chat message as the SFT data holds it (text content, OpenAI tool calls with object arguments)."""
-    role = str(message.get("role"))
-    content = message.get("content")
-    out: dict[str, Any] = {"role": role, "content": content if isinstance(content, str) else ""}
-    if role == "tool":
-        call_id = message.get("tool_call_id", message.get("id"))
-        if call_id is not None:
-            out["tool_call_id"] = str(call_id)
-        return out
-    calls = []
-    for raw in message.get("tool_calls") or ():
-        fn = raw.get("function") if isinstance(raw.get("function"), Mapping) else raw
-        args = fn.get("arguments")
-        if isinstance(args, str):
-            args = json.loads(args) if args.strip() else {}
-        call: dict[str, Any] = {"type": "function", "function": {"name": fn.get("name"), "arguments": dict(args or {})}}
-        if raw.get("id") is not None:
-            call = {"id": str(raw["id"]), **call}
-        calls.append(call)
-    if calls:
-        out["tool_calls"] = calls
-    return out
+class SftInputError(ValueError):
+    """A conversation that cannot become SFT data; the message names the message and the field."""
 
 
-def sft_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The conversation cleaned with :func:`sft_message` and cut after its last assistant message."""
-    out = [sft_message(m) for m in messages]
+def sft_messages(messages: Sequence[Mapping[str, Any] | Message]) -> list[dict[str, Any]]:
+    """The conversation as the SFT data holds it (text content, content parts joined as the engine joins them,
+    OpenAI tool calls with object arguments), cut after its last assistant message. Messages are read by the
+    engine's rule (:func:`~verl_rewards.engine.trajectory.parse_messages`); a malformed message or tool call is a
+    :class:`SftInputError` naming its index (``message 3: tool_calls[0]: ...``)."""
+    try:
+        parsed = parse_messages(messages)
+    except TrajectoryError as exc:
+        raise SftInputError(str(exc)) from None
+    out = [_sft_message(m) for m in parsed]
     while out and out[-1]["role"] != "assistant":
         out.pop()
     return out
 
 
+def _sft_message(message: Message) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": message.role, "content": message.content or ""}
+    if message.role == "tool":
+        if message.tool_call_id is not None:
+            out["tool_call_id"] = message.tool_call_id
+        return out
+    calls = []
+    for k, call in enumerate(message.tool_calls):
+        if call.error is not None or call.arguments is None:
+            raise SftInputError(f"message {message.index}: tool_calls[{k}]: {call.error}")
+        body: dict[str, Any] = {"type": "function", "function": {"name": call.name, "arguments": dict(call.arguments)}}
+        calls.append({"id": call.id, **body} if call.id else body)
+    if calls:
+        out["tool_calls"] = calls
+    return out
+
+
 def sft_record(
-    messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]], **meta: Any
+    messages: Sequence[Mapping[str, Any] | Message], tools: Sequence[Mapping[str, Any]], **meta: Any
 ) -> dict[str, Any]:
     """One parquet row (see the module doc); ``meta``: ``data_source``, ``task_id``, ``split``, ``mode``,
     ``source``, ``reward``."""
@@ -120,7 +128,89 @@ def write_sft_parquet(records: Sequence[Mapping[str, Any]], path: str | Path) ->
     from ..files import atomic_path
 
     target = Path(path)
-    table = pa.Table.from_pylist([dict(r) for r in records])
+    try:
+        rows = storable([dict(r) for r in records])
+    except RecursionError:
+        raise SftInputError("a conversation nested too deeply to store in parquet") from None
+    table = pa.Table.from_pylist(rows)
     with atomic_path(target) as tmp:
         pq.write_table(table, tmp)
     return target
+
+
+_INT64 = 2**63
+_EXACT_INT = 2**53  # the largest integer a double holds exactly: int and float mix in one column up to it
+
+
+def storable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``rows`` with every value parquet cannot store as its column's one type replaced by its JSON text, at that
+    place in every row (text stays text, null stays null): a place holding two JSON types (a bool and a number, text
+    and a number, an object and a list...), an integer beyond int64 (or beyond 2**53 next to a float), an object
+    that is empty everywhere (parquet has no struct without fields). A place is a path of keys; a list's items
+    share one place. The rows are returned unchanged when every place has one type."""
+    kinds: dict[tuple[str | None, ...], set[str]] = {}
+    keyed: set[tuple[str | None, ...]] = set()  # object places with a key somewhere
+    inexact: set[tuple[str | None, ...]] = set()  # places with an integer beyond 2**53
+
+    def walk(value: Any, place: tuple[str | None, ...]) -> None:
+        kind = _kind(value)
+        if kind is None:
+            return
+        kinds.setdefault(place, set()).add(kind)
+        if kind == "object":
+            if value:
+                keyed.add(place)
+            for key, item in value.items():
+                walk(item, (*place, str(key)))
+        elif kind == "list":
+            for item in value:
+                walk(item, (*place, None))
+        elif kind == "int" and abs(value) > _EXACT_INT:
+            inexact.add(place)
+
+    for row in rows:
+        walk(row, ())
+    text = {place for place, found in kinds.items() if _mixed(found, place in inexact, place in keyed)}
+    if not text:
+        return rows
+
+    def rebuild(value: Any, place: tuple[str | None, ...]) -> Any:
+        if value is None or isinstance(value, str):
+            return value
+        if place in text:
+            return json.dumps(value, ensure_ascii=False, default=str)
+        if isinstance(value, Mapping):
+            return {key: rebuild(item, (*place, str(key))) for key, item in value.items()}
+        if isinstance(value, list | tuple):
+            return [rebuild(item, (*place, None)) for item in value]
+        return value
+
+    return [rebuild(row, ()) for row in rows]
+
+
+def _mixed(found: set[str], inexact: bool, keyed: bool) -> bool:
+    """Whether a place holding these kinds must be stored as text (see :func:`storable`)."""
+    if found & {"huge", "other"} or ("object" in found and not keyed):
+        return True
+    if found == {"int", "float"}:
+        return inexact
+    return len(found) > 1
+
+
+def _kind(value: Any) -> str | None:
+    """The parquet-relevant type of a JSON value (None for null)."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int" if -_INT64 <= value < _INT64 else "huge"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "str"
+    if isinstance(value, Mapping):
+        return "object"
+    if isinstance(value, list | tuple):
+        return "list"
+    return "other"

@@ -25,7 +25,7 @@ from ..scoring.decoding import DecodeBatcher
 from ..scoring.executors.process import shared_runner
 from ..scoring.executors.threads import thread_executor
 from ..scoring.extras import ExtraKeys
-from ..scoring.recorded import TRAJECTORY_KEY, trajectory_text
+from ..scoring.recorded import RECORDED_KEYS, recorded_extras
 from ..scoring.result import ScoreResult, ScoreResultError
 from ..scoring.sample import Sample
 from ..scoring.spec import get_reward, registered_names
@@ -75,9 +75,9 @@ class ScoringCore:
                 f"got {config.fallback_reward}"
             )
         try:
-            recorded = [TRAJECTORY_KEY] if config.record_trajectory else []  # text: "" where absent
+            recorded = list(RECORDED_KEYS) if config.record_trajectory else []
             declared = [*config.extra_keys, *config.contribution.extra_keys, *declared_keys, *recorded]
-            self.keys = ExtraKeys(declared, [*text_keys, *recorded])
+            self.keys = ExtraKeys(declared, [*text_keys, *recorded[:1]])  # the text: "" where absent
         except ValueError as exc:
             raise ManagerConfigError(str(exc)) from None
         self._semaphores: dict[int, asyncio.Semaphore] = {}
@@ -153,7 +153,7 @@ class ScoringCore:
             **contrib.extras,
         }
         if self.config.record_trajectory:
-            extra[TRAJECTORY_KEY] = trajectory_text(sample)
+            extra.update(recorded_extras(sample))
         for key, value in result.components.items():
             if key not in extra:
                 extra[key] = value
