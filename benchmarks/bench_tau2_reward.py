@@ -305,7 +305,7 @@ def _all_met(messages: Any, assertions: Any) -> list[bool]:
 
 def bench_first_call(name: str, data_dir: str | None, group: int, python: str, ref_data: str, ref_tasks: int) -> None:
     """Per task: the first call of the full reward and its repeats, ours against tau2-bench's own evaluator."""
-    from verl_rewards.tau2.normal.simulate import tau2_messages
+    from verl_rewards.tau2.normal.results import message_dumps as tau2_messages
 
     try:
         folder = resolve_data_dir(name, data_dir, {"db": "db.json" if name != "telecom" else "db.toml"})

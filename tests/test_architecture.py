@@ -32,7 +32,19 @@ ALLOWED = {
 }
 # ``deprecation`` (old import paths kept for one release) sits below every layer
 ALLOWED = {part: allowed | {"deprecation"} for part, allowed in ALLOWED.items()} | {"deprecation": set()}
-DRIVERS = {"cli", "commands", "check", "offline", "demo", "evaluation", "gold", "metrics", "plugin", "benchmark_data"}
+DRIVERS = {
+    "cli",
+    "commands",
+    "check",
+    "check_step",
+    "offline",
+    "demo",
+    "evaluation",
+    "gold",
+    "metrics",
+    "plugin",
+    "benchmark_data",
+}
 
 
 def _modules() -> dict[str, Path]:

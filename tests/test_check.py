@@ -50,6 +50,23 @@ def base(tokenizer_dir, data_dir, *extra: str) -> list[str]:
     ]
 
 
+def tau2_normal(tokenizer_dir, out_dir, root, *extra: str) -> list[str]:
+    """:func:`base` for the normal-mode rows and tool config ``prepare tau2`` wrote to ``out_dir`` (data: ``root``)."""
+    t2 = "+actor_rollout_ref.rollout.custom.tau2"
+    return base(
+        tokenizer_dir,
+        out_dir,
+        *extra,
+        f"+reward.reward_kwargs.tau2.data_dir={root}",
+        f"actor_rollout_ref.rollout.multi_turn.tool_config_path={out_dir}/tool_config.yaml",
+        "actor_rollout_ref.rollout.multi_turn.enable=True",
+        "actor_rollout_ref.rollout.agent.default_agent_loop=tau2_agent",
+        "data.return_raw_chat=True",
+        f"{t2}.user.backend=scripted",
+        f"{t2}.data_dir={root}",
+    )
+
+
 def run_check(capsys, overrides: list[str]) -> tuple[int, str, str]:
     code = main(["check", "--", *overrides])
     captured = capsys.readouterr()
@@ -113,6 +130,88 @@ def test_a_start_up_error_is_one_line_naming_its_stage(capsys, small_tokenizer_d
     assert message in line, line
 
 
+@pytest.fixture(scope="module")
+def first_step(rlla, tmp_path_factory):
+    """What crashed the first step while ``check`` passed: a row naming an unregistered reward in extra_info, a reward
+    with a required parameter nothing provides, modules that call sys.exit at import."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out = tmp_path_factory.mktemp("first_step")
+    rows = pq.read_table(rlla / "train.parquet").to_pylist()
+    rows[3]["extra_info"] = {**rows[3]["extra_info"], "reward_fn": "qa_emm"}
+    (out / "badfn").mkdir()
+    for split in ("train", "test"):
+        pq.write_table(pa.Table.from_pylist(rows), out / "badfn" / f"{split}.parquet")
+    (out / "needs.py").write_text(
+        "from verl_rewards.rewards.decorators import reward\n\n\n"
+        "@reward(name='check_needs_rubric')\n"
+        "def needs_rubric(final_response: str, rubric: str) -> float:\n"
+        "    return float(rubric in final_response)\n"
+    )
+    (out / "exits.py").write_text("import sys\n\nsys.exit(3)\n")
+    return out
+
+
+FIRST_STEP = {
+    "row-reward_fn": (
+        ["data.train_files={d}/badfn/train.parquet", "data.val_files={d}/badfn/test.parquet"],
+        "routing",
+        "badfn/train.parquet row 3: extra_info.reward_fn 'qa_emm' is not a registered reward",
+    ),
+    "required-parameter": (
+        ["+reward.reward_kwargs.modules=[{d}/needs.py]", "+reward.reward_kwargs.reward_fn=check_needs_rubric"],
+        "inputs",
+        "train.parquet row 0 (rlla): reward 'check_needs_rubric' requires ['rubric']",
+    ),
+    "score_kwargs-rubric": (  # the same reward with the constant: passes
+        [
+            "+reward.reward_kwargs.modules=[{d}/needs.py]",
+            "+reward.reward_kwargs.reward_fn=check_needs_rubric",
+            "+reward.reward_kwargs.score_kwargs.rubric=x",
+        ],
+        None,
+        "rows: 48 read: reward_fn fields, the inputs of 48 one-turn rows' rewards, load options",
+    ),
+    "adv_estimator": (["algorithm.adv_estimator=grpoo"], "algorithm", "algorithm.adv_estimator='grpoo' is not an"),
+    "nl-judge": (
+        ["+reward.reward_kwargs.tau2.nl_policy=require"],
+        "reward manager",
+        "needs reward.reward_kwargs.tau2.judge",
+    ),
+    "score_kwargs-input": (
+        ["+reward.reward_kwargs.score_kwargs.ground_truth=42"],
+        "reward manager",
+        "score_kwargs.ground_truth: ['ground_truth'] are per-sample inputs",
+    ),
+    "sys.exit-module": (
+        ["+reward.reward_kwargs.modules=[{d}/exits.py]"],
+        "reward manager",
+        "exits.py: it called sys.exit(3) at import",
+    ),
+    "sys.exit-custom-fn": (
+        ["reward.custom_reward_function.path={d}/exits.py"],
+        "reward manager",
+        "a module it imports called sys.exit(3) at import",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(FIRST_STEP))
+def test_what_crashes_the_first_step_is_one_line_naming_the_key_or_row(
+    capsys, small_tokenizer_dir, rlla, first_step, case
+):
+    extra, stage, message = FIRST_STEP[case]
+    code, out, err = run_check(capsys, base(small_tokenizer_dir, rlla, *(e.format(d=first_step) for e in extra)))
+    if stage is None:
+        assert code == 0 and message in out, err[-3000:]
+        return
+    assert code == 2 and out == "", err[-3000:]
+    line = one_line(err)
+    assert line.startswith(f"verl-rewards check: error: {stage}: "), line
+    assert message in line, line
+
+
 def test_tau2_normal_mode_checks_tools_loop_settings_and_routing(capsys, small_tokenizer_dir, tmp_path):
     from verl_rewards.tau2.data import prepare_tau2
 
@@ -120,17 +219,7 @@ def test_tau2_normal_mode_checks_tools_loop_settings_and_routing(capsys, small_t
     out_dir = tmp_path / "airline"
     prepare_tau2(root, "airline", out_dir, ["train", "test"], mode="normal")
     t2 = "+actor_rollout_ref.rollout.custom.tau2"
-    overrides = base(
-        small_tokenizer_dir,
-        out_dir,
-        f"+reward.reward_kwargs.tau2.data_dir={root}",
-        f"actor_rollout_ref.rollout.multi_turn.tool_config_path={out_dir}/tool_config.yaml",
-        "actor_rollout_ref.rollout.multi_turn.enable=True",
-        "actor_rollout_ref.rollout.agent.default_agent_loop=tau2_agent",
-        "data.return_raw_chat=True",
-        f"{t2}.user.backend=scripted",
-        f"{t2}.data_dir={root}",
-    )
+    overrides = tau2_normal(small_tokenizer_dir, out_dir, root)
     code, out, err = run_check(capsys, overrides)
     assert code == 0, err[-3000:]
     assert f"tools: 14 from {out_dir}/tool_config.yaml" in out
@@ -184,3 +273,38 @@ def test_check_1_in_a_recipe_names_c3(tmp_path):
     line = one_line(proc.stderr)
     assert line.startswith("verl-rewards check: error: reward manager: ") and "'C3'" in line
     assert proc.stdout == ""
+
+
+def test_rows_asking_for_an_endpoint_a_credential_or_a_cache_folder_are_refused(capsys, small_tokenizer_dir, tmp_path):
+    """Rows are data, configs are code: the issue's row passed ``check``, and at run time the worker posted the
+    knowledge base to the row's URL. The same dataset without those keys passes."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from verl_rewards.tau2.data import prepare_tau2
+
+    root = require_domain("banking_knowledge").data_dir.parent
+    out_dir = tmp_path / "bank"
+    prepare_tau2(root, "banking_knowledge", out_dir, ["all"], retrieval="bm25")
+    overrides = tau2_normal(
+        small_tokenizer_dir,
+        out_dir,
+        root,
+        f"data.train_files={out_dir}/all.parquet",
+        f"data.val_files={out_dir}/all.parquet",
+    )
+    code, out, err = run_check(capsys, overrides)
+    assert code == 0, err[-3000:]
+    assert "tau2/banking_knowledge (194 rows) -> the tau2 family" in out
+    rows = pq.read_table(out_dir / "all.parquet").to_pylist()
+    asks = {"embeddings_base_url": "http://127.0.0.1:9/v1", "embeddings_api_key_env": "MY_SECRET_TOKEN"}
+    rows[5]["extra_info"]["domain_options"] = {**rows[5]["extra_info"]["domain_options"], **asks}
+    pq.write_table(pa.Table.from_pylist(rows), out_dir / "all.parquet")
+    code, out, err = run_check(capsys, overrides)
+    line = one_line(err)
+    assert code == 2 and line.startswith("verl-rewards check: error: data: data.train_files: "), line
+    assert (
+        "all.parquet row 5: extra_info.domain_options asks for ['embeddings_api_key_env', 'embeddings_base_url']"
+        in line
+    )
+    assert "set them in the tool config's domain_options" in line

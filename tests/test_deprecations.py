@@ -91,7 +91,11 @@ def test_reward_name_tau_bench_resolves_to_tau2_tau_bench_and_warns_once(caplog)
         first = registry.get_reward("tau_bench")
         again = registry.get_reward("TAU_BENCH")
     assert first is again is registry.get_reward("tau2_tau_bench")
-    assert first.name == "tau2_tau_bench" and first.extra_keys == ("tb_r_actions", "tb_r_outputs")
+    assert first.name == "tau2_tau_bench" and first.extra_keys == (
+        "tb_r_actions",
+        "tb_r_outputs",
+        "row_options_refused",
+    )
     warned = [r.getMessage() for r in caplog.records if "deprecated" in r.getMessage()]
     assert warned == ["reward name 'tau_bench' is deprecated (removed in 0.3.0); use 'tau2_tau_bench'"]
     assert "tau_bench" not in registry.registered_names()  # the tau-bench v1 reward is tau_bench_v1

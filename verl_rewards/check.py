@@ -18,7 +18,9 @@ It does what ``python -m verl.trainer.main_ppo`` does at start-up, in this proce
    agent-loop worker loads them), ``agent.agent_loop_config_path``, the default agent loop and every ``agent_name``
    of the data registered, and the settings of the loops that read their own (``custom.tau2``, ``custom.tau_bench``);
 6. the data: ``data.train_files`` / ``data.val_files`` exist and are readable; which reward scores each
-   ``data_source`` they hold, and every row-level ``reward_fn`` names a registered reward.
+   ``data_source`` they hold, and every row-level ``reward_fn`` names a registered reward;
+7. what the first step runs (:mod:`verl_rewards.check_step`): ``algorithm.adv_estimator`` in verl's registry, every
+   row's ``reward_fn`` field and its reward's required inputs, and no row choosing an endpoint, credential or path.
 
 The first failure is printed as one line (``verl-rewards check: error: <stage>: <message>``, exit code 2); a good
 config prints a short summary (exit code 0).
@@ -98,6 +100,13 @@ def check(overrides: Sequence[str]) -> list[str]:
     manager = _reward_manager(config)
     loops = _agent_loops(config)
     data = _data(config, manager, loops)
+    from .check_step import StepError, first_step  # what the first step runs
+
+    files = [(key, path) for key in ("train_files", "val_files") for path in _files(config.data.get(key))]
+    try:
+        data += first_step(config, manager, files)
+    except StepError as exc:
+        raise CheckError(exc.stage, str(exc)) from None
     took = time.perf_counter() - started
     return [
         f"verl-rewards check: ok ({len(overrides)} overrides, {took:.1f} s)",
@@ -279,6 +288,8 @@ def _reward_manager(config: Any) -> Any:
     tokenizer = _tokenizer(config)
     try:
         return load_reward_manager(config, tokenizer)
+    except SystemExit as exc:  # verl's loader of reward.custom_reward_function.path runs the file's top level
+        raise CheckError("reward manager", f"a module it imports called sys.exit({exc.code!r}) at import") from None
     except Exception as exc:  # noqa: BLE001 - ManagerConfigError, verl's lookup and loading errors
         raise CheckError("reward manager", _message(exc)) from None
 

@@ -9,16 +9,22 @@ written first, then renamed one after another, so a failure while writing change
 SIGTERM's default action ends the process without running ``finally`` blocks; while a temporary file exists (and
 SIGTERM has its default action, in the main thread) a handler removes the pending temporary files, then lets the
 process die of SIGTERM as before.
+
+:func:`writer_lock` makes one process the only writer of a file for as long as it holds it (``simulate --out``:
+two runs on one results file would each rewrite it with their own simulations only).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
+import socket
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Mapping
+from datetime import datetime
 from pathlib import Path
 
 Writer = Callable[[Path], None]
@@ -145,3 +151,66 @@ def _on_sigterm(signum: int, frame: object) -> None:
 def _fsync(path: Path) -> None:
     with open(path, "rb") as handle:
         os.fsync(handle.fileno())
+
+
+class WriterLockError(OSError):
+    """Another process holds the writer lock of a file (the message names it: pid, host, start time)."""
+
+
+def lock_path_of(target: str | os.PathLike[str]) -> Path:
+    """The lock file of ``target``: ``<target>.lock`` beside it."""
+    target = Path(target)
+    return target.with_name(target.name + ".lock")
+
+
+@contextlib.contextmanager
+def writer_lock(target: str | os.PathLike[str], option: str = "output") -> Iterator[Path]:
+    """Hold an exclusive ``flock`` on ``<target>.lock`` while the body runs; the lock file records the holder (pid,
+    host, start time) and is removed on release. A lock held elsewhere raises :class:`WriterLockError` at once,
+    naming the holder. The kernel drops the lock when its process dies, so a crashed run never blocks the next one
+    (its stale lock file is taken over)."""
+    import fcntl
+
+    path = lock_path_of(target)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _holder_text(fd)
+            os.close(fd)
+            raise WriterLockError(
+                f"{option} {target} is being written by another run ({holder}; lock file {path}); wait for it to "
+                "finish or use another file"
+            ) from None
+        except BaseException:
+            os.close(fd)
+            raise
+        try:  # a holder that released it meanwhile unlinked the file we opened: open the new one
+            same = os.stat(path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)
+    try:
+        record = {"pid": os.getpid(), "host": socket.gethostname(), "started": datetime.now().isoformat()}
+        os.ftruncate(fd, 0)
+        os.write(fd, json.dumps(record).encode())
+        yield path
+    finally:
+        with contextlib.suppress(OSError):
+            path.unlink()  # while still holding it: a waiting opener sees another inode and retries
+        os.close(fd)
+
+
+def _holder_text(fd: int) -> str:
+    """``pid P on host H since T`` from a held lock file (what its holder wrote), else that it is unknown."""
+    try:
+        record = json.loads(os.pread(fd, 4096, 0) or b"null")
+    except (OSError, ValueError):
+        record = None
+    if not isinstance(record, dict):
+        return "holder not recorded yet"
+    return f"pid {record.get('pid')} on host {record.get('host')} since {record.get('started')}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -296,7 +297,12 @@ def test_a_run_that_prints_nothing_is_stopped_at_the_timeout(tmp_path: Path):
     assert (tmp_path / "run.log").read_text().splitlines()[-1] == "smoke: stopped after 1 s"
     assert command._ended(code, 1.0) == "timed out after 1 s" and command._ended(3, 1.0) == "exited with 3"
     child = Path(f"/proc/{pid_file.read_text().strip()}/status")
-    assert not child.exists() or "\nState:\tZ" in child.read_text()  # killed with the run's process group
+    # killed with the run's process group: SIGKILL is delivered asynchronously, so wait (bounded) for the child to
+    # leave the running states rather than reading its state once
+    deadline = time.monotonic() + 30
+    while child.exists() and "\nState:\tZ" not in child.read_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not child.exists() or "\nState:\tZ" in child.read_text()
 
 
 @pytest.mark.slow

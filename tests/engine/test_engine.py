@@ -26,7 +26,7 @@ from data_support import installed_data_home
 X = BenchmarkData("x", "X_DATA_DIR", "x")
 
 
-def test_data_dir_precedence_is_explicit_then_environment_then_row_then_installed(tmp_path, monkeypatch):
+def test_data_dir_precedence_is_explicit_then_environment_then_installed_and_never_the_row_s(tmp_path, monkeypatch):
     home = installed_data_home(tmp_path / "home", monkeypatch)
     env = tmp_path / "env"
     env.mkdir()
@@ -35,12 +35,15 @@ def test_data_dir_precedence_is_explicit_then_environment_then_row_then_installe
     assert choose_data_dir(None, X, "/row") == str(env)
     assert choose_data_dir("", X, "/row") == str(env)
     monkeypatch.delenv("X_DATA_DIR")
-    assert choose_data_dir(None, X, "/row") == "/row"
+    with pytest.raises(
+        DataNotFoundError, match=r"set the tool's data_dir or X_DATA_DIR, or run .*\(the row records data_dir '/row'"
+    ):
+        choose_data_dir(None, X, "/row", where="the tool's data_dir")  # rows are data, configs are code
     assert choose_data_dir(None, X) is None  # nothing installed yet
     (home / "x").mkdir(parents=True)
     assert X.installed() == home / "x"
     assert choose_data_dir(None, X) == str(home / "x")
-    assert choose_data_dir(None, X, "/row") == "/row"
+    assert choose_data_dir(None, X, "/row") == str(home / "x")
 
 
 def test_a_variable_naming_a_missing_folder_is_an_error_not_a_fallback(tmp_path, monkeypatch):

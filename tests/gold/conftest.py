@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from sft_support import tool_tokenizer_dir
 
 

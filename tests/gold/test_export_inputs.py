@@ -240,10 +240,11 @@ ARGUMENT_CASES = {
 def test_tool_call_arguments_round_trip_through_parquet_and_verls_sft_datasets(
     tmp_path, root, capsys, tool_tokenizer, case
 ):
-    from sft_support import loss_spans, sft_data_config
     from verl.utils.dataset.multiturn_sft_dataset import MultiTurnSFTDataset
 
     from verl_rewards.gold.sft_dataset import GoldSFTDataset
+
+    from sft_support import loss_spans, sft_data_config
 
     played = ARGUMENT_CASES[case]
     results = _results(tmp_path / "r.json", *(_sim(task, _conversation(*calls)) for task, calls in played))

@@ -70,7 +70,7 @@ def tau2_results(tmp_path_factory) -> Path:
         task = domain.task(task_id)
         script = [turn.content for turn in default_script(domain, task)]
         agent[script[0]] = [
-            _turn(t) for t in gold_assistant_turns(task_row(domain, task, i, "x", root, None, "normal"))
+            _turn(t) for t in gold_assistant_turns(task_row(domain, task, i, "x", root, None, "normal"), root)
         ]
         user[user_scenario_text(task)] = script
     out = tmp_path_factory.mktemp("tau2_run") / "run.json"
@@ -89,7 +89,9 @@ def tau_bench_results(tmp_path_factory) -> Path:
     agent, user = {}, {}
     for i, task_id in enumerate(domain.split("test")[:2]):
         task = domain.task(task_id)
-        agent[task.instruction] = [_turn(t) for t in gold_assistant_turns(task_row(domain, task, i, root, "normal"))]
+        agent[task.instruction] = [
+            _turn(t) for t in gold_assistant_turns(task_row(domain, task, i, root, "normal"), root)
+        ]
         user[task.instruction] = [turn.content for turn in default_script(task)]
     out = tmp_path_factory.mktemp("tb_run") / "tb.json"
     with ChatServer(_gold_server(agent, user, skip_assistant=0)) as server:

@@ -9,12 +9,12 @@ import json
 import pandas as pd
 import pytest
 import yaml
-from sft_support import loss_spans, sft_data_config
 
 from verl_rewards.cli import main
 
 import tau2_support
 import tau_bench_support
+from sft_support import loss_spans, sft_data_config
 
 
 def _export(*args: str) -> int:

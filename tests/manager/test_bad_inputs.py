@@ -40,6 +40,7 @@ def test_bad_config_values_are_clear_errors_at_build(kwargs, message):
     [
         ({"default_termination": "agent_stp"}, "default_termination must be one of"),
         ({"data_dir": "/nonexistent/tau2"}, "data_dir '/nonexistent/tau2' is not a directory"),
+        ({"nl_policy": "require"}, r"nl_policy=require needs reward.reward_kwargs.tau2.judge"),  # else reward_error
     ],
 )
 def test_tau2_options_are_validated_when_the_manager_is_built(small_tokenizer_dir, small_tokenizer, tau2, message):
@@ -116,3 +117,20 @@ def test_rebuilt_cores_share_one_process_pool(small_tokenizer_dir, small_tokeniz
     del managers, mgr
     gc.collect()
     assert not ({id(r) for r in process._RUNNERS if not r._closed} - before)  # closed with its last owner
+
+
+@pytest.mark.parametrize("key", ["solution_str", "ground_truth"])
+def test_a_score_kwargs_key_named_like_a_per_sample_input_is_refused_at_build(
+    small_tokenizer_dir, small_tokenizer, key
+):
+    """A ``**kwargs`` reward (verl's style) got the constant instead of every sample's own input: a score_kwargs
+    ``ground_truth: a`` scored the response ``a`` 1.0 against its real ground truth ``b``."""
+    with pytest.raises(ManagerConfigError, match=rf"score_kwargs\.{key}: \['{key}'\] are per-sample inputs"):
+        build_manager(small_tokenizer_dir, small_tokenizer, "exact_match", kwargs={f"score_kwargs.{key}": "a"})
+
+
+def test_score_kwargs_constants_reach_the_reward_s_other_parameters(small_tokenizer_dir, small_tokenizer):
+    kwargs = {"score_kwargs.golden_answer": "b"}  # no row field provides needs_missing's golden_answer: the constant
+    mgr = build_manager(small_tokenizer_dir, small_tokenizer, "needs_missing", kwargs={**kwargs, "on_error": "raise"})
+    out = mgr(make_batch(small_tokenizer, ["q", "q"], ["a", "b"]), return_dict=True)
+    assert out["reward_tensor"].sum(-1).tolist() == [1.0, 1.0]

@@ -91,6 +91,54 @@ def test_forked_copy_of_a_thread_executor_reward_exits_instead_of_serving(tmp_pa
     assert pid == child and os.waitstatus_to_exitcode(status) == 0
 
 
+def _exit_code_within(pid: int, bound_s: float) -> int | None:
+    """The exit code of child ``pid`` once it ends (None, after killing it, when it is still running after
+    ``bound_s``: that bound only limits how long a failing test waits)."""
+    import select
+
+    fd = os.pidfd_open(pid)
+    try:
+        ready, _, _ = select.select([fd], [], [], bound_s)
+    finally:
+        os.close(fd)
+    if not ready:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        return None
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+
+def test_forked_copy_of_an_async_reward_exits_even_when_the_fork_froze_a_held_pool_lock():
+    """An ``async def`` reward that forks: its copy returns through the thread's own event loop. Another thread of
+    the pool held the executor's lock at the fork (here on purpose, so the race is certain): in the copy that lock
+    stays held for good, so a copy that takes it before exiting hangs as an orphan."""
+    pool = ThreadExecutor(max_workers=2)
+    held, release = threading.Event(), threading.Event()
+
+    def hold_the_pool_lock() -> None:
+        with pool._cond:  # what every submit, start and finish of a call takes, for a moment
+            held.set()
+            release.wait()
+
+    async def forks() -> float:
+        holder = threading.Thread(target=hold_the_pool_lock)
+        holder.start()
+        held.wait()
+        child = os.fork()
+        if child == 0:  # the copy returns into the pool thread's loop instead of calling os._exit
+            return 1000.0
+        release.set()
+        holder.join()
+        return float(child)
+
+    async def main() -> list:
+        return [await pool.run_async(forks, 60.0), await pool.run(lambda: 1.0, 60.0)]
+
+    child, after = asyncio.run(main())
+    assert after == 1.0
+    assert _exit_code_within(int(child), 60.0) == 0  # the copy exits (a hung one is killed after 60 s: fails)
+
+
 def test_a_reply_for_another_request_is_dropped_and_flags_its_call(small_tokenizer_dir, small_tokenizer, hostile):
     mgr = _manager(small_tokenizer_dir, small_tokenizer, reward_fn="h_forge", executor="process", timeout_s=30)
     try:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from verl_rewards.scoring.executors.process import ProcessRunner, RemoteRewardError
+from verl_rewards.scoring.executors.process import ProcessRunner, RemoteRewardError, SlotState
 
 from repo_paths import SUPPORT
 
@@ -70,13 +70,14 @@ def runner():
 
 
 def test_no_process_before_first_run():
+    # Children of earlier tests may still be exiting: the runner must add none (a subset), not freeze the set.
     before = _children()
     r = ProcessRunner(max_workers=4, modules=[FNS])
-    assert _children() == before
+    assert _children() <= before
     r.close()
     with pytest.raises(RuntimeError, match="closed"):
         run(r, "proc_test_trivial", final_response="x")
-    assert _children() == before
+    assert _children() <= before
 
 
 def test_result_and_worker_reuse(runner):
@@ -384,3 +385,75 @@ def test_hung_worker_deaf_to_sigterm_does_not_stall_calls_in_other_workers(tmp_p
 
         served = asyncio.run(scenario())
         assert served == [(float(i), True, True) for i in range(5)]
+
+
+@pytest.fixture
+def bootstrapping():
+    """This process in the state ``spawn`` puts a new worker in while it re-imports the parent's main script (what
+    ``multiprocessing`` checks before it starts a process): as a worker re-importing a script without an
+    ``if __name__ == '__main__':`` guard is, when that script builds a runner."""
+    process = multiprocessing.current_process()
+    before = getattr(process, "_inheriting", False)
+    process._inheriting = True
+    yield
+    process._inheriting = before
+
+
+def test_a_worker_that_cannot_be_spawned_is_a_remote_error_with_its_cause_and_frees_its_slot(bootstrapping):
+    """The race behind ``process slot cannot go from starting to empty``: :meth:`ProcessRunner.start` takes a slot
+    to ``starting`` and the spawn fails before a process exists. Driven here by multiprocessing's own refusal, not
+    by timing: the first spawn fails every time."""
+    with ProcessRunner(max_workers=2, modules=[FNS]) as r:
+        with pytest.raises(RemoteRewardError, match="cannot start a reward worker process: RuntimeError") as info:
+            r.start()
+        message = str(info.value)
+        assert "bootstrapping phase" in message and "if __name__ == '__main__':" in message
+        assert isinstance(info.value.__cause__, RuntimeError) and info.value.exc_type == "RuntimeError"
+        assert r.slot_states() == [SlotState.EMPTY, SlotState.EMPTY]  # no slot is lost in "starting"
+        with pytest.raises(RemoteRewardError, match="cannot start a reward worker process") as call:
+            run(r, "proc_test_trivial", final_response="x")  # a call that needs a worker: the same error
+        assert call.value.reward_name == "proc_test_trivial"
+        assert r.slot_states() == [SlotState.EMPTY, SlotState.EMPTY]
+        multiprocessing.current_process()._inheriting = False  # the cause is gone: the pool works
+        assert run(r, "proc_test_echo", final_response="xy")["reward"] == 2.0
+
+
+UNGUARDED_SCRIPT = """
+import sys
+sys.path.insert(0, {support!r})
+from manager_support import make_batch
+from verl_support import compose_verl_config
+from transformers import AutoTokenizer
+from verl.trainer.ppo.reward import load_reward_manager
+
+tok = AutoTokenizer.from_pretrained({tokenizer!r})
+config = compose_verl_config([
+    "actor_rollout_ref.model.path={tokenizer}",
+    "reward.reward_manager.name=contribution",
+    "+reward.reward_kwargs.reward_fn=qa_em",
+    "+reward.reward_kwargs.executor=process",
+    "+reward.reward_kwargs.on_error=raise",
+])
+manager = load_reward_manager(config, tok)  # no __main__ guard: every spawned worker runs this line again
+manager(make_batch(tok, ["q"], ["a"]), return_dict=True)
+"""
+
+
+@pytest.mark.slow
+def test_a_script_without_a_main_guard_gets_remote_errors_never_an_assertion(tmp_path, small_tokenizer_dir):
+    """The issue's case: the parent's first call fails with the died-while-starting error and each worker, which
+    re-ran the script's top level, fails with the cannot-start error; nothing anywhere is an AssertionError."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "unguarded.py"
+    script.write_text(UNGUARDED_SCRIPT.format(support=str(SUPPORT), tokenizer=small_tokenizer_dir))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SUPPORT.parents[1]), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600, env=env)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out[-3000:]
+    assert "AssertionError" not in out, out[-3000:]
+    last = out.strip().splitlines()[-1]
+    assert last.startswith("verl_rewards.scoring.executors.worker.RemoteRewardError: reward worker pid ")
+    assert "died while starting" in last and "if __name__ == '__main__':" in last
+    assert "RemoteRewardError: cannot start a reward worker process: RuntimeError" in out  # a worker's own report

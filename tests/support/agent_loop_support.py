@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 from verl_support import compose_verl_config
@@ -35,16 +36,43 @@ class ScriptedLLM:
         return TokenOutput(token_ids=self.tokenizer.encode(text, add_special_tokens=False), stop_reason="completed")
 
 
+def configured(tool_config: str, section: str = "tau2", root: str | None = None) -> tuple[str, str]:
+    """A copy of ``tool_config`` whose tools name their data folder (``config.data_dir``), as a run configures it
+    (a dataset row's ``data_dir`` never chooses it), and that folder: ``root``, else the tests' data of the tools'
+    domain."""
+    import yaml
+
+    data = yaml.safe_load(Path(tool_config).read_text(encoding="utf-8"))
+    if root is None:
+        domain = data["tools"][0]["config"]["domain"]
+        if section == "tau2":
+            from tau2_support import require_data
+
+            root = str(require_data(domain))
+        else:
+            from tau_bench_support import require_domain
+
+            root = str(require_domain(domain).data_dir)
+    for tool in data["tools"]:
+        tool["config"]["data_dir"] = root
+    path = Path(tool_config).with_suffix(".configured.yaml")
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return str(path), root
+
+
 def make_worker(
     tool_config: str, tokenizer, tokenizer_dir: str, user: dict[str, Any], section: str = "tau2", **settings: Any
 ):
     """verl's AgentLoopWorker (built without Ray) with a scripted LLM server and the normal-mode settings under
-    ``actor_rollout_ref.rollout.custom.<section>``."""
+    ``actor_rollout_ref.rollout.custom.<section>`` (the data folder in them and in the tools' config unless given:
+    :func:`configured`)."""
     from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
     from verl.tools.tool_registry import load_all_tools
     from verl.utils import omega_conf_to_dataclass
     from verl.utils.dataset.rl_dataset import RLHFDataset
 
+    tool_config, root = configured(tool_config, section)
+    settings.setdefault("data_dir", root)
     overrides = [f"+actor_rollout_ref.rollout.custom.{section}.user.{k}={v}" for k, v in user.items()]
     overrides += [f"+actor_rollout_ref.rollout.custom.{section}.{k}={v}" for k, v in settings.items()]
     cfg = compose_verl_config(
@@ -117,19 +145,21 @@ class ScriptedServer:
 
 
 def _worker(domain: str, report, tokenizer, tokenizer_dir: str, handles=None):
-    """verl's AgentLoopWorker with our tools and a scripted server (built without Ray)."""
+    """verl's AgentLoopWorker with our tools (their config naming the data folder: :func:`configured`) and a scripted
+    server (built without Ray)."""
     from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
     from verl.tools.tool_registry import load_all_tools
     from verl.utils import omega_conf_to_dataclass
     from verl.utils.dataset.rl_dataset import RLHFDataset
 
+    tool_config = configured(report.tool_config, root=report.data_dir)[0]
     cfg = compose_verl_config(
         [
             f"actor_rollout_ref.model.path={tokenizer_dir}",
             "actor_rollout_ref.rollout.name=vllm",
             "actor_rollout_ref.rollout.agent.default_agent_loop=tool_agent",
             "actor_rollout_ref.rollout.multi_turn.enable=True",
-            f"actor_rollout_ref.rollout.multi_turn.tool_config_path={report.tool_config}",
+            f"actor_rollout_ref.rollout.multi_turn.tool_config_path={tool_config}",
             "actor_rollout_ref.rollout.multi_turn.format=hermes",
             "actor_rollout_ref.rollout.multi_turn.max_assistant_turns=20",
             "actor_rollout_ref.rollout.multi_turn.max_tool_response_length=100000",
@@ -146,7 +176,7 @@ def _worker(domain: str, report, tokenizer, tokenizer_dir: str, handles=None):
     worker.tokenizer, worker.processor, worker.hf_model_type = tokenizer, None, None
     worker.dataset_cls, worker.mm_processor_kwargs = RLHFDataset, {}
     worker.distillation_enabled = False
-    worker.tools = load_all_tools(report.tool_config, None)
+    worker.tools = load_all_tools(tool_config, None)
     return worker
 
 

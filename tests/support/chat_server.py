@@ -5,10 +5,12 @@ a thread; real sockets, real HTTP). ``responder(body, n)`` decides each answer:
   text are sent as they are, e.g. malformed JSON; an ``usage`` entry is sent as the completion's ``usage``);
 * ``("status", code)`` -> that HTTP status; ``("sleep", seconds, answer)`` -> the answer after a pause;
 * ``"drop"`` -> the connection is closed without an answer;
-* ``("raw", bytes)`` -> a 200 answer with exactly that body (malformed replies).
+* ``("raw", bytes)`` -> a 200 answer with exactly that body (malformed replies); ``("html", bytes)`` -> the same as
+  ``text/html``; ``("redirect", url)`` -> a 302 to ``url``.
 
 Every request body is kept in ``requests`` (in arrival order), except the start-up probes of ``simulate``
-(:data:`~verl_rewards.engine.simulate.PROBE_TEXT`), which go to ``probes`` and are answered by the server itself.
+(:data:`~verl_rewards.engine.simulate.PROBE_TEXT`), which go to ``probes`` and are answered by the server itself
+(with ``probe``, an answer as above, when given).
 With ``models`` given, a request for any other model gets vLLM's 404 answer (``The model `X` does not exist.``).
 """
 
@@ -61,9 +63,10 @@ class _Server(ThreadingHTTPServer):
 class ChatServer:
     """Start with ``with ChatServer(responder) as server: server.base_url ...``."""
 
-    def __init__(self, responder: Responder, models: set[str] | None = None):
+    def __init__(self, responder: Responder, models: set[str] | None = None, probe: Any = None):
         self.responder = responder
         self.models = models
+        self.probe = probe
         self.requests: list[dict[str, Any]] = []
         self.probes: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -89,14 +92,18 @@ class ChatServer:
                 if body.get("messages") == [{"role": "user", "content": PROBE_TEXT}]:
                     with outer._lock:
                         outer.probes.append(body)
-                    self._send(200, completion({"content": "p"}, 0))
+                    action: Any = outer.probe if outer.probe is not None else {"content": "p"}
+                    n = 0
+                else:
+                    with outer._lock:
+                        n = len(outer.requests)
+                        outer.requests.append(body)
+                    action = outer.responder(body, n)
+                if isinstance(action, tuple) and action[0] in ("raw", "html"):
+                    self._send_raw(200, action[1], "text/html" if action[0] == "html" else "application/json")
                     return
-                with outer._lock:
-                    n = len(outer.requests)
-                    outer.requests.append(body)
-                action = outer.responder(body, n)
-                if isinstance(action, tuple) and action[0] == "raw":
-                    self._send_raw(200, action[1])
+                if isinstance(action, tuple) and action[0] == "redirect":
+                    self._send_raw(302, b"", headers={"Location": action[1]})
                     return
                 if isinstance(action, tuple) and action[0] == "sleep":
                     time.sleep(action[1])
@@ -113,10 +120,18 @@ class ChatServer:
             def _send(self, status: int, payload: dict[str, Any]) -> None:
                 self._send_raw(status, json.dumps(payload).encode())
 
-            def _send_raw(self, status: int, data: bytes) -> None:
+            def _send_raw(
+                self,
+                status: int,
+                data: bytes,
+                content_type: str = "application/json",
+                headers: dict[str, str] | None = None,
+            ) -> None:
                 try:
                     self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Type", content_type)
+                    for key, value in (headers or {}).items():
+                        self.send_header(key, value)
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()
                     self.wfile.write(data)

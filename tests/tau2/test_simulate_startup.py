@@ -12,6 +12,7 @@ import pytest
 from verl_rewards.cli import main
 
 from chat_server import ChatServer
+from tau2_runs import RUNS, flag
 from tau2_support import require_domain
 
 AGENT_SAYS_HI = {"content": "Hello, how can I help?"}
@@ -39,6 +40,8 @@ def sim_args(server: ChatServer, out, *extra: str, agent_model: str = "agent-mod
         "5",
         "--retries",
         "0",
+        "--retry-delay",
+        "0",
         "--out",
         str(out),
         *extra,
@@ -54,17 +57,30 @@ def sim_args(server: ChatServer, out, *extra: str, agent_model: str = "agent-mod
     ],
     ids=["deeply-nested-json", "tool_calls-a-number", "tool_call-a-number"],
 )
-def test_a_malformed_user_reply_is_a_user_error_not_an_infrastructure_error(tmp_path, raw):
+def test_a_malformed_user_reply_fails_the_attempt_and_the_simulation_as_tau2s_runner_records_it(tmp_path, raw):
+    """tau2: the user model's call raises, its runner plays the simulation again (--max-retries), then records it as
+    infrastructure_error with no messages and the error in ``info`` (tau2_runs.json ``retail_no_judge``)."""
+    users = []
+
     def respond(body: dict[str, Any], n: int) -> Any:
-        return ("raw", raw) if body["model"] == "user-model" else AGENT_SAYS_HI
+        if body["model"] == "user-model":
+            users.append(n)
+            return ("raw", raw)
+        return AGENT_SAYS_HI
 
     out = tmp_path / "run.json"
     with ChatServer(respond) as server:
-        main(sim_args(server, out))
+        main(sim_args(server, out, "--max-retries", "1", "--retry-delay", "0"))
     (sim,) = json.loads(out.read_text())["simulations"]
-    assert sim["termination_reason"] == "user_error"
-    cause = sim["info"]["end_cause"]
-    assert cause.startswith("user: ") and ("malformed reply" in cause or "not JSON" in cause)
+    assert len(users) == 2  # one attempt, one retry
+    assert sim["termination_reason"] == "infrastructure_error"
+    assert sim["messages"] == [] and sim["reward_info"] is None
+    info = sim["info"]
+    assert info["failed_after_attempts"] == 2 and info["error"].startswith("user: ")
+    assert "malformed reply" in info["error"] or "not JSON" in info["error"]
+    theirs = RUNS["retail_no_judge"]["results"]["simulations"][0]
+    assert theirs["termination_reason"] == "infrastructure_error" and theirs["messages"] == []
+    assert sorted(info) == sorted(theirs["info"])
 
 
 @pytest.mark.parametrize(
@@ -100,6 +116,43 @@ def test_one_cheap_probe_per_endpoint_and_model(tmp_path):
         probes = list(server.probes)
     assert sorted(p["model"] for p in probes) == ["agent-model", "judge-model", "user-model"]
     assert all(p["max_tokens"] == 1 for p in probes)
+
+
+def test_the_probe_names_the_model_as_the_conversation_and_litellm_do(tmp_path, capsys):
+    """``--agent-model openai/agent-model`` (tau2's spelling): litellm sends ``agent-model`` (recorded in
+    tau2_runs.json), the conversation does, and so must the probe (it sent the prefix: a 404 and exit 2)."""
+    run = RUNS["mock"]
+    assert flag(run["command"], "--agent-llm") == ["openai/agent-model"]
+    assert flag(run["command"], "--user-llm") == ["openai/user-model"]
+    litellm_models = {ex["request"]["model"] for ex in run["exchanges"]}
+    assert litellm_models == {"agent-model", "user-model"}
+    out = tmp_path / "run.json"
+    with ChatServer(lambda body, n: {"content": "###STOP###"}, models=litellm_models) as server:
+        code = main(sim_args(server, out, agent_model="openai/agent-model", user_model="hosted_vllm/user-model"))
+        probes, requests = list(server.probes), list(server.requests)
+    assert code in (0, 1), capsys.readouterr().err
+    assert sorted(p["model"] for p in probes) == ["agent-model", "user-model"]
+    assert {r["model"] for r in requests} <= litellm_models
+
+
+@pytest.mark.parametrize(
+    ("probe", "said"),
+    [
+        (("redirect", "https://example.invalid/login"), "HTTP 302 to https://example.invalid/login"),
+        (("html", b"<!DOCTYPE html><html><body>Welcome to nginx!</body></html>"), "Welcome to nginx!"),
+        (("raw", b'{"object": "list", "data": []}'), "not a chat completion"),
+    ],
+    ids=["302", "html-200", "json-200-not-a-completion"],
+)
+def test_a_probe_answered_by_something_else_than_a_chat_completion_fails_at_start(tmp_path, capsys, probe, said):
+    out = tmp_path / "run.json"
+    with ChatServer(lambda body, n: AGENT_SAYS_HI, probe=probe) as server:
+        code = main(sim_args(server, out))
+        played = list(server.requests)
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert "the agent endpoint" in err and said in err and "base URL" in err
+    assert played == [] and not out.exists()
 
 
 def test_a_run_where_every_simulation_failed_at_an_endpoint_exits_non_zero_with_the_first_cause(tmp_path, capsys):

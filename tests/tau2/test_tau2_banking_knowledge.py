@@ -20,7 +20,6 @@ from verl_rewards.tau2 import evaluate_trajectory, load_domain
 from verl_rewards.tau2.domains.banking_knowledge import read_log_allowlist, retrieval
 from verl_rewards.tau2.domains.banking_knowledge.retrieval import RetrievalConfigError
 
-from embeddings_server import EmbeddingsServer
 from repo_paths import DATA
 from tau2_support import require_data
 
@@ -212,12 +211,18 @@ def test_read_tools_are_logged_only_when_allowlisted(dom: Any) -> None:
     assert hashes[0][0] == hashes[0][1] and hashes[1][0] != hashes[1][1]
 
 
-def test_discoverable_tools_are_not_callable_by_name_nor_offered(dom: Any) -> None:
+def test_discoverable_tools_are_not_offered_but_run_by_their_own_names_unlogged(dom: Any) -> None:
+    """As in tau2: not in the tool list, but a call by the tool's own name runs it without an unlock and without
+    ``call_discoverable_agent_tool``'s log record (tau2_trajectories.json pins the texts and hashes)."""
     env = dom.make_env()
     assert "freeze_debit_card_3892" not in dom.spec.agent_tool_specs()
-    assert (
-        env.step("freeze_debit_card_3892", {"card_id": "dbc_538bfb9cba"})
-        == "Error: Tool 'freeze_debit_card_3892' not found."
+    before = env.get_data_hash()
+    out = env.step("freeze_debit_card_3892", {"card_id": "dbc_538bfb9cba"})
+    assert out.startswith("Debit Card Frozen Successfully\nCard ID: dbc_538bfb9cba\nStatus: FROZEN")
+    assert env.get_data_hash() != before and env.is_mutating_tool("freeze_debit_card_3892")
+    assert "No records found" in env.step("list_discoverable_agent_tools", {})
+    assert env.step("freeze_debit_card_3892", {"card_id": "x"}, requestor="user") == (
+        "Error: Tool 'freeze_debit_card_3892' not found."
     )
 
 
@@ -284,55 +289,6 @@ def test_unknown_and_unsupported_configurations_fail_clearly(root: Path) -> None
         load_domain("banking_knowledge", root, retrieval="openai_embeddings")
     with pytest.raises(ValueError, match="takes no load options"):
         load_domain("mock", require_data("mock"), retrieval="bm25")
-
-
-def test_dense_retrieval_through_an_embeddings_endpoint(root: Path, tmp_path: Path) -> None:
-    with EmbeddingsServer() as server:
-        opts = {
-            "retrieval": "openai_embeddings",
-            "embeddings_base_url": server.base_url,
-            "embeddings_model": "bow-64",
-            "embeddings_cache_dir": str(tmp_path / "cache"),
-        }
-        dom = load_domain("banking_knowledge", root, **opts)
-        first = len(server.requests)
-        assert first >= 1 and all(r["model"] == "bow-64" for r in server.requests)
-        cached = list((tmp_path / "cache").rglob("*.npy"))
-        assert len(cached) == len({d.content for d in retrieval.knowledge_base(dom.data_dir).documents})
-        out = dom.make_env().step("KB_search", {"query": "close debit card"})
-        assert out.startswith("1. ") and "   Score: " in out and retrieval.TIMING_RE.search(out)
-        assert len(server.requests) == first + 1  # one query embedding
-        # another process-level index over the same cache embeds no document again
-        index = retrieval.DenseIndex(
-            kb=retrieval.knowledge_base(dom.data_dir),
-            base_url=server.base_url,
-            model="bow-64",
-            cache_dir=tmp_path / "cache",
-        )
-        assert len(server.requests) == first + 1
-        assert index.search("close debit card")[0][0] == out.split("   ID: ")[1].split("\n")[0]
-
-
-def test_dense_retrieval_without_an_endpoint_fails_at_start(root: Path, tmp_path: Path) -> None:
-    with EmbeddingsServer(status=503) as server:
-        with pytest.raises(RetrievalConfigError, match="did not return embeddings"):
-            load_domain(
-                "banking_knowledge",
-                root,
-                retrieval="openai_embeddings",
-                embeddings_base_url=server.base_url,
-                embeddings_model="down",
-                embeddings_cache_dir=str(tmp_path),
-            )
-    with pytest.raises(RetrievalConfigError, match="did not return embeddings"):
-        load_domain(
-            "banking_knowledge",
-            root,
-            retrieval="openai_embeddings",
-            embeddings_base_url="http://127.0.0.1:9/v1",
-            embeddings_model="none",
-            embeddings_cache_dir=str(tmp_path),
-        )
 
 
 def test_package_ships_no_banking_data() -> None:

@@ -279,3 +279,51 @@ def test_sync_tools_runs_after_every_step():
 
 def test_trial_seeds_follow_tau2():
     assert trial_seeds(300, 4) == [626729, 373753, 361454, 1567]  # random.seed(300); randint(0, 1_000_000) x 4
+
+
+# ------------------------------------------------------------------------ starting from a message history
+def _history_call(cid: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    return {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+
+
+HISTORY_OPEN = [
+    {"role": "user", "content": "Create a task for me."},
+    {"role": "assistant", "content": None, "tool_calls": [_history_call("h1", "get_users", {})]},
+    {"role": "tool", "tool_call_id": "h1", "content": "[]", "requestor": "assistant", "error": False},
+]
+
+
+@pytest.mark.parametrize(
+    ("last", "agent_first", "user_asked", "steps", "termination"),
+    [
+        ({"role": "assistant", "content": "Anything else?"}, ["user"], 1, 0, None),
+        (
+            {"role": "assistant", "content": None, "tool_calls": [_history_call("h2", "get_users", {})]},
+            ["tool"],
+            0,
+            1,
+            None,
+        ),
+        ({"role": "user", "content": "And list the users."}, [], 0, 0, None),
+        ({"role": "user", "content": "Bye ###STOP###"}, [], 0, 0, "user_stop"),
+    ],
+    ids=["agent-text", "pending-agent-call", "user-text", "user-stop"],
+)
+def test_a_conversation_continues_from_its_history_as_tau2s_orchestrator(
+    last, agent_first, user_asked, steps, termination
+):
+    """tau2 (``Orchestrator.initialize``): the history opens the trajectory without a greeting and costs no step;
+    its last message goes on: agent text to the user, a pending agent call to the environment (a step), user text
+    to the agent, a user stop ends the run at once."""
+    mock = require_domain("mock")
+    user = ScriptedUser([Reply(content="Please do.")])
+    history = [*HISTORY_OPEN, last]
+    conv = Conversation(mock.make_env("create_task_1"), user, user_system_prompt="u", history=history)
+    turn = asyncio.run(conv.start())
+    assert conv.trajectory[: len(history)] == history and GREETING not in json.dumps(conv.trajectory)
+    assert [m["role"] for m in turn.messages] == agent_first and conv.user_calls == user_asked
+    assert conv.steps == steps + user_asked and conv.termination == termination and turn.done == bool(termination)
+    # the agent sees its calls and their results, the user's text; never a user call
+    assert [m["role"] for m in conv.agent_view[:4]] == ["user", "assistant", "tool", last["role"]]
+    # the user sees only text (its own as "assistant"), never the agent's calls or their results
+    assert all(m["role"] in ("user", "assistant") and not m.get("tool_calls") for m in conv.user_view[:2])

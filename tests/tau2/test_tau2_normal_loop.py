@@ -14,10 +14,12 @@ import pytest
 from verl_rewards.engine.conversation import trial_seeds
 from verl_rewards.engine.rules import GREETING
 from verl_rewards.tau2.data import task_row, write_tool_config
+from verl_rewards.tau2.normal.history import prompt_for_template
 
 from agent_loop_support import hermes, make_worker, run_row, segments
 from chat_server import ChatServer, scripted
 from recipe_support import run_script
+from sft_support import tool_tokenizer_dir
 from tau2_support import require_domain
 
 TELECOM_TASK = "[service_issue]airplane_mode_on[PERSONA:None]"
@@ -454,9 +456,38 @@ def test_prepare_writes_normal_rows_by_default_and_agent_tools_only(tau2_root, t
                 "base",
             ]
         )
-        == 2
+        == 0
     )
-    assert "message history" in capsys.readouterr().err
+    # a task that starts from a message history: the agent's prompt holds what it sees of the history (tau2's
+    # orchestrator), arguments as JSON text in the parquet row
+    rows = {r["extra_info"]["task_id"]: r for r in pq.read_table(tmp_path / "m" / "base.parquet").to_pylist()}
+    prompt = [{k: v for k, v in m.items() if v is not None} for m in rows["update_task_with_message_history"]["prompt"]]
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {
+            "name": "create_task",
+            "arguments": json.dumps(
+                {"user_id": "user_1", "title": "Project Review", "description": "Review Q4 project status"}
+            ),
+        },
+    }
+    assert [m["role"] for m in prompt] == ["system", "user", "assistant", "tool", "assistant"]
+    assert prompt[1:4] == [
+        {"role": "user", "content": "I need to create a task for the project review meeting."},
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {
+            "role": "tool",
+            "content": '{"task_id":"task_2","title":"Project Review","description":"Review Q4 project status",'
+            '"status":"pending"}',
+            "tool_call_id": "call_1",
+        },
+    ]
+    assert prompt_for_template(prompt)[2]["tool_calls"][0]["function"]["arguments"] == {
+        "user_id": "user_1",
+        "title": "Project Review",
+        "description": "Review Q4 project status",
+    }
     assert (
         main(
             [
@@ -475,3 +506,52 @@ def test_prepare_writes_normal_rows_by_default_and_agent_tools_only(tau2_root, t
         == 0
     )  # mock: solo by default
     assert pq.read_table(tmp_path / "m" / "base.parquet").to_pylist()[0]["agent_name"] == "tool_agent"
+
+
+def test_a_task_starting_from_a_message_history_continues_from_it(qwen_tokenizer_dir, tmp_path):
+    """tau2's orchestrator on mock's ``update_task_with_message_history``: no greeting; the agent's prompt holds the
+    history (its tool call with the arguments as an object, as verl renders assistant messages); the history's last
+    message (the agent's text) goes to the user, whose answer the agent gets; the trajectory (the reward's input)
+    opens with the history, which costs no step."""
+    mock = require_domain("mock")
+    task_id = "update_task_with_message_history"
+    tools = str(write_tool_config(mock, tmp_path / "mock.yaml", mode="normal"))
+    scripts = tmp_path / "scripts.json"
+    scripts.write_text(json.dumps({task_id: ["Now mark task_2 as completed, please.", "Thanks ###STOP###"]}))
+    from transformers import AutoTokenizer
+
+    tokenizer_dir = tool_tokenizer_dir(qwen_tokenizer_dir, tmp_path / "tokenizer")  # renders tool calls
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
+    worker = make_worker(tools, tokenizer, tokenizer_dir, {"backend": "scripted", "scripts": str(scripts)})
+    agent = [
+        ("", [("update_task_status", {"task_id": "task_2", "status": "completed"})]),
+        ("Done: task_2 (Project Review) is completed.", []),
+    ]
+    worker.llm_client.queue.append([hermes(t, c) for t, c in agent])
+    row = task_row(mock, mock.task(task_id), 0, "test", str(mock.data_dir.parent), mode="normal")
+    out = asyncio.run(run_row(worker, row, "mock-history"))
+    ef = out.extra_fields
+    messages = ef["messages"]
+    history = mock.task(task_id).history
+    assert [m["role"] for m in messages[: len(history)]] == [m.role for m in history]
+    assert messages[len(history)] == {"role": "user", "content": "Now mark task_2 as completed, please."}
+    assert ef["termination"] == "user_stop" and ef["tau2_steps"] == len(messages) - len(history)
+    ids = out.prompt_ids[0].tolist() if out.prompt_ids.dim() == 2 else out.prompt_ids.tolist()
+    prompt = tokenizer.decode(ids)
+    assert "I've created a task titled 'Project Review'" in prompt and GREETING not in prompt
+    assert '"title": "Project Review"' in prompt  # the history's call rendered with object arguments
+    assert prompt.index("Project Review") < prompt.index("Now mark task_2 as completed")
+    assert reward_of_mock(out, row, mock.data_dir.parent)["reward"] == 1.0
+
+
+def reward_of_mock(out, row: dict[str, Any], root: Path) -> dict[str, Any]:
+    from verl_rewards.tau2.verl_scorer import Tau2Options, score_tau2
+
+    extra = {**row["extra_info"], **out.extra_fields}
+    return score_tau2(
+        out.extra_fields["messages"],
+        "tau2/mock",
+        {"task_id": row["extra_info"]["task_id"]},
+        extra,
+        Tau2Options(data_dir=str(root)),
+    )

@@ -15,6 +15,7 @@ from verl_rewards.engine.rules import GREETING
 from verl_rewards.evaluation.readers import read_tau2_results
 
 from chat_server import ChatServer, scripted
+from tau2_runs import RUNS
 from tau2_support import require_domain
 
 USER = {  # keyed by a string of the task's scenario
@@ -63,6 +64,8 @@ def args(server: ChatServer, out: Path, *extra: str, root: Path | None = None) -
         "--timeout-s",
         "5",
         "--retries",
+        "0",
+        "--retry-delay",
         "0",
         "--out",
         str(out),
@@ -157,8 +160,9 @@ def test_simulate_records_endpoint_failures_per_simulation(tmp_path):
     with ChatServer(respond) as server:
         assert main(args(server, out)) == 1  # every simulation failed at an endpoint: exit 1, results still written
     (sim,) = json.loads(out.read_text())["simulations"]
-    assert sim["termination_reason"] == "user_error" and sim["reward_info"]["reward"] == 0.0
-    assert "HTTP 500" in sim["info"]["end_cause"]
+    # tau2's runner: the user model's call raised, so the simulation failed (after --max-retries more attempts)
+    assert sim["termination_reason"] == "infrastructure_error" and sim["reward_info"] is None
+    assert "HTTP 500" in sim["info"]["error"] and sim["info"]["failed_after_attempts"] == 4
 
 
 # ------------------------------------------------------------------------------------------------ NL judge
@@ -262,14 +266,12 @@ def test_simulate_records_results_as_tau2_writes_them(tmp_path):
     agent_msgs = [m for m in messages if m["role"] == "assistant"]
     assert [m["usage"] for m in agent_msgs] == [None] + [{"prompt_tokens": 321, "completion_tokens": 12}] * 4
     assert all(m["cost"] == 0.0 for m in messages if m["role"] != "tool")
-    assert all(m["usage"] is None for m in messages if m["role"] == "user")  # the user endpoint sent no usage
+    # the user endpoint sent no usage: litellm (and so tau2) records 0 tokens
+    assert all(m["usage"] == {"completion_tokens": 0, "prompt_tokens": 0} for m in messages if m["role"] == "user")
+    assert [m["raw_data"]["usage"]["total_tokens"] for m in agent_msgs[1:]] == [333] * 4
     stamps = [m["timestamp"] for m in messages]
     assert all(isinstance(t, str) and t for t in stamps) and stamps == sorted(stamps)
-    assert sim["info"]["usage"]["agent"] == {
-        "prompt_tokens": 4 * 321,
-        "completion_tokens": 4 * 12,
-        "messages_with_usage": 4,
-    }
+    assert sim["info"] is None  # tau2 keeps nothing else per simulation
     info = sim["reward_info"]
     assert info["env_assertions"] == [] and info["nl_assertions"] is None and info["communicate_checks"] is None
     assert info["action_checks"] == [
@@ -342,7 +344,7 @@ def test_reward_info_keeps_justifications_and_notes():
         for word in ("polyester", "cotton")
     ]
     assert checks["action_checks"] is None and checks["info"]["action"] == {"note": "No actions to evaluate"}
-    assert checks["info"]["nl"] == {"note": "Not graded: no NL-assertion judge (simulate --judge-model)"}
+    assert checks["info"]["nl"] == {"note": "Not graded: no NL-assertion judge (simulate --skip-nl-assertions)"}
     missing = reward_info(shirts, evaluate_trajectory(retail, "24", said[:2], "user_stop", nl_policy="skip"), said[:2])
     assert [c["justification"] for c in missing["communicate_checks"]] == [
         "Information 'polyester' not communicated.",
@@ -375,7 +377,7 @@ def test_simulate_ends_on_agent_message_errors_as_tau2_does(tmp_path, capsys, ba
     (sim,) = json.loads(out.read_text())["simulations"]
     assert sim["termination_reason"] == "infrastructure_error" and sim["reward_info"] is None
     assert cause in sim["info"]["error"] and sim["info"]["error_type"] == "InfrastructureError"
-    assert [m["role"] for m in sim["messages"]] == ["assistant", "user"]  # the bad message was never played
+    assert sim["messages"] == []  # tau2's record of a simulation that failed
     capsys.readouterr()
     assert main(["eval", str(out), "--json"]) == 0
     source = json.loads(capsys.readouterr().out)["inputs"][0]["sources"]["tau2/airline"]
@@ -428,3 +430,69 @@ def test_training_names_its_agent_message_rule():
     assert tau2.agent_message_errors == "infrastructure_error"
     with pytest.raises(ValueError, match="agent_message_errors must be one of"):
         NormalSettings.from_mapping({"user": user, "agent_message_errors": "skip"})
+
+
+# ------------------------------------------------------------------------------ no judge (issue 32 item 5)
+def _retail_args(server: ChatServer, out: Path, *extra: str) -> list[str]:
+    argv = args(server, out, *extra, root=require_domain("retail").data_dir.parent)
+    argv[argv.index("airline")] = "retail"
+    argv[argv.index("19")] = "36"
+    return argv
+
+
+def test_a_run_needing_nl_grades_without_a_judge_is_refused_at_start(tmp_path, capsys):
+    """tau2 grades NL assertions with its default judge and, with none reachable, records the simulation as
+    infrastructure_error (tau2_runs.json ``retail_no_judge``: task 36). A run of ours that cannot grade them refuses
+    to start, naming the judge's flags and the explicit opt-out."""
+    (theirs,) = RUNS["retail_no_judge"]["results"]["simulations"]
+    assert theirs["task_id"] == "36" and theirs["termination_reason"] == "infrastructure_error"
+    out = tmp_path / "run.json"
+    with ChatServer(lambda body, n: {"content": "###STOP###"}) as server:
+        assert main(_retail_args(server, out)) == 2
+        played = list(server.requests)
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "36" in err and "NL_ASSERTION" in err
+    assert "--judge-model" in err and "--judge-base-url" in err and "--skip-nl-assertions" in err
+    assert played == [] and not out.exists()
+
+
+def test_skipping_nl_assertions_is_explicit_and_recorded(tmp_path, capsys):
+    out = tmp_path / "run.json"
+    with ChatServer(lambda body, n: {"content": "###STOP###"}) as server:
+        assert main(_retail_args(server, out, "--skip-nl-assertions")) == 0
+    printed = capsys.readouterr().out
+    results = json.loads(out.read_text())
+    assert results["info"]["nl_assertions"].startswith("skipped (--skip-nl-assertions)")
+    assert "NL assertions skipped (--skip-nl-assertions)" in printed
+    (sim,) = results["simulations"]
+    reward = sim["reward_info"]
+    assert reward["nl_assertions"] is None and "NL_ASSERTION" not in reward["reward_breakdown"]
+    assert reward["info"]["nl"] == {"note": "Not graded: no NL-assertion judge (simulate --skip-nl-assertions)"}
+
+
+@pytest.mark.parametrize(
+    ("judge_says", "termination", "nl"),
+    [({"results": []}, "user_stop", []), ("not json", "infrastructure_error", None)],
+    ids=["no-results", "not-json"],
+)
+def test_simulate_reads_the_judges_reply_as_tau2_does(tmp_path, judge_says, termination, nl):
+    """tau2 (``evaluate_nl_assertions``): the reply's results as given (none: NL scores 1.0); a reply it cannot
+    read raises, which fails the attempt (retried, then infrastructure_error). The reward manager stays stricter
+    (``test_openai_judge_grades_nl_assertions_and_flags_malformed_replies``)."""
+
+    def respond(body: dict[str, Any], n: int) -> Any:
+        if body["model"] == "judge-model":
+            return {"content": judge_says if isinstance(judge_says, str) else json.dumps(judge_says)}
+        return {"content": "###STOP###"}
+
+    out = tmp_path / "run.json"
+    with ChatServer(respond) as server:
+        main(_retail_args(server, out, "--judge-model", "judge-model", "--max-retries", "0"))
+    (sim,) = json.loads(out.read_text())["simulations"]
+    assert sim["termination_reason"] == termination
+    if nl is None:
+        assert sim["info"]["error_type"] == "JudgeError" and "cannot be read" in sim["info"]["error"]
+    else:
+        assert (
+            sim["reward_info"]["nl_assertions"] == nl and sim["reward_info"]["reward_breakdown"]["NL_ASSERTION"] == 1.0
+        )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -378,7 +379,7 @@ def test_payment_request_round_trip(telecom_domain) -> None:
     assert json.loads(env.step("get_details_by_id", {"id": "B1234321"}))["status"] == "Paid"
 
 
-def test_refuel_without_draft_bill_creates_a_deterministic_bill(telecom_domain) -> None:
+def test_refuel_without_draft_bill_creates_a_bill_with_tau2s_random_id(telecom_domain) -> None:
     ids = []
     for _ in range(2):
         env = _env(telecom_domain)
@@ -397,8 +398,8 @@ def test_refuel_without_draft_bill_creates_a_deterministic_bill(telecom_domain) 
             "2025-03-15",
             0.1,
         )
-    expected = "B" + hashlib.sha256(b"C1002/6").hexdigest()[:8]
-    assert ids == [expected, expected]
+    # tau2's "B" + uuid4().hex[:8]: a new name on every run
+    assert all(re.fullmatch(r"B[0-9a-f]{8}", i) for i in ids) and ids[0] != ids[1]
 
 
 # ------------------------------------------------------------------------------------------ rewards
@@ -409,7 +410,10 @@ def test_gold_trajectory_of_every_task_scores_one(telecom_domain) -> None:
             telecom_domain, tid, scripted_trajectory(telecom_domain, tid, gold_calls(telecom_domain, tid))
         )
         rewards[tid] = (result.reward, result.db_match)
-    assert set(rewards.values()) == {(1.0, True)}
+    assert {reward for reward, _ in rewards.values()} == {1.0}
+    # tau2's gold replay leaves out the sync between actions, so its db_match is false on 1,688 of them (DB is in no
+    # telecom task's basis); tau2_trajectories.json pins tau2's value task by task
+    assert sum(1 for _, match in rewards.values() if match is False) == 1688
 
 
 def test_dropping_the_last_user_action_fails_its_assertion(telecom_domain, scored_tasks) -> None:
@@ -461,8 +465,6 @@ def test_hashes_equal_between_live_steps_and_replay(telecom_domain, scored_tasks
             replayed.get_data_hash(),
             replayed.get_user_data_hash(),
         )
-        gold = result.gold_env
-        assert (gold.get_data_hash(), gold.get_user_data_hash()) == (live.get_data_hash(), live.get_user_data_hash())
 
 
 def test_transfer_task_action_ignores_who_called(telecom_domain) -> None:

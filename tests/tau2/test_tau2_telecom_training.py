@@ -16,7 +16,7 @@ from verl_rewards.tau2 import domain_spec
 from verl_rewards.tau2.data import DONE_TOOL, prepare_tau2, tool_names
 from verl_rewards.tau2.scripted import gold_calls
 
-from agent_loop_support import _agent_data, _turn, _worker, run_row
+from agent_loop_support import _agent_data, _turn, _worker, configured, run_row
 from recipe_support import compose_script
 from repo_paths import REPO
 from tau2_support import require_domain
@@ -62,7 +62,7 @@ def test_prepare_writes_solo_rows_with_agent_and_user_tools(telecom, prepared) -
     user_tools = [s["name"] for s in telecom.user_tool_specs()]
     assert sorted(row["extra_info"]["tools_kwargs"]) == sorted([*agent, *user_tools, DONE_TOOL])
 
-    tools = initialize_tools_from_config(prepared.tool_config)
+    tools = initialize_tools_from_config(configured(prepared.tool_config, root=prepared.data_dir)[0])
     assert [t.name for t in tools] == tool_names(telecom, "solo") and len(tools) == 44
     assert all(type(t) is (Tau2DoneTool if t.name == DONE_TOOL else Tau2Tool) for t in tools)
     schemas = {t.name: t.tool_schema.function for t in tools}
@@ -95,7 +95,9 @@ def test_tool_adapters_act_on_the_phone_and_reward_the_trajectory(telecom, prepa
     from verl_rewards.tau2 import evaluate_trajectory
     from verl_rewards.tau2.verl_scorer import Tau2Options, score_tau2
 
-    tools = {t.name: t for t in initialize_tools_from_config(prepared.tool_config)}
+    tools = {
+        t.name: t for t in initialize_tools_from_config(configured(prepared.tool_config, root=prepared.data_dir)[0])
+    }
     row = _row(prepared, "full", MMS_TASK)
     gold = gold_calls(telecom, MMS_TASK)
     assert [(n, r) for n, _, r in gold] == [("reset_apn_settings", "user"), ("reboot_device", "user")]

@@ -24,7 +24,7 @@ from verl_rewards.contribution import compute_contribution
 from verl_rewards.tau2.data import DONE_TOOL, TOOL_CONFIG_NAME, prepare_tau2
 from verl_rewards.tau2.scripted import gold_calls
 
-from agent_loop_support import Turn, _agent_data, _turn, _worker, run_row
+from agent_loop_support import Turn, _agent_data, _turn, _worker, configured, run_row
 from recipe_support import compose_script
 from repo_paths import REPO
 from tau2_support import require_domain
@@ -189,7 +189,12 @@ def test_prepare_writes_rows_and_tool_config_verl_loads(prepared):
         assert all(type(t) is (Tau2DoneTool if t.name == DONE_TOOL else Tau2Tool) for t in tools)
         schemas = {t.name: t.tool_schema.function for t in tools}
         assert all(s.description for s in schemas.values())
-    airline = {t.name: t for t in initialize_tools_from_config(prepared["airline"].tool_config)}
+    airline = {
+        t.name: t
+        for t in initialize_tools_from_config(
+            configured(prepared["airline"].tool_config, root=prepared["airline"].data_dir)[0]
+        )
+    }
     book = airline["book_reservation"].tool_schema.function.parameters
     assert book.properties["cabin"].enum == ["business", "economy", "basic_economy"]
     assert book.properties["flights"].type == "array" and book.properties["total_baggages"].type == "integer"
@@ -274,7 +279,12 @@ def test_tool_adapters_share_state_record_steps_and_end_episodes(prepared):
     from verl_rewards.tau2.verl_tools import NOT_RUN_WITH_DONE
 
     domain = _domain("airline")
-    tools = {t.name: t for t in initialize_tools_from_config(prepared["airline"].tool_config)}
+    tools = {
+        t.name: t
+        for t in initialize_tools_from_config(
+            configured(prepared["airline"].tool_config, root=prepared["airline"].data_dir)[0]
+        )
+    }
     row = _rows(prepared["airline"])["7"]
     gold = [(n, a) for n, a, _ in gold_calls(domain, "7")]  # 2 reads, update, cancel XEHM4B, cancel 59XX6W
 
@@ -318,7 +328,12 @@ def test_tool_adapters_share_state_record_steps_and_end_episodes(prepared):
 def test_tool_adapter_errors_are_answers(prepared):
     from verl.tools.tool_registry import initialize_tools_from_config
 
-    tools = {t.name: t for t in initialize_tools_from_config(prepared["retail"].tool_config)}
+    tools = {
+        t.name: t
+        for t in initialize_tools_from_config(
+            configured(prepared["retail"].tool_config, root=prepared["retail"].data_dir)[0]
+        )
+    }
     row = dict(_rows(prepared["retail"])["72"])
     row["extra_info"] = {**row["extra_info"], "tools_kwargs": {}}
 
@@ -455,7 +470,12 @@ def test_store_evicts_finished_sessions_first_and_fails_an_evicted_live_one_visi
 
     from verl_rewards.engine.verl_tools import EVICTED_FLAG, SESSIONS
 
-    tools = {t.name: t for t in initialize_tools_from_config(prepared["airline"].tool_config)}
+    tools = {
+        t.name: t
+        for t in initialize_tools_from_config(
+            configured(prepared["airline"].tool_config, root=prepared["airline"].data_dir)[0]
+        )
+    }
     row = _rows(prepared["airline"])["7"]
     domain = _domain("airline")
     read = [(n, a) for n, a, _ in gold_calls(domain, "7")][:1]

@@ -53,7 +53,10 @@ BENCHMARKS: dict[str, Benchmark] = {
             "--enforce-communication-protocol",
             "--judge-model",
             "--judge-base-url",
+            "--skip-nl-assertions",
             "--retrieval",
+            "--max-retries",
+            "--retry-delay",
         ),
         "tau2's limits are --max-steps and --max-errors",
     ),
@@ -152,6 +155,20 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "scored 0)",
     )
     p.add_argument(
+        "--max-retries",
+        type=int,
+        default=None,
+        help="tau2: more attempts of a simulation that failed (an endpoint, an agent message that cannot be played, "
+        f"the judge) before it is recorded as infrastructure_error (default {default_of(SimulateConfig, 'max_retries')}"
+        ", tau2's)",
+    )
+    p.add_argument(
+        "--retry-delay",
+        type=float,
+        default=None,
+        help=f"tau2: seconds between those attempts (default {default_of(SimulateConfig, 'retry_delay')})",
+    )
+    p.add_argument(
         "--agent-base-url", required=True, help="OpenAI-compatible endpoint of the agent, e.g. http://127.0.0.1:8000/v1"
     )
     p.add_argument("--agent-model", required=True, help="the agent's model name at --agent-base-url")
@@ -164,9 +181,16 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--judge-model",
         default=None,
-        help="tau2: grade retail's NL assertions with this model (default: NL assertions are skipped)",
+        help="tau2: grade NL assertions with this model (tau2: gpt-4.1-2025-04-14); a run of tasks graded on them "
+        "needs it, or --skip-nl-assertions",
     )
     p.add_argument("--judge-base-url", default=None, help="tau2: the judge's endpoint (default: --user-base-url)")
+    p.add_argument(
+        "--skip-nl-assertions",
+        action="store_true",
+        help="tau2: without a judge, score tasks graded on NL assertions on their other components (not tau2's "
+        "score; recorded in the results' info and the summary)",
+    )
     p.add_argument(
         "--api-key-env",
         default=default_of(Endpoint, "api_key_env"),
@@ -234,13 +258,19 @@ def run(args: argparse.Namespace) -> int:
         judge = None
         if args.judge_model:
             judge = _endpoint(args, "judge", args.judge_base_url or args.user_base_url, args.judge_model, None)
-        limits = {"max_steps": args.max_steps, "max_errors": args.max_errors}
+        limits = {
+            "max_steps": args.max_steps,
+            "max_errors": args.max_errors,
+            "max_retries": args.max_retries,
+            "retry_delay": args.retry_delay,
+        }
         config = SimulateConfig(
             domain=domain,
             **_run_settings(args, agent, user),
             enforce_communication_protocol=args.enforce_communication_protocol,
             judge=judge,
             agent_message_errors=args.agent_message_errors,
+            skip_nl_assertions=args.skip_nl_assertions,
             domain_options={"retrieval": args.retrieval} if args.retrieval else None,
             **{k: v for k, v in limits.items() if v is not None},  # else the simulator's own defaults
         )

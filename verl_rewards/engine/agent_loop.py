@@ -13,7 +13,8 @@ verl's own budgets still apply (``response_length``, ``max_assistant_turns``, ``
 count both user replies and tool-result rounds); a trajectory they cut ends as ``max_steps`` (scored 0). What the
 reward gets (``extra_fields``): what the conversation's
 :meth:`~verl_rewards.engine.conversation.Conversation.extra_fields` holds (the step dicts of the agent's tool turns
-included, when the benchmark's loop gives its progress rule), and ``user_seed``.
+included, when the benchmark's loop gives its progress rule), the loop's ``row_fields`` (a benchmark's flags about
+its row) and ``user_seed``.
 
 The ``policy`` user backend (:class:`PolicyUser`): the rollout server that generates the agent also plays the user,
 from the user's own prompt, in separate requests whose tokens never enter the trained sequence.
@@ -141,6 +142,8 @@ class ConversationAgentLoop(TurnLoop):
         self.conversation: Conversation | None = None
         self._row: dict[str, Any] = {}
         self._user_seed: int | None = None
+        #: what this trajectory's loop adds to the reward's extra fields about its row (a benchmark's flags)
+        self.row_fields: dict[str, Any] = {}
         specials = getattr(self.tokenizer, "all_special_tokens", None) or []
         self._special_tokens = sorted((t for t in specials if t), key=len, reverse=True)
 
@@ -203,6 +206,7 @@ class ConversationAgentLoop(TurnLoop):
         output = self.output(stream)
         conv.end(TerminationReason.MAX_STEPS, "verl budget: the rollout ended before the conversation did")
         output.extra_fields.update(conv.extra_fields())
+        output.extra_fields.update(self.row_fields)
         output.extra_fields["user_seed"] = self._user_seed
         return output
 

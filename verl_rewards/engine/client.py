@@ -239,7 +239,7 @@ def parse_completion(data: Any) -> Reply:
         if arguments is not None and not isinstance(arguments, str | dict):
             raise PlayerError(f"malformed reply: tool_calls[{i}].function.arguments is {type(arguments).__name__}")
         calls.append({"id": call.get("id"), "name": fn["name"], "arguments": arguments})
-    return Reply(content=content, tool_calls=calls, usage=completion_usage(data))
+    return Reply(content=content, tool_calls=calls, usage=completion_usage(data), raw=data)
 
 
 def completion_usage(data: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -40,6 +40,8 @@ Rules, as tau2-bench's orchestrator runs them (``src/tau2/orchestrator/orchestra
   a run that is not over ends as MAX_STEPS); only the first tool call of an agent message runs, and the message
   keeps only that call; a terminate tool of the environment (``transfer_to_human_agents``) ends the run at once as
   ``transfer``; ``###STOP###`` is the only stop token.
+* **Requests** write the views as the benchmark's runner sends them (the rule set's ``wire``,
+  :mod:`~verl_rewards.engine.wire`); the views themselves stay in plain chat-completions shape.
 * **Our additions:** a user player that fails (endpoint down, timeout after retries, malformed or empty reply)
   ends the run as USER_ERROR with the cause recorded; an agent player that fails ends it as
   ``infrastructure_error``; callers may end a run from outside with :meth:`Conversation.end` (verl's token and
@@ -48,7 +50,8 @@ Rules, as tau2-bench's orchestrator runs them (``src/tau2/orchestrator/orchestra
 The trajectory (:attr:`Conversation.trajectory`) is the reward's input: OpenAI-style messages, user tool calls in
 ``user`` messages, tool messages carrying ``requestor`` and ``error``. :attr:`Conversation.message_info` runs
 alongside it (one dict per message: ``timestamp`` when the message was played, and for model messages the
-endpoint's ``usage``), for result files that record them (tau2's ``Results``).
+endpoint's ``usage``, its whole answer ``raw`` and ``generation_time_seconds``; ``history`` on the messages of an
+initial history), for result files that record them (tau2's ``Results``).
 
 Given the benchmark's progress rule (``progress=``, as the verl loops give it), the conversation records the step
 dicts of the agent's tool turns with the rule solo mode's tools use (:mod:`verl_rewards.engine.steps`); the user's
@@ -60,16 +63,19 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from ..deprecation import warn_deprecated
 from .environment import Environment
+from .offload import STEP_TIMEOUT_S, StepTimeout, run_step
 from .rules import STOP_TOKENS, TAU2, RuleSet
 from .steps import Progress, StepRecorder
 from .termination import TerminationReason
+from .wire import encode
 
 AGENT_MESSAGE_ERRORS = (str(TerminationReason.AGENT_ERROR), str(TerminationReason.INFRASTRUCTURE_ERROR))
 DEFAULT_SEED = 300
@@ -90,6 +96,8 @@ class Reply:
     content: str | None = None
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     usage: dict[str, Any] | None = None
+    raw: dict[str, Any] | None = None  # the endpoint's whole answer (result files that keep it: tau2's raw_data)
+    seconds: float | None = None  # how long the player took to produce it
 
     def has_text(self) -> bool:
         return isinstance(self.content, str) and self.content.strip() != ""
@@ -186,14 +194,23 @@ class Conversation:
         enforce_communication_protocol: bool = False,
         seed: int | None = None,
         agent_message_errors: str = TerminationReason.AGENT_ERROR,
+        user_failures: str = TerminationReason.USER_ERROR,
+        history: Sequence[dict[str, Any]] = (),
         progress: Progress | None = None,
+        step_timeout_s: float | None = STEP_TIMEOUT_S,
         **deprecated_rules: Any,
     ):
         """``rules``: the benchmark's :class:`~verl_rewards.engine.rules.RuleSet` (tau2's by default); the limits
         default to the rule set's. ``progress``: record the step dicts of the agent's tool turns
         (:class:`~verl_rewards.engine.steps.StepRecorder`, the rule solo mode's sessions use) with the benchmark's
-        progress rule; None records none. The keywords ``stop_tokens``, ``greeting_to_agent``, ``first_call_only`` and
-        ``terminate_termination`` are deprecated: they change the rule set (pass ``rules=`` instead)."""
+        progress rule; None records none. ``step_timeout_s``: the bound on one tool call
+        (:mod:`~verl_rewards.engine.offload`; None: none). The keywords ``stop_tokens``, ``greeting_to_agent``,
+        ``first_call_only`` and ``terminate_termination`` are deprecated: they change the rule set (pass ``rules=``
+        instead).
+        ``user_failures``: how a run ends when the user player fails or sends a message that cannot be played
+        (``user_error``, or tau2's ``infrastructure_error``: its runner records a simulation whose user model
+        raised so). ``history``: the task's initial messages (trajectory format, tool messages with their
+        ``requestor``), already applied to ``env``; the conversation continues from them (see :meth:`start`)."""
         unknown = sorted(set(deprecated_rules) - set(_RULE_FLAGS))
         if unknown:
             raise TypeError(f"Conversation() got unexpected keyword argument(s) {unknown}")
@@ -211,9 +228,15 @@ class Conversation:
         max_errors = rules.max_errors if max_errors is _UNSET else max_errors
         max_agent_turns = rules.max_agent_turns if max_agent_turns is _UNSET else max_agent_turns
         self.agent_message_errors = str(agent_message_errors)
+        if user_failures not in (TerminationReason.USER_ERROR, TerminationReason.INFRASTRUCTURE_ERROR):
+            raise ValueError(f"user_failures must be user_error or infrastructure_error, got {user_failures!r}")
+        self.user_failures = str(user_failures)
         for name, limit in (("max_steps", max_steps), ("max_errors", max_errors), ("max_agent_turns", max_agent_turns)):
             if limit is not None and int(limit) <= 0:
                 raise ValueError(f"{name} must be positive (or None: no limit)")
+        if step_timeout_s is not None and not 0 < step_timeout_s < float("inf"):
+            raise ValueError(f"step_timeout_s must be a positive number of seconds (or None), got {step_timeout_s!r}")
+        self.step_timeout_s = step_timeout_s
         self.rules = rules
         self.env = env
         self.user = user
@@ -236,6 +259,7 @@ class Conversation:
         self.termination: str | None = None
         self.cause: str | None = None
         self.user_calls = 0
+        self.history = [dict(m) for m in history]
         self.recorder = StepRecorder(env, progress) if progress is not None else None
         self._next_id = 0
         self._started = False
@@ -283,10 +307,13 @@ class Conversation:
 
     # ------------------------------------------------------------------ driving
     async def start(self) -> Turn:
-        """Send the greeting and let the user answer; the returned turn holds the user's first text."""
+        """Send the greeting and let the user answer; the returned turn holds the user's first text. With a
+        ``history``, continue from it instead (:meth:`_resume`)."""
         if self._started:
             raise RuntimeError("the conversation has already started")
         self._started = True
+        if self.history:
+            return await self._resume()
         if self.greeting_to_agent:
             greeting = {"role": "assistant", "content": self.rules.greeting}
             self._append(dict(greeting))
@@ -327,7 +354,9 @@ class Conversation:
             self._after_step(pending=True)
             if self.recorder is not None:
                 self.recorder.begin_turn()
-            results = self._run_calls(calls, "assistant")
+            results = await self._run_calls(calls, "assistant")
+            if results is None:
+                return Turn([], True)
             views = [_view_message(m) for m in results]
             self.agent_view.extend(views)
             if self.terminate_termination and self.env.done:
@@ -347,36 +376,88 @@ class Conversation:
         """Play the whole conversation with ``agent`` (offline scoring)."""
         turn = await self.start()
         while not turn.done:
+            started = time.perf_counter()
             try:
-                reply = await agent.reply(list(self.agent_view))
+                reply = await agent.reply(encode(self.agent_view, self.rules.wire))
             except PlayerError as exc:
                 self.end(TerminationReason.INFRASTRUCTURE_ERROR, f"agent: {exc}")
                 return
+            if isinstance(reply, Reply) and reply.seconds is None:
+                reply.seconds = time.perf_counter() - started
             turn = await self.agent_turn(reply)
+
+    async def _resume(self) -> Turn:
+        """Continue from :attr:`history`, as tau2's orchestrator does: no greeting; the history opens the
+        trajectory and each side's view holds what it may see of it (the agent: its own messages, the user's text,
+        the results of its own calls; the user: the reverse), no step counted; then its last message goes where it
+        was going. Pending tool calls run (one step); text goes to the other side; a user stop ends the run at once;
+        a tool result goes back to its caller. The returned turn holds what the agent must be shown on top of its
+        view of the history (tool results of its pending calls, or the user's answer)."""
+        start = datetime.now() - timedelta(seconds=len(self.history))
+        for i, message in enumerate(self.history):
+            self.trajectory.append(message)
+            self.message_info.append({"timestamp": (start + timedelta(seconds=i)).isoformat(), "history": True})
+            role, has_calls = message["role"], bool(message.get("tool_calls"))
+            if role == "assistant" or (role == "user" and not has_calls) or _answers(message, "assistant"):
+                self.agent_view.append(_view_message(message))
+            if role == "user":
+                self.user_view.append(dict(_view_message(message), role="assistant"))
+            elif (role == "assistant" and not has_calls) or _answers(message, "user"):
+                self.user_view.append(
+                    _view_message(message) if role == "tool" else {"role": "user", "content": message.get("content")}
+                )
+        self.env.sync()
+        last = self.history[-1]
+        calls = list(last.get("tool_calls") or ())
+        if last["role"] == "assistant" and calls:  # the calls run as the first step (the message is history)
+            results = await self._run_calls(calls, "assistant")
+            if results is None:
+                return Turn([], True)
+            views = [_view_message(m) for m in results]
+            self.agent_view.extend(views)
+            self._after_step(pending=False)
+            return Turn([] if self.done else views, self.done)
+        if last["role"] == "user" and calls:
+            results = await self._run_calls(calls, "user")
+            if results is None:
+                return Turn([], True)
+            self.user_view.extend(_view_message(m) for m in results)
+            self._after_step(pending=False)
+            return Turn([], True) if self.done else await self._user_turn()
+        if last["role"] == "user" and is_user_stop(last.get("content"), False, self.stop_tokens):
+            self.termination = str(TerminationReason.USER_STOP)
+        if last["role"] == "assistant" or _answers(last, "user"):
+            return await self._user_turn()
+        return Turn([], self.done)
 
     # ---------------------------------------------------------------- internals
     async def _user_turn(self) -> Turn:
         """The user answers until it sends text to the agent (returned) or the run ends."""
         while True:
-            request = UserRequest(self.user_system_prompt, list(self.user_view), self.user_tools, self.seed)
+            request = UserRequest(
+                self.user_system_prompt, encode(self.user_view, self.rules.wire), self.user_tools, self.seed
+            )
             self.user_calls += 1
+            started = time.perf_counter()
             try:
                 reply = await self.user.reply(request)
             except PlayerError as exc:
-                self.end(TerminationReason.USER_ERROR, f"user: {exc}")
+                self.end(self.user_failures, f"user: {exc}")
                 return Turn([], True)
             except Exception as exc:  # noqa: BLE001 - whatever breaks in the user player is the user's failure
-                self.end(TerminationReason.USER_ERROR, f"user: {type(exc).__name__}: {exc}")
+                self.end(self.user_failures, f"user: {type(exc).__name__}: {exc}")
                 return Turn([], True)
             if not isinstance(reply, Reply):
-                self.end(TerminationReason.USER_ERROR, f"user: the player returned {type(reply).__name__}, not a Reply")
+                self.end(self.user_failures, f"user: the player returned {type(reply).__name__}, not a Reply")
                 return Turn([], True)
+            if reply.seconds is None:
+                reply.seconds = time.perf_counter() - started
             calls = self._calls(reply.tool_calls)
             if calls and self.user_tools is None:
-                self.end(TerminationReason.USER_ERROR, "user: tool calls from a user that has no tools")
+                self.end(self.user_failures, "user: tool calls from a user that has no tools")
                 return Turn([], True)
             if not calls and not reply.has_text():
-                self.end(TerminationReason.USER_ERROR, "user: the user sent an empty message")
+                self.end(self.user_failures, "user: the user sent an empty message")
                 return Turn([], True)
             message = self._message("user", reply.content, calls)
             self._append(message, reply)
@@ -390,7 +471,9 @@ class Conversation:
                 )
             if calls:
                 self._after_step(pending=True)
-                results = self._run_calls(calls, "user")
+                results = await self._run_calls(calls, "user")
+                if results is None:
+                    return Turn([], True)
                 self.user_view.extend(_view_message(m) for m in results)
                 self._after_step(pending=False)
                 if self.done:
@@ -424,11 +507,25 @@ class Conversation:
         if self.max_agent_turns is not None and self.agent_turns >= self.max_agent_turns:
             self.end(TerminationReason.MAX_STEPS, f"the agent used its {self.max_agent_turns} turns")
 
-    def _run_calls(self, calls: list[dict[str, Any]], requestor: str) -> list[dict[str, Any]]:
+    async def _run_calls(self, calls: list[dict[str, Any]], requestor: str) -> list[dict[str, Any]] | None:
+        """Run the calls in order, each off the event loop (:func:`~verl_rewards.engine.offload.run_step`); their tool
+        messages, or None when a call ran past :attr:`step_timeout_s` (the run then ends as
+        ``infrastructure_error``: the environment may still be changing, so nothing else runs on it)."""
         results = []
         for call in calls:
             fn = call["function"]
-            observation = self.env.step(fn["name"], fn["arguments"], requestor=requestor)
+            try:
+                observation = await run_step(
+                    self.env.step,
+                    fn["name"],
+                    fn["arguments"],
+                    requestor,
+                    timeout_s=self.step_timeout_s,
+                    what=f"the tool call {str(fn['name'])[:80]!r}",
+                )
+            except StepTimeout as exc:
+                self.end(TerminationReason.INFRASTRUCTURE_ERROR, str(exc))
+                return None
             error = bool(self.env.actions[-1]["error"]) if self.env.actions else False
             if self.recorder is not None and self.env.actions:
                 self.recorder.record_call(fn["name"], self.env.actions[-1], in_turn=requestor == "assistant")
@@ -449,7 +546,7 @@ class Conversation:
         self.trajectory.append(message)
         info: dict[str, Any] = {"timestamp": datetime.now().isoformat()}
         if reply is not None:
-            info["usage"] = reply.usage
+            info.update(usage=reply.usage, raw=reply.raw, generation_time_seconds=reply.seconds)
         self.message_info.append(info)
 
     def _calls(self, raw_calls: Any) -> list[dict[str, Any]]:
@@ -485,6 +582,11 @@ class Conversation:
         if calls:
             message["tool_calls"] = calls
         return message
+
+
+def _answers(message: dict[str, Any], requestor: str) -> bool:
+    """Whether ``message`` is the result of a tool call of ``requestor``."""
+    return message["role"] == "tool" and message.get("requestor", "assistant") == requestor
 
 
 def _view_message(message: dict[str, Any]) -> dict[str, Any]:

@@ -6,10 +6,13 @@ Precedence, first that is set wins:
    ``actor_rollout_ref.rollout.custom.<tau2|tau_bench>.data_dir``, a command's ``--data-dir``;
 2. the benchmark's environment variable (``TAU2_DATA_DIR``, ``TAU_BENCH_DATA_DIR``); one that names a folder that
    does not exist is an error (:class:`DataNotFoundError`), never a reason to look further;
-3. the dataset row's own ``data_dir`` (what ``verl-rewards prepare`` wrote: ``extra_info.data_dir`` or a tool's
-   ``create_kwargs.data_dir``), where there is a row;
-4. the installed data folder, ``<user data folder>/verl-rewards/<benchmark>`` (platformdirs' user data folder:
+3. the installed data folder, ``<user data folder>/verl-rewards/<benchmark>`` (platformdirs' user data folder:
    ``~/.local/share`` on Linux), which ``verl-rewards data get`` fills, when it exists.
+
+A dataset row's own ``data_dir`` (what ``verl-rewards prepare`` records: ``extra_info.data_dir`` or a tool's
+``create_kwargs.data_dir``) never chooses the folder: rows are data, configs are code, and a row may not send the
+worker to read from a path of its choosing. With none of 1-3, the error names the row's folder and where to
+configure it. (The reward never read a row's folder either, so rollouts and reward agree on one folder.)
 
 The folder holds one sub-folder per domain (``<dir>/<domain>/<marker file>``); a folder that directly holds the
 domain's files is accepted too.
@@ -74,18 +77,27 @@ def env_data_dir(data: BenchmarkData) -> str | None:
     return value
 
 
-def choose_data_dir(explicit: Any, data: BenchmarkData, row: Any = None) -> str | None:
-    """The data folder by the module's precedence: ``explicit``, else ``$data.env_var``, else ``row``, else the
-    installed folder when it exists (None: none of them)."""
+def choose_data_dir(explicit: Any, data: BenchmarkData, row: Any = None, *, where: str = "data_dir=") -> str | None:
+    """The data folder by the module's precedence: ``explicit``, else ``$data.env_var``, else the installed folder
+    when it exists (None: none of them).
+
+    ``row``: the folder a dataset row records, which is never used; when none of them is set it is named in the
+    :class:`DataNotFoundError` raised, with ``where`` (the caller's explicit setting) to set instead."""
     if explicit:
         return str(explicit)
     from_env = env_data_dir(data)
     if from_env:
         return from_env
-    if row:
-        return str(row)
     installed = data.installed()
-    return str(installed) if installed.is_dir() else None
+    if installed.is_dir():
+        return str(installed)
+    if row:
+        raise DataNotFoundError(
+            f"no {data.label} data folder configured: set {where} or {data.env_var}, or {data.how_to_get()} (the "
+            f"row records data_dir {str(row)!r}, but a dataset row never chooses a folder: rows are data, configs "
+            "are code)"
+        )
+    return None
 
 
 def row_data_dir(*sources: Any) -> str | None:

@@ -132,7 +132,7 @@ class Environment:
         """tau2's ``is_mutating_tool``: the kind of the tool of that name (agent toolkit first)."""
         for kit in (self.tools, self.user_tools):
             if kit is not None and kit.has_tool(name):
-                return kit.tool_specs()[name].mutates_state
+                return kit.tool_mutates_state(name)
         return True
 
     def sync(self) -> None:
@@ -158,18 +158,22 @@ class Environment:
             raise _not_found(name)
         return kit
 
-    def execute(self, name: Any, arguments: dict[str, Any], requestor: str = "assistant") -> tuple[str, bool]:
+    def execute(
+        self, name: Any, arguments: dict[str, Any], requestor: str = "assistant", *, sync: bool = True
+    ) -> tuple[str, bool]:
         """Run one tool call whose arguments are already a dict; returns ``(observation, error)`` and logs it.
 
         Routing, the sync hook, the ``"Error: <message>"`` observation of a failed call and :attr:`done` are as
         for :meth:`step`, which parses model-written arguments and then calls this. ``arguments`` is copied
-        before the tool sees it. Never raises, except ``RuntimeError`` on a frozen environment.
+        before the tool sees it. ``sync=False`` leaves out the sync hook (tau2's ``make_tool_call``, which its
+        evaluator's gold replay uses). Never raises, except ``RuntimeError`` on a frozen environment.
         """
         self._check_not_frozen()
         try:
             kit = self._route(name, requestor)
             result = kit.call(name, copy.deepcopy(arguments))
-            self.sync()
+            if sync:
+                self.sync()
             observation, error = serialise_result(result), False
         except Exception as exc:  # noqa: BLE001 - every tool failure becomes an observation
             observation, error = f"Error: {exc}", True

@@ -33,7 +33,8 @@ class RuleSet:
     call of an agent message runs and the message keeps only that call (tau-bench's agent). ``terminate_termination``:
     the reason a terminate tool of the environment ends the run with, at once (tau-bench: ``transfer``); None lets
     terminate tools run without ending the conversation (tau2 normal mode). ``max_steps`` / ``max_errors`` /
-    ``max_agent_turns``: the default limits (None: no such limit).
+    ``max_agent_turns``: the default limits (None: no such limit). ``wire``: how the players' requests write the
+    messages (:mod:`~verl_rewards.engine.wire`: ``"tau2"``, as tau2's runner and litellm send them, or ``"plain"``).
     """
 
     name: str
@@ -45,6 +46,7 @@ class RuleSet:
     max_steps: int | None = DEFAULT_MAX_STEPS
     max_errors: int | None = DEFAULT_MAX_ERRORS
     max_agent_turns: int | None = None
+    wire: str = "tau2"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "stop_tokens", tuple(self.stop_tokens))
@@ -67,5 +69,6 @@ TAU_BENCH = RuleSet(
     max_steps=None,
     max_errors=None,
     max_agent_turns=DEFAULT_MAX_AGENT_TURNS,
+    wire="plain",
 )
 """tau-bench v1 (``tau_bench/envs/base.py``, ``envs/user.py``, ``agents/tool_calling_agent.py``)."""

@@ -32,28 +32,41 @@ class ToolError(Exception):
 
 @dataclass(frozen=True)
 class ToolSpec:
-    """What the registry knows of one tool."""
+    """What the registry knows of one tool: its type (tau2's ``ToolType``, what metrics and ``action_checks`` report)
+    and whether a replay re-runs it (``mutates_state``: the type is WRITE, unless the tool says otherwise)."""
 
     name: str
     kind: str  # READ | WRITE | GENERIC
     description: str
     func: Callable[..., Any]
+    mutates: bool | None = None
 
     @property
     def mutates_state(self) -> bool:
-        return self.kind == WRITE
+        return self.kind == WRITE if self.mutates is None else self.mutates
 
 
-def tool(kind: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Mark a toolkit method as a tool of type ``kind`` (``"read"``, ``"write"`` or ``"generic"``)."""
+def tool(kind: str, *, mutates_state: bool | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Mark a toolkit method as a tool of type ``kind`` (``"read"``, ``"write"`` or ``"generic"``).
+    ``mutates_state`` (default: ``kind == "write"``), as tau2's ``is_tool``: whether replays re-run it."""
     if kind not in _KINDS:
         raise ValueError(f"tool kind must be one of {_KINDS}, got {kind!r}")
 
     def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
         fn.__tau2_tool_kind__ = kind  # type: ignore[attr-defined]
+        fn.__tau2_tool_mutates__ = mutates_state  # type: ignore[attr-defined]
         return fn
 
     return mark
+
+
+def spec_of(name: str, fn: Callable[..., Any]) -> ToolSpec | None:
+    """The :class:`ToolSpec` of a method marked with :func:`tool` (None for any other attribute)."""
+    kind = getattr(fn, "__tau2_tool_kind__", None)
+    if kind is None:
+        return None
+    mutates = getattr(fn, "__tau2_tool_mutates__", None)
+    return ToolSpec(name=name, kind=kind, description=inspect.getdoc(fn) or "", func=fn, mutates=mutates)
 
 
 class Toolkit:
@@ -71,15 +84,20 @@ class Toolkit:
         specs: dict[str, ToolSpec] = {}
         for klass in reversed(cls.__mro__):
             for name, fn in vars(klass).items():
-                kind = getattr(fn, "__tau2_tool_kind__", None)
-                if kind is not None:
-                    doc = inspect.getdoc(fn) or ""
-                    specs[name] = ToolSpec(name=name, kind=kind, description=doc, func=fn)
+                spec = spec_of(name, fn)
+                if spec is not None:
+                    specs[name] = spec
         cls._tool_specs_cache = specs  # type: ignore[attr-defined]
         return specs
 
     def has_tool(self, name: str) -> bool:
+        """Whether a model's call of ``name`` reaches a tool of this toolkit (the listed tools, and the tools a
+        toolkit lets a model call without listing them)."""
         return name in self.tool_specs()
+
+    def tool_mutates_state(self, name: str) -> bool:
+        """tau2's ``tool_mutates_state``: whether a replay re-runs a call of ``name`` (a tool of :meth:`has_tool`)."""
+        return self.tool_specs()[name].mutates_state
 
     def call(self, name: str, arguments: dict[str, Any]) -> Any:
         """Call any public method (tool or helper) by name with keyword arguments."""

@@ -23,10 +23,15 @@ not run. A call that ends the episode (:meth:`EpisodeSession.ends_episode`) ends
 the same message are not run. After the end every call is refused, and ``messages`` is frozen as: the messages
 before the ending assistant message, that message with only the calls that ran (given ids), and their tool answers.
 The reward replays exactly what ran, whatever the model generates afterwards.
+
+Each call runs off the event loop with a time bound (:func:`~verl_rewards.engine.offload.run_step`; the tool config's
+``step_timeout_s``), the calls of one trajectory one at a time in call order. A call past its bound ends the
+trajectory as ``infrastructure_error`` with ``tool_call_timeout`` set; its observation says why.
 """
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import logging
 import threading
@@ -48,6 +53,7 @@ from verl.tools.schemas import (
 
 from .data_dir import BenchmarkData, choose_data_dir
 from .environment import Environment
+from .offload import STEP_TIMEOUT_S, StepTimeout, run_step
 from .steps import Progress, StepRecorder
 from .termination import TerminationReason
 
@@ -58,6 +64,7 @@ ENDED_OBSERVATION = "Error: the episode has already ended; this call was not run
 DEFAULT_MAX_SESSIONS = 4096
 EVICTED_TERMINATION = str(TerminationReason.INFRASTRUCTURE_ERROR)
 EVICTED_FLAG = "session_evicted"
+TIMEOUT_FLAG = "tool_call_timeout"
 EXTRA_KEYS = (
     "messages",
     "termination",
@@ -108,6 +115,7 @@ class EpisodeSession:
         self._turn_key: int | None = None
         self._stop_turn = False
         self._ran: list[tuple[str, Any, str]] = []  # calls of the current turn that ran: (name, args, observation)
+        self.in_order = asyncio.Lock()  # the trajectory's calls run one at a time, in call order
         extra.update(
             {
                 "messages": messages,
@@ -182,9 +190,13 @@ class EpisodeSession:
 
     def fail_evicted(self) -> None:
         """The store had to drop this live session: end the trajectory visibly instead of losing its state."""
+        self.fail(EVICTED_FLAG)
+
+    def fail(self, flag: str) -> None:
+        """End the trajectory as ``infrastructure_error`` with ``flag`` set (its environment is not used again)."""
         self.ended = EVICTED_TERMINATION
         self.extra["termination"] = EVICTED_TERMINATION
-        self.extra[EVICTED_FLAG] = True
+        self.extra[flag] = True
 
     def _end(self, termination: str, messages: list) -> None:
         """Mark the episode over and freeze ``messages`` at what actually ran (see the module doc)."""
@@ -331,16 +343,18 @@ class ToolSchema(OpenAIFunctionToolSchema):
 
 
 class EpisodeTool(BaseTool):
-    """One tool of a benchmark domain (``config``: ``domain``, ``openai_schema``, optional ``data_dir`` and
-    ``max_sessions``, the live trajectories one worker keeps, default 4096; the name is the schema's).
+    """One tool of a benchmark domain (``config``: ``domain``, ``openai_schema``, optional ``data_dir``,
+    ``max_sessions``, the live trajectories one worker keeps, default 4096, and ``step_timeout_s``, the bound on one
+    call, default :data:`~verl_rewards.engine.offload.STEP_TIMEOUT_S`; the name is the schema's).
 
     The schema the model is shown is ``config.openai_schema`` (what ``prepare`` writes), kept whole
     (:class:`ToolSchema`); without it, the benchmark's default (:meth:`_default_schema`).
 
-    Per-row ``create_kwargs`` (``tools_kwargs.<tool>.create_kwargs`` of the dataset) give ``task_id``, ``domain``
-    and ``data_dir``. The data folder is the tool config's ``data_dir``, else the benchmark's environment variable
-    (:attr:`benchmark_data`), else the row's, else the installed folder (:mod:`verl_rewards.engine.data_dir`). A
-    benchmark's tool sets :attr:`label` and :attr:`benchmark_data` and opens its sessions (:meth:`open_session`).
+    Per-row ``create_kwargs`` (``tools_kwargs.<tool>.create_kwargs`` of the dataset) give ``task_id`` and
+    ``domain``. The data folder is the tool config's ``data_dir``, else the benchmark's environment variable
+    (:attr:`benchmark_data`), else the installed folder; a row's ``data_dir`` never chooses it
+    (:mod:`verl_rewards.engine.data_dir`). A benchmark's tool sets :attr:`label` and :attr:`benchmark_data` and
+    opens its sessions (:meth:`open_session`).
     """
 
     label = "episode"
@@ -360,6 +374,12 @@ class EpisodeTool(BaseTool):
         if self.config.get("max_sessions") is not None:  # live trajectories per worker (tool config)
             SESSIONS.max_sessions = max(SESSIONS.max_sessions, int(self.config["max_sessions"]))
         self._instances: dict[str, dict[str, Any]] = {}
+        timeout = self.config.get("step_timeout_s", STEP_TIMEOUT_S)
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout < float("inf")
+        ):
+            raise ValueError(f"{self.label} tool config: step_timeout_s must be a positive number, got {timeout!r}")
+        self.step_timeout_s = None if timeout is None else float(timeout)
 
     # ------------------------------------------------------------------ hooks
     def _default_schema(self) -> OpenAIFunctionToolSchema:
@@ -391,7 +411,8 @@ class EpisodeTool(BaseTool):
         return found
 
     def _data_dir(self, create: Mapping[str, Any]) -> str | None:
-        return choose_data_dir(self.config.get("data_dir"), self.benchmark_data, create.get("data_dir"))
+        where = "the tool config's data_dir"
+        return choose_data_dir(self.config.get("data_dir"), self.benchmark_data, create.get("data_dir"), where=where)
 
     def _session(self, instance_id: str, agent_data: Any) -> EpisodeSession:
         return SESSIONS.open(
@@ -410,7 +431,20 @@ class EpisodeTool(BaseTool):
         except Exception as exc:  # noqa: BLE001 - verl would swallow it; log loudly, answer with the reason
             logger.error("%s tools: cannot start the episode: %s", self.label, exc)
             return ToolResponse(text=f"Error: cannot start the {self.label} episode: {exc}"), 0.0, {}
-        text = session.call(self.name, parameters, agent_data.messages)
+        async with session.in_order:
+            try:
+                text = await run_step(
+                    session.call,
+                    self.name,
+                    parameters,
+                    agent_data.messages,
+                    timeout_s=self.step_timeout_s,
+                    what=f"the {self.label} tool call {self.name!r}",
+                )
+            except StepTimeout as exc:
+                logger.error("%s tools: %s; the trajectory ends as infrastructure_error", self.label, exc)
+                session.fail(TIMEOUT_FLAG)
+                text = f"Error: {exc}"
         return ToolResponse(text=text), 0.0, {}
 
     async def release(self, instance_id: str, **kwargs: Any) -> None:

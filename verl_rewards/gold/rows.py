@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..engine.data_dir import BENCHMARKS, choose_data_dir, row_data_dir
+from ..engine.errors import DataNotFoundError
 
 TOOLRL = "toolrl"
 TAU2 = "tau2"
@@ -64,8 +65,8 @@ def family_of(data_source: str) -> str:
 
 def row_info(row: Mapping[str, Any], data_dir: str | None = None) -> RowInfo:
     """Read ``row`` (see the module doc). Its data folder is chosen by the one rule the tools use at training time
-    (:mod:`verl_rewards.engine.data_dir`): ``data_dir``, the family's environment variable, the path ``prepare``
-    recorded in the row, the installed folder."""
+    (:mod:`verl_rewards.engine.data_dir`): ``data_dir``, the family's environment variable, the installed folder;
+    the path ``prepare`` recorded in the row never chooses it."""
     row = plain(row)
     source = str(row.get("data_source") or "")
     family = family_of(source)
@@ -84,7 +85,10 @@ def row_info(row: Mapping[str, Any], data_dir: str | None = None) -> RowInfo:
     if task_id is None:
         raise GoldError(f"{source} row without extra_info.task_id (verl-rewards prepare writes it)")
     tools = {"tools_kwargs": row.get("tools_kwargs") or {}}  # verl's agent-loop kwargs carry it at the top
-    root = choose_data_dir(data_dir, BENCHMARKS[family], row_data_dir(extra, tools))
+    try:
+        root = choose_data_dir(data_dir, BENCHMARKS[family], row_data_dir(extra, tools), where="--data-dir (data_dir=)")
+    except DataNotFoundError as exc:
+        raise GoldError(str(exc)) from None
     if family == TAU2:
         mode = str(extra.get("mode") or ("solo" if extra.get("solo_mode") else "normal"))
     else:

@@ -19,6 +19,7 @@ from ..contribution import ContributionConfig, ContributionConfigError
 from ..scoring.contract import ConfigError, DecodeConfig, Scorer
 from ..scoring.executors.base import EXECUTORS
 from ..scoring.families import Family, families
+from ..scoring.inputs import PREDEFINED
 
 #: the name the manager registers under in verl's reward-manager registry
 MANAGER_NAME = "contribution"
@@ -164,6 +165,7 @@ class ManagerConfig:
         score_kwargs = kw.get("score_kwargs") or {}
         if not isinstance(score_kwargs, Mapping):
             raise ManagerConfigError("reward.reward_kwargs.score_kwargs must be a mapping")
+        _check_score_kwargs(score_kwargs)
         max_conc = kw.get("max_concurrency", 64)
         if isinstance(max_conc, bool) or not isinstance(max_conc, int) or max_conc < 1:
             raise ManagerConfigError(f"reward.reward_kwargs.max_concurrency must be an integer >= 1, got {max_conc!r}")
@@ -182,6 +184,18 @@ class ManagerConfig:
             reward_fn_by_source={str(k): str(v) for k, v in (kw.get("reward_fn_by_source") or {}).items()},
             record_trajectory=_bool(kw.get("record_trajectory", False), "record_trajectory"),
             family_sections={k: dict(kw[k] or {}) for k in valid - ENGINE_KEYS if k in kw},
+        )
+
+
+def _check_score_kwargs(score_kwargs: Mapping[str, Any]) -> None:
+    """``score_kwargs`` are constants for a reward's other parameters: one named like a per-sample input
+    (``solution_str``, ``ground_truth``, ...) would replace that input in every sample of a ``**kwargs`` reward."""
+    taken = [str(k) for k in score_kwargs if k in PREDEFINED]
+    if taken:
+        raise ManagerConfigError(
+            f"reward.reward_kwargs.score_kwargs.{taken[0]}: {taken} are per-sample inputs, filled from each sample; "
+            "score_kwargs hold constants for a reward's other parameters: remove the key, or give the reward a "
+            "parameter of another name"
         )
 
 

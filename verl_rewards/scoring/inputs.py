@@ -31,7 +31,7 @@ from __future__ import annotations
 import copy
 import logging
 import pickle
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .contract import RewardInputError
@@ -127,6 +127,14 @@ def available_names(sample: Sample | None = None) -> list[str]:
     return sorted(names)
 
 
+def missing_inputs(spec: RewardSpec, fields: Iterable[str]) -> list[str]:
+    """The required parameters of ``spec`` that nothing fills: not a predefined input, not a fixed keyword
+    argument, not one of ``fields`` (the row's fields and the ``score_kwargs`` constants). ``verl-rewards check``
+    asks the same of every row before the first step."""
+    given = set(fields)
+    return [n for n in spec.required if n not in PREDEFINED and n not in spec.fixed_kwargs and n not in given]
+
+
 def resolve_inputs(spec: RewardSpec, sample: Sample, text: str, ctx: ScoringContext) -> dict[str, Any]:
     """Keyword arguments for ``spec`` on ``sample`` (``env`` is added by the caller); see the module doc."""
     constants = ctx.score_kwargs
@@ -137,7 +145,6 @@ def resolve_inputs(spec: RewardSpec, sample: Sample, text: str, ctx: ScoringCont
         kwargs.update({name: getattr(sample, name) for name in VERL_FIELDS if name != "solution_str"})
         kwargs["solution_str"] = text
         kwargs.update(constants)
-    missing = []
     for name in spec.params:
         if name == "env" or name in kwargs:
             continue
@@ -162,8 +169,7 @@ def resolve_inputs(spec: RewardSpec, sample: Sample, text: str, ctx: ScoringCont
                 row = {**row_fields(sample), **constants}
             if name in row:
                 kwargs[name] = row[name]
-            elif name in spec.required and name not in spec.fixed_kwargs:
-                missing.append(name)
+    missing = [] if row is None else missing_inputs(spec, row)
     if missing:
         raise RewardInputError(
             f"reward {spec.name!r} requires parameter(s) {missing} that no field provides; "

@@ -51,14 +51,22 @@ def load_module(spec: str) -> ModuleType:
         sys.modules[name] = module
         try:
             module_spec.loader.exec_module(module)
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:
             sys.modules.pop(name, None)
-            raise RewardModuleError(f"error while importing reward module {path}: {exc}") from exc
+            raise RewardModuleError(f"error while importing reward module {path}: {_reason(exc)}") from exc
         return module
     try:
         return importlib.import_module(spec)
-    except Exception as exc:
-        raise RewardModuleError(f"cannot import reward module {spec!r}: {exc}") from exc
+    except (Exception, SystemExit) as exc:
+        raise RewardModuleError(f"cannot import reward module {spec!r}: {_reason(exc)}") from exc
+
+
+def _reason(exc: BaseException) -> str:
+    """Why an import failed: the exception's text, or the ``sys.exit`` a module called at import (which would
+    otherwise end the process that loads it, a reward worker or ``verl-rewards check``, without a word)."""
+    if isinstance(exc, SystemExit):
+        return f"it called sys.exit({exc.code!r}) at import"
+    return str(exc)
 
 
 def load_modules(specs: Iterable[str] | str | None) -> list[ModuleType]:

@@ -52,6 +52,7 @@ from ..engine.datasets import PrepareReport, tools_kwargs
 from ..files import OutputPathError, check_output_path, replace_together, write_text_atomic
 from .domain import Domain, load_domain
 from .errors import DataFileError, DataNotFoundError, TaskValidationError, UnknownDomainError
+from .row_options import split_row_options
 from .schemas import SCHEMA_DIR
 from .tasks import Task
 
@@ -237,6 +238,12 @@ def _criteria_json(task: Task) -> str:
     return json.dumps(task.raw.get("evaluation_criteria"), ensure_ascii=False, sort_keys=True)
 
 
+def row_options(domain: Domain) -> dict[str, Any]:
+    """The load options a row carries: those of ``domain`` a row may choose (the tool config carries them all;
+    rows never carry an endpoint, a credential or a path, :mod:`verl_rewards.tau2.row_options`)."""
+    return split_row_options(domain.name, domain.options)[0]
+
+
 def task_row(
     domain: Domain,
     task: Task,
@@ -248,8 +255,9 @@ def task_row(
 ) -> dict[str, Any]:
     """One verl row for ``task`` (see the module doc)."""
     create: dict[str, Any] = {"domain": domain.name, "task_id": task.id, "data_dir": data_dir or ""}
-    if domain.options:
-        create["domain_options"] = dict(domain.options)
+    options = row_options(domain)
+    if options:
+        create["domain_options"] = options
     names = tool_names(domain, mode)
     if _check_mode(mode) == "normal":
         return _normal_row(domain, task, index, split, data_dir, system_prompt, create, names)
@@ -288,14 +296,9 @@ def _normal_row(
     names: list[str],
 ) -> dict[str, Any]:
     from ..engine.rules import GREETING
+    from .normal.history import history_prompt
     from .normal.prompts import agent_system_prompt, user_scenario_text
 
-    if task.history:
-        raise TaskValidationError(
-            task.id,
-            "initial_state.message_history",
-            "normal mode does not support tasks that start from a message history",
-        )
     try:
         scenario = user_scenario_text(task)
     except ValueError as exc:
@@ -310,7 +313,8 @@ def _normal_row(
                 if domain.spec.task_policy is not None
                 else system_prompt or agent_system_prompt(domain),
             },
-            {"role": "assistant", "content": GREETING},
+            # tau2: the agent's view opens with the greeting, or with what it sees of the task's initial history
+            *(history_prompt(task) if task.history else [{"role": "assistant", "content": GREETING}]),
         ],
         "ability": ABILITY,
         "reward_model": {
@@ -326,7 +330,7 @@ def _normal_row(
             "solo_mode": False,
             "user_scenario": scenario,
             "data_dir": data_dir or "",
-            **({"domain_options": dict(domain.options)} if domain.options else {}),
+            **({"domain_options": create["domain_options"]} if "domain_options" in create else {}),
             "tools_kwargs": tools_kwargs(names, create),
         },
     }
@@ -428,7 +432,7 @@ def prepare_tau2(
         tables[split] = pa.Table.from_pylist(rows)
         report.rows[split] = len(rows)
         report.files[split] = str(out / f"{split}.parquet")
-    config_text = tool_config_text(dom, mode=mode)  # data_dir: TAU2_DATA_DIR, else the rows'
+    config_text = tool_config_text(dom, mode=mode)  # data_dir: TAU2_DATA_DIR, else the installed folder
     writers: dict[Path, Callable[[Path], None]] = {
         out / f"{split}.parquet": functools.partial(_write_parquet, table) for split, table in tables.items()
     }

@@ -409,9 +409,9 @@ class Domain:
         """The task's gold end state (cached per task) and the errors its replay swallowed.
 
         Every gold action is applied in order to a fresh env with the task's initial state; tool errors are
-        recorded and ignored (tau2). Unlike tau2, the domain's sync hook runs after each action, as in a live
-        episode (see :mod:`verl_rewards.tau2.evaluators.db`). ``skip_terminate`` leaves out terminate tools
-        (tau-bench's replay). Gold actions of read-only tools are not run (:meth:`replay_gold`).
+        recorded and ignored, and, as in tau2's evaluator, the domain's sync hook does not run between them (see
+        :mod:`verl_rewards.tau2.evaluators.db`). ``skip_terminate`` leaves out terminate tools (tau-bench's
+        replay). Gold actions of read-only tools are not run (:meth:`replay_gold`).
         The returned environment is shared and frozen (:meth:`Environment.freeze`): never step it.
         """
         task = self.task(task_id)
@@ -432,11 +432,11 @@ class Domain:
     ) -> tuple[Environment, list[dict[str, Any]]]:
         """A fresh env with the task's gold actions replayed (not cached, not frozen) and the errors swallowed.
 
-        Unless ``run_reads``, an action of a read-only tool is not run: it cannot change the state (the trajectory
-        replay skips such calls too), and running reads was most of the cost of a task's first reward call. The
-        domain's sync hook runs in its place, as after a read that succeeds. Its failure, if it would fail, is then
-        not listed (calls of unknown tools still are). The tests check on every task of every domain that both
-        ways reach the same state.
+        The actions run as tau2's evaluator runs them (``make_tool_call``): without the domain's sync hook after
+        each. Unless ``run_reads``, an action of a read-only tool is not run: it cannot change the state (the
+        trajectory replay skips such calls too), and running reads was most of the cost of a task's first reward
+        call. Its failure, if it would fail, is then not listed (calls of unknown tools still are). The tests check
+        on every task of every domain that both ways reach the same state.
         """
         task = self.task(task_id)
         env = self.make_env(task.id)
@@ -448,10 +448,9 @@ class Domain:
             mutating = env.has_tool(action.name) and env.is_mutating_tool(action.name)
             kit = env.tools if action.requestor == "assistant" else env.user_tools
             if not run_reads and kit is not None and kit.has_tool(action.name):
-                if not kit.tool_specs()[action.name].mutates_state:
-                    env.sync()
+                if not kit.tool_mutates_state(action.name):
                     continue
-            observation, error = env.execute(action.name, action.arguments, action.requestor)
+            observation, error = env.execute(action.name, action.arguments, action.requestor, sync=False)
             if error:
                 log = logger.warning if mutating else logger.debug
                 log(

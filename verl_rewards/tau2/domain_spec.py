@@ -53,6 +53,8 @@ class DomainSpec:
       neither ``normalize_user_db`` nor ``files['user_db']``.
     * ``configure``: a :data:`Configure` taking :func:`~verl_rewards.tau2.load_domain`'s keyword options (None: the
       domain takes none). ``prepare_env``: a :data:`PrepareEnv`. ``task_policy``: a :data:`TaskPolicy`.
+    * ``row_options``: the load options a dataset row may choose (rows are data, configs are code: never an
+      endpoint, a credential or a path; :mod:`verl_rewards.tau2.row_options`). Empty: a row chooses none.
     * ``solo``: whether the domain supports tau2's solo mode.
     * ``tool_schemas``: a JSON file ``{"agent": [...], "user": [...]}`` holding the OpenAI tool schemas the model
       is shown, in the order it is shown them (a bare file name is looked up in the package's ``tool_schemas/``
@@ -76,6 +78,7 @@ class DomainSpec:
     task_policy: TaskPolicy | None = None
     solo: bool = True
     tool_schemas: str | None = None
+    row_options: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         where = f"DomainSpec {self.name!r}"
@@ -118,6 +121,7 @@ class DomainSpec:
         for hook in ("configure", "prepare_env", "task_policy"):
             if getattr(self, hook) is not None and not callable(getattr(self, hook)):
                 raise ValueError(f"{where}: {hook} must be callable or None")
+        object.__setattr__(self, "row_options", frozenset(self.row_options))
         if self.tool_schemas is not None and not (isinstance(self.tool_schemas, str) and self.tool_schemas):
             raise ValueError(f"{where}: tool_schemas must be a file name or path, or None")
 

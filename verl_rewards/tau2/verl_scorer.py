@@ -33,8 +33,9 @@ validation metrics of :mod:`verl_rewards.evaluation`): ``termination`` (the reas
 ``tau2_basis`` (the scored components, comma-separated; empty after an early stop), ``user_error`` (1 when a
 normal-mode run ended because the simulated user's backend failed) and the gold-action counts
 ``tau2_read_actions`` / ``tau2_read_correct`` / ``tau2_write_actions`` / ``tau2_write_correct``; tau-bench:
-``tb_r_actions``, ``tb_r_outputs``. With ``partial_credit`` on: ``tau2_partial_credit`` (reported next to the
-binary reward, which stays the task reward).
+``tb_r_actions``, ``tb_r_outputs``; both: ``row_options_refused`` (1 when the rollout refused load options the
+row asked for: rows never choose endpoints, credentials or paths, :mod:`verl_rewards.tau2.row_options`). With
+``partial_credit`` on: ``tau2_partial_credit`` (reported next to the binary reward, which stays the task reward).
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from ..scoring.runner import RewardScorer
 from ..scoring.spec import deprecated_alias
 from .domain import load_domain
 from .evaluator import NL_POLICIES, SCORED_TERMINATIONS, TERMINATION_REASONS, evaluate_trajectory
+from .row_options import REFUSED_KEY
 from .tau_bench import tau2_tau_bench_reward
 
 COMPONENTS = ("DB", "ENV_ASSERTION", "ACTION", "COMMUNICATE", "NL_ASSERTION")
@@ -68,8 +70,9 @@ TAU2_EVAL_KEYS = (
     "tau2_write_actions",
     "tau2_write_correct",
     "user_error",
+    REFUSED_KEY,
 )
-TAU_BENCH_KEYS = ("tb_r_actions", "tb_r_outputs")
+TAU_BENCH_KEYS = ("tb_r_actions", "tb_r_outputs", REFUSED_KEY)
 PARTIAL_CREDIT_KEY = "tau2_partial_credit"
 #: the extra keys that hold text: the termination reason and the reward basis (comma-separated components)
 TEXT_KEYS = ("termination", "tau2_basis")
@@ -128,6 +131,12 @@ class Tau2Options:
                 judge = getattr(importlib.import_module(module_name), func)
             except (ImportError, AttributeError, ValueError) as exc:
                 raise ConfigError(f"reward.reward_kwargs.tau2.judge {section['judge']!r}: {exc}") from None
+        if nl_policy == "require" and kind == "tau2" and not judge:
+            raise ConfigError(
+                "reward.reward_kwargs.tau2.nl_policy=require needs reward.reward_kwargs.tau2.judge (module:function, "
+                "or {backend: openai, base_url, model}): without one every task with NL assertions is a reward "
+                "error; set a judge, or nl_policy=skip"
+            )
         termination = str(section.get("default_termination", TerminationReason.AGENT_STOP)).strip().lower()
         if termination not in TERMINATION_REASONS:
             raise ConfigError(
@@ -247,6 +256,7 @@ def score_tau2(
     """The tau2 (or tau-bench) reward of one rollout, with its components."""
     domain = load_domain(domain_of(data_source, extra_info), options.data_dir)
     task_id = task_id_of(ground_truth, extra_info)
+    refused = float(bool(extra_info.get(REFUSED_KEY)))  # the rollout refused load options the row asked for
     if options.reward == "tau_bench":
         tb_result = tau2_tau_bench_reward(domain, task_id, trajectory)
         info = tb_result.info or {}
@@ -254,6 +264,7 @@ def score_tau2(
             "reward": float(tb_result.reward),
             "tb_r_actions": float(info.get("r_actions", 0.0) or 0.0),
             "tb_r_outputs": float(info.get("r_outputs", 1.0) if info.get("r_outputs") is not None else 1.0),
+            REFUSED_KEY: refused,
         }
     result = evaluate_trajectory(
         domain,
@@ -265,7 +276,7 @@ def score_tau2(
         assertion_errors=options.assertion_errors,
         solo_mode=bool(extra_info.get("solo_mode", False)),
     )
-    out = {"reward": float(result.reward), "db_match": float(bool(result.db_match))}
+    out = {"reward": float(result.reward), "db_match": float(bool(result.db_match)), REFUSED_KEY: refused}
     scored = result.termination in SCORED_TERMINATIONS  # an early stop scores 0 in every component
     for comp in COMPONENTS:
         out[f"tau2_{comp.lower()}"] = float(result.breakdown.get(comp, 1.0)) if scored else 0.0

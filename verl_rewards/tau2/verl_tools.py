@@ -22,6 +22,9 @@ Only small picklable data go into ``agent_data.extra_fields``; verl hands that d
 ``db_hash``        the agent DB hash after the last call (the state the reward's replay must reach)
 =================  ==========================================================================================
 
+When the row asked for load options it may not choose (:mod:`verl_rewards.tau2.row_options`), their names are in
+``row_options_refused`` too.
+
 ``value_est`` (for C-1) is the share of the task's *progress targets* matched so far: the gold actions on write
 tools (or, for a task without gold writes, all its gold actions; user-requested ones included, since the solo
 agent performs them), where a target
@@ -61,6 +64,7 @@ from .data import DONE_TOOL, done_schema
 from .domain import Domain, load_domain
 from .evaluators.action import compare_action
 from .registry import domain_spec
+from .row_options import REFUSED_KEY, row_load_options
 from .tasks import Action, Task
 
 DONE_OBSERVATION = STOP_OBSERVATION
@@ -126,7 +130,10 @@ class Tau2Tool(EpisodeTool):
     tau2's solo mode, where the agent acts for the customer.
 
     Per-row ``create_kwargs`` (``tools_kwargs.<tool>.create_kwargs`` of the dataset) give ``task_id``, ``domain``
-    and ``data_dir``. The data folder is the tool config's ``data_dir``, else ``TAU2_DATA_DIR``, else the row's.
+    and ``domain_options``, of which only those the domain lets a row choose are used, over the tool config's
+    (:mod:`verl_rewards.tau2.row_options`; the others are refused and listed in ``row_options_refused`` of the
+    trajectory's extra fields). The data folder is the tool config's ``data_dir``, else ``TAU2_DATA_DIR``; a row's
+    ``data_dir`` never chooses it.
     """
 
     label = "tau2"
@@ -156,8 +163,11 @@ class Tau2Tool(EpisodeTool):
                 "tau2 tools need tools_kwargs.<tool>.create_kwargs with task_id and domain in each row "
                 "(verl-rewards prepare tau2 writes them)"
             )
-        options = create.get("domain_options") or self.config.get("domain_options") or {}
-        domain = load_domain(str(domain_name), self._data_dir(create), **dict(options))
+        configured = self.config.get("domain_options")
+        options, refused = row_load_options(str(domain_name), configured, create.get("domain_options"), "tau2 tools")
+        if refused:  # recorded first: an episode that then cannot start still reports it
+            agent_data.extra_fields[REFUSED_KEY] = refused
+        domain = load_domain(str(domain_name), self._data_dir(create), **options)
         return Tau2Session(domain, task_id, agent_data.extra_fields, agent_data.messages, str(agent_data.request_id))
 
 

@@ -10,7 +10,7 @@ Configuration, Hydra keys under ``actor_rollout_ref.rollout.custom.tau_bench`` (
 ``user.*`` (the user backend, exactly as tau2's ``custom.tau2.user``: ``backend`` openai | policy | scripted,
 ``base_url``, ``model``, ``temperature``, ``timeout_s``, ``retries``, ``max_concurrency``, ``seed``, ``scripts``
 keyed by ``"<split>/<index>"``...), ``max_num_steps`` (30, tau-bench's agent budget), ``data_dir`` (else
-``TAU_BENCH_DATA_DIR``, else the row's). What the reward gets in ``extra_fields``: as tau2's loop (``messages``,
+``TAU_BENCH_DATA_DIR``; never the row's). What the reward gets in ``extra_fields``: as tau2's loop (``messages``,
 ``termination``, ``tau2_steps``, ``tau2_errors``, ``tau2_end_cause``, ``user_error``, ``user_seed``, and the step
 dicts ``prev_step_dict`` / ``cur_step_dict`` of the agent's tool turns).
 """
@@ -23,7 +23,7 @@ from ..engine.agent_loop import ConversationAgentLoop, settings_of
 from ..engine.conversation import Conversation
 from ..engine.data_dir import TAU_BENCH_DATA, choose_data_dir, row_data_dir
 from .domain import TauBenchDomain, load_domain
-from .normal import AGENT_LOOP_NAME, TauBenchNormalSettings, default_script, open_conversation
+from .normal import AGENT_LOOP_NAME, CONFIG_PATH, TauBenchNormalSettings, default_script, open_conversation
 from .verl_tools import progress
 
 
@@ -39,9 +39,9 @@ class TauBenchAgentLoop(ConversationAgentLoop):
     def _tau_bench_domain(self) -> TauBenchDomain:
         extra = self._row.get("extra_info") or {}
         name = extra.get("domain") or str(self._row.get("data_source", "")).removeprefix("tau_bench/")
-        return load_domain(
-            str(name), choose_data_dir(self.settings.data_dir, TAU_BENCH_DATA, row_data_dir(self._row, extra))
-        )
+        where = f"{CONFIG_PATH}.data_dir"
+        row = row_data_dir(self._row, extra)
+        return load_domain(str(name), choose_data_dir(self.settings.data_dir, TAU_BENCH_DATA, row, where=where))
 
     def _open(self) -> Conversation:
         extra = self._row.get("extra_info") or {}

@@ -175,7 +175,7 @@ def prepare_tau_bench(
         return lambda tmp: pq.write_table(table, tmp)
 
     writers: dict[Path, Any] = {out / f"{s}.parquet": parquet_writer(t) for s, t in tables.items()}
-    config_text = tool_config_text(dom)  # data_dir: TAU_BENCH_DATA_DIR, else the rows'
+    config_text = tool_config_text(dom)  # data_dir: TAU_BENCH_DATA_DIR, else the installed folder
     writers[out / TOOL_CONFIG_NAME] = lambda tmp: tmp.write_text(config_text, encoding="utf-8")
     replace_together(writers)
     report.tool_config = str(out / TOOL_CONFIG_NAME)

@@ -86,7 +86,7 @@ def default_script(task: TauBenchTask) -> tuple[Reply, ...]:
 @dataclass(frozen=True)
 class TauBenchNormalSettings:
     """Validated ``actor_rollout_ref.rollout.custom.tau_bench`` settings: ``user`` (the user backend, as tau2's
-    ``custom.tau2.user``), ``max_num_steps`` (30), ``data_dir`` (else ``TAU_BENCH_DATA_DIR``, else the row's)."""
+    ``custom.tau2.user``), ``max_num_steps`` (30), ``data_dir`` (else ``TAU_BENCH_DATA_DIR``; never the row's)."""
 
     user: UserConfig
     max_num_steps: int = MAX_NUM_STEPS

@@ -105,11 +105,8 @@ def _resume(settings: dict[str, Any], out: Path) -> list[dict[str, Any]]:
         problem = _malformed(sim)
         if problem:  # refused before anything runs: a bad entry would break the sort, the summary or the resume
             raise runs.SimulateError(f"--out {out}: entry [{i}] {problem}; fix or move the file away")
-    if any(s["info"].get("run") != settings for s in old):
-        raise runs.SimulateError(
-            f"--out {out} holds a run with other settings (domain, models, trials, seed or limits); "
-            "use another --out to start a new run"
-        )
+    recorded = [(f"[{i}].info.run", s["info"].get("run", runs.NOT_RECORDED)) for i, s in enumerate(old)]
+    runs.check_same_settings(out, None, recorded, settings)
     return old
 
 
@@ -210,6 +207,14 @@ async def simulate_tau_bench(config: TauBenchSimulateConfig) -> list[dict[str, A
     """Run every missing (task, trial); return the results list (also written to ``config.out``)."""
     domain, task_ids = _load(config)
     out = runs.results_path(config.out)
+    with runs.only_writer(out):
+        return await _simulate(config, domain, task_ids, out)
+
+
+async def _simulate(
+    config: TauBenchSimulateConfig, domain: TauBenchDomain, task_ids: list[str], out: Path
+) -> list[dict[str, Any]]:
+    """:func:`simulate_tau_bench` once it is the only writer of ``out``."""
     settings = run_settings(config, domain)
     results = _resume(settings, out)
     await runs.check_endpoints(config.agent, config.user)

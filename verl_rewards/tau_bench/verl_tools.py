@@ -60,8 +60,8 @@ class TauBenchSession(EpisodeSession):
 class TauBenchTool(EpisodeTool):
     """One tool of a tau-bench v1 domain (``config``: ``domain``, ``openai_schema``, optional ``data_dir``).
 
-    Per-row ``create_kwargs`` give ``task_id``, ``domain`` and ``data_dir``. The data folder is the tool config's
-    ``data_dir``, else ``TAU_BENCH_DATA_DIR``, else the row's.
+    Per-row ``create_kwargs`` give ``task_id`` and ``domain``. The data folder is the tool config's ``data_dir``,
+    else ``TAU_BENCH_DATA_DIR`` (never the row's ``data_dir``: :mod:`verl_rewards.engine.data_dir`).
     """
 
     label = "tau-bench"

@@ -16,7 +16,9 @@ killed (SIGTERM, then SIGKILL after ~1 s) in the background and a replacement st
 the reward, a child that dies (segfault, ``os._exit``) or a result that cannot be pickled raise
 :class:`RemoteRewardError`. Children are started by :meth:`ProcessRunner.start` (the scoring engine calls it
 when it is built) or on the first :meth:`ProcessRunner.run`, stopped by :meth:`ProcessRunner.close` or at
-interpreter exit, and exit by themselves when the parent goes away.
+interpreter exit, and exit by themselves when the parent goes away. A child that dies while starting, or one
+that cannot be spawned at all, is a :class:`RemoteRewardError` with its cause (for the call that needed it, or
+from :meth:`ProcessRunner.start`), and its slot is free again.
 
 With ``normalise=True`` the worker also turns the reward's return value into a
 :class:`~verl_rewards.scoring.result.ScoreResult` (:func:`~verl_rewards.scoring.result.normalise_result`), so that
@@ -51,7 +53,16 @@ from ..spec import RewardSpec
 from .base import error_info, settle
 from .slots import Slot, SlotState
 from .threads import ThreadExecutor
-from .worker import KILL_GRACE_S, Job, RemoteRewardError, WorkerProcess, encode_reply, stop_all
+from .worker import (
+    KILL_GRACE_S,
+    SPAWN_HINT,
+    Job,
+    RemoteRewardError,
+    WorkerProcess,
+    encode_reply,
+    spawn_failure,
+    stop_all,
+)
 
 __all__ = ["ProcessRunner", "RemoteRewardError", "SlotState", "encode_reply"]
 
@@ -212,20 +223,31 @@ class ProcessRunner:
 
     def start(self) -> None:
         """Start a worker in every free slot now (the processes are spawned here; they import the reward
-        modules in the background), so that the first calls find them started or starting."""
+        modules in the background), so that the first calls find them started or starting.
+
+        Raises :class:`RemoteRewardError` with the cause when a worker process cannot be spawned at all (every
+        slot stays free): e.g. in a process that is itself a worker re-importing a main script without an
+        ``if __name__ == '__main__':`` guard, where ``multiprocessing`` refuses to start processes."""
+        failure = self._start_free_slots()
+        if failure is not None:
+            raise failure
+
+    def _start_free_slots(self) -> RemoteRewardError | None:
+        """:meth:`start`'s work; the error instead of raising it (a replacement started from a runner thread
+        leaves the report to the next call, which tries again)."""
         while True:
             with self._lock:
                 if self._closed or self._init_error is not None or self._waiters:
-                    return
+                    return None
                 slot = next((s for s in self._slots if s.state is SlotState.EMPTY), None)
                 if slot is None:
-                    return
+                    return None
                 self._move(slot, SlotState.STARTING)
             try:
                 worker = self._spawn(slot)
-            except BaseException:  # noqa: BLE001 - the slot comes back; a call will try again and report why
+            except BaseException as exc:  # noqa: BLE001 - the slot comes back free; the caller reports why
                 self._give_back(slot)
-                return
+                return None if self._closed else spawn_failure(exc)
             threading.Thread(
                 target=self._warm, args=(slot, worker), name="verl-rewards-worker-start", daemon=True
             ).start()
@@ -307,7 +329,7 @@ class ProcessRunner:
                 return
             self._move(slot, SlotState.EMPTY)
         if replace:
-            self.start()
+            self._start_free_slots()
 
     def _deliver(self, fut: asyncio.Future, slot: Slot) -> None:
         """Hand a slot to a queued caller (runs in the caller's event loop)."""
@@ -475,9 +497,9 @@ class ProcessRunner:
         try:
             worker = self._spawn(slot)
         except BaseException as start_exc:  # noqa: BLE001
-            failure = start_exc if isinstance(start_exc, RuntimeError) else RuntimeError(f"cannot start: {start_exc}")
+            failure = RuntimeError("ProcessRunner is closed") if self._closed else spawn_failure(start_exc, job.name)
+            self._give_back(slot)  # before the caller resumes, so that it finds the slot free
             settle(cf, exc=failure)
-            self._give_back(slot)
             return None
         status = self._wait_ready(worker, time.monotonic() + self.start_timeout_s)
         if status == "ready":
@@ -491,8 +513,7 @@ class ProcessRunner:
         else:
             exc = job.error(
                 f"reward worker pid {worker.pid} died while starting (exit code {worker.exitcode()}); see its "
-                "stderr. Workers use the 'spawn' start method, which re-imports the main script: guard its "
-                "top-level code with `if __name__ == '__main__':`",
+                f"stderr. {SPAWN_HINT}",
                 exc_type="WorkerDied",
                 pid=worker.pid,
             )

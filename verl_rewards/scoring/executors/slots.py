@@ -15,7 +15,7 @@ class SlotState(enum.Enum):
     """Where one of the runner's ``max_workers`` slots is in its life (the runner's only state)."""
 
     EMPTY = "empty"  # no process; a call or :meth:`ProcessRunner.start` may start one
-    STARTING = "starting"  # a process started by :meth:`ProcessRunner.start` is importing the reward modules
+    STARTING = "starting"  # :meth:`ProcessRunner.start` is spawning a process, or it imports the reward modules
     IDLE = "idle"  # a ready process waits for a job
     CLAIMED = "claimed"  # a call owns the slot: it runs its job there (starting the process first if there is none)
     STOPPING = "stopping"  # its process is being stopped (hung, crashed, failed to start, replied out of turn)
@@ -25,7 +25,7 @@ _S = SlotState
 #: the transitions a slot may take; anything else is a bug in the runner
 TRANSITIONS: dict[SlotState, frozenset[SlotState]] = {
     _S.EMPTY: frozenset({_S.STARTING, _S.CLAIMED}),
-    _S.STARTING: frozenset({_S.IDLE, _S.CLAIMED, _S.STOPPING}),
+    _S.STARTING: frozenset({_S.IDLE, _S.CLAIMED, _S.STOPPING, _S.EMPTY}),  # EMPTY: no process could be spawned
     _S.IDLE: frozenset({_S.CLAIMED, _S.STOPPING}),
     _S.CLAIMED: frozenset({_S.IDLE, _S.CLAIMED, _S.EMPTY, _S.STOPPING}),
     _S.STOPPING: frozenset({_S.EMPTY, _S.CLAIMED}),

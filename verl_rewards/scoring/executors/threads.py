@@ -22,7 +22,8 @@ pool's keep-alive timer, runs during later calls on that thread).
 
 Threads are daemons (they never block interpreter exit) and start only when no idle thread is waiting. A reward
 that raises ``SystemExit`` or another ``BaseException`` is reported as an ordinary error; a forked copy of the
-process that returns from a reward into a pool thread exits at once.
+process that returns from a reward (sync, or async through its thread's loop) into a pool thread exits at once,
+before taking any lock (a lock another thread held at the fork is held for good in the copy).
 """
 
 from __future__ import annotations
@@ -175,6 +176,7 @@ class ThreadExecutor:
     # ------------------------------------------------------------------------------------------ internals
     def _in_thread_loop(self, make_coro: Callable[[], Awaitable[Any]]) -> Callable[[_Worker], Any]:
         def call(worker: _Worker) -> Any:
+            home_pid = os.getpid()
             loop = getattr(self._local, "loop", None)
             if loop is None or loop.is_closed():
                 loop = asyncio.new_event_loop()
@@ -185,6 +187,7 @@ class ThreadExecutor:
             try:
                 return loop.run_until_complete(task)
             finally:
+                _exit_if_forked(home_pid)  # before any lock: one another thread held at the fork stays held
                 with self._cond:
                     worker.task = None
 
@@ -305,8 +308,7 @@ class ThreadExecutor:
                 outcome = (None, RewardExitError(f"the reward raised {type(exc).__name__}({exc})"))
             else:
                 outcome = (result, None)
-            if os.getpid() != home_pid:  # a reward forked and its copy returned here: it must not go on
-                os._exit(0)
+            _exit_if_forked(home_pid)  # a reward forked and its copy returned here: it must not go on
             settle(fut, *outcome)
             del fn, fut, on_start, outcome
             with self._cond:
@@ -347,6 +349,14 @@ def _next_due(loop: asyncio.AbstractEventLoop) -> float:
     scheduled = getattr(loop, "_scheduled", None) or ()
     whens = [h.when() for h in scheduled if not h.cancelled()]
     return max(0.0, min(whens) - loop.time()) if whens else math.inf
+
+
+def _exit_if_forked(home_pid: int) -> None:
+    """End a forked copy of the process that a reward's call returned into (``os.fork`` in a reward, sync or
+    async). It exits at once, before taking any lock: the other threads do not exist in the copy, so a lock one of
+    them held at the fork stays held there for good and the copy would hang as an orphan."""
+    if os.getpid() != home_pid:
+        os._exit(0)
 
 
 def _set_start(started: asyncio.Future, when: float) -> None:

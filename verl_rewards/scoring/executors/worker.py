@@ -30,7 +30,16 @@ from ..result import normalise_result
 from ..spec import RewardSpec, get_reward
 from .base import RewardCallError, error_info
 
-__all__ = ["KILL_GRACE_S", "Job", "RemoteRewardError", "WorkerProcess", "encode_reply", "stop_all"]
+__all__ = [
+    "KILL_GRACE_S",
+    "SPAWN_HINT",
+    "Job",
+    "RemoteRewardError",
+    "WorkerProcess",
+    "encode_reply",
+    "spawn_failure",
+    "stop_all",
+]
 
 KILL_GRACE_S = 1.0  # how long a terminated (SIGTERM) worker gets before SIGKILL
 _PARENT_CHECK_S = 1.0  # how often a child checks that its parent is still alive
@@ -173,6 +182,26 @@ def _child_main(conn: multiprocessing.connection.Connection, modules: Sequence[s
 
 
 # ------------------------------------------------------------------------------------ the parent's handle
+#: why a worker can die while starting, or not start at all, in a user's script
+SPAWN_HINT = (
+    "Workers use the 'spawn' start method, which re-imports the main script: guard its top-level code with "
+    "`if __name__ == '__main__':`"
+)
+
+
+def spawn_failure(exc: BaseException, reward_name: str = "") -> RemoteRewardError:
+    """The error of a worker process that could not be spawned (``exc``, from ``multiprocessing``), with
+    :data:`SPAWN_HINT` when this process is itself a worker still importing its parent's main script."""
+    type_name, message, tb = error_info(exc)
+    hint = f" ({SPAWN_HINT})" if getattr(multiprocessing.current_process(), "_inheriting", False) else ""
+    failure = RemoteRewardError(
+        f"cannot start a reward worker process: {type_name}: {' '.join(message.split())}{hint}",
+        exc_type=type_name,
+        remote_traceback=tb,
+        reward_name=reward_name,
+    )
+    failure.__cause__ = exc
+    return failure
 
 
 class WorkerProcess:

@@ -4,11 +4,11 @@ The gold state replays every gold action on a fresh env with the task's initial 
 and reported); it is cached per task on the :class:`Domain`. Comparison uses ``DBState.same_as`` (O(records
 touched)), which is equivalent to comparing tau2's two sha256 hashes.
 
-Telecom (a domain with a ``sync_tools`` hook): our gold replay runs the sync after every gold action, as the
-live environment does after every call, so ``db_match`` says whether the end state equals a live run of the
-gold actions and is true for every gold trajectory. tau2's evaluator replays gold actions without the sync,
-so its ``db_match`` is false for 1,688 of the 2,285 perfect telecom trajectories (the phone's mirrored account
-flags and payment request lag behind). DB is not in any telecom task's reward basis, so this changes no reward.
+The gold actions run as tau2's evaluator runs them: without the domain's ``sync_tools`` hook between them
+(telecom's sync mirrors the account's line status, roaming and data allowance into the phone). A live episode
+syncs after every call, so on telecom a trajectory that plays the gold actions can end in another state than
+tau2's gold replay (the mirrored flags and payment request lag behind in the gold one) and ``db_match`` is false,
+as tau2 reports it. DB is not in any telecom task's reward basis, so the reward is the same either way.
 """
 
 from __future__ import annotations

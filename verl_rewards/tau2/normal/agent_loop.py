@@ -23,7 +23,11 @@ Configuration, Hydra keys under ``actor_rollout_ref.rollout.custom.tau2`` (``+``
                                     that are not a JSON object end the run as agent_error, scored 0) or
                                     ``infrastructure_error`` (tau2's runner; such a sample then scores 0 too, as
                                     every termination but a stop does, but is left out of pass^k)
-``data_dir``                        tau2 domains folder (else ``TAU2_DATA_DIR``, else the row's ``data_dir``)
+``data_dir``                        tau2 domains folder (else ``TAU2_DATA_DIR``; a row's ``data_dir`` never
+                                    chooses it)
+``domain_options``                  the domain's load options (banking_knowledge: ``retrieval`` and the dense
+                                    endpoint ``embeddings_*``); a row's ``extra_info.domain_options`` may change
+                                    only those its domain lets a row choose (:mod:`verl_rewards.tau2.row_options`)
 ==================================  ===============================================================================
 
 verl's own budgets still apply (``response_length``, ``max_assistant_turns``, ``max_user_turns``, where user turns
@@ -32,9 +36,10 @@ count both user replies and tool-result rounds); a trajectory they cut ends as `
 What the reward gets (``extra_fields``, merged into ``extra_info`` by the ``contribution`` manager): ``messages``
 (the whole trajectory: greeting, user text and user tool calls, agent messages, tool results with their requestor),
 ``termination``, ``tau2_steps``, ``tau2_errors``, ``tau2_end_cause`` (why a run ended early: a user backend's
-error, a budget), ``user_error`` (1.0 when the user backend failed), ``user_seed``, and the step dicts
+error, a budget), ``user_error`` (1.0 when the user backend failed), ``user_seed``, the step dicts
 ``prev_step_dict`` / ``cur_step_dict`` of the agent's tool turns, recorded as solo mode's tools record them
-(:mod:`verl_rewards.engine.steps`), for the contribution terms.
+(:mod:`verl_rewards.engine.steps`), for the contribution terms, and, when the row asked for load options it may not
+choose, ``row_options_refused`` (their names).
 
 The ``policy`` backend: the rollout server that generates the agent also plays the user, from the user's own
 prompt (guidelines + scenario, role-flipped history, user tools), in separate requests whose tokens never enter
@@ -46,7 +51,7 @@ e.g. a "user" that confirms anything), so it is weaker than a fixed, separate us
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ...deprecation import moved
@@ -58,8 +63,10 @@ from ...engine.rules import DEFAULT_MAX_ERRORS, DEFAULT_MAX_STEPS
 from ...engine.termination import TerminationReason
 from ...engine.users import UserConfig, positive_setting, user_settings
 from ..domain import Domain, load_domain
+from ..row_options import REFUSED_KEY, row_load_options
 from ..verl_tools import progress
 from . import AGENT_LOOP_NAME
+from .history import history_messages, prompt_for_template
 from .prompts import user_scenario_text, user_system_prompt, user_tool_schemas
 from .users import script_for
 
@@ -72,6 +79,7 @@ _SETTINGS_KEYS = {
     "enforce_communication_protocol",
     "agent_message_errors",
     "data_dir",
+    "domain_options",
 }
 
 
@@ -85,6 +93,7 @@ class NormalSettings:
     enforce_communication_protocol: bool = False
     data_dir: str | None = None
     agent_message_errors: str = str(TerminationReason.AGENT_ERROR)
+    domain_options: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_mapping(cls, section: Mapping[str, Any] | None) -> NormalSettings:
@@ -99,7 +108,10 @@ class NormalSettings:
         rule = section.get("agent_message_errors", str(TerminationReason.AGENT_ERROR))
         if rule not in AGENT_MESSAGE_ERRORS:
             raise ValueError(f"{CONFIG_PATH}.agent_message_errors must be one of {AGENT_MESSAGE_ERRORS}, got {rule!r}")
-        return cls(user, max_steps, max_errors, enforce, str(data_dir) if data_dir else None, rule)
+        options = section.get("domain_options") or {}
+        if not isinstance(options, Mapping):
+            raise ValueError(f"{CONFIG_PATH}.domain_options must be a mapping of load options, got {options!r}")
+        return cls(user, max_steps, max_errors, enforce, str(data_dir) if data_dir else None, rule, dict(options))
 
 
 def settings_of(config: Any, name: str = "tau2", parse: Callable[[Any], Any] = NormalSettings.from_mapping) -> Any:
@@ -119,18 +131,28 @@ class Tau2AgentLoop(ConversationAgentLoop):
         """This loop's settings (``custom.tau2``); a sibling loop reads its own section."""
         return settings_of(config)
 
+    async def run(self, sampling_params: dict[str, Any], priority: int = 0, **kwargs: Any) -> Any:
+        """The engine's loop on the row, whose prompt may hold a task's initial history: its tool-call arguments
+        are stored as JSON text (one parquet type for every tool) and go to the chat template as objects, as verl's
+        own loop writes assistant messages."""
+        if "raw_prompt" in kwargs:
+            kwargs["raw_prompt"] = prompt_for_template(kwargs["raw_prompt"])
+        return await super().run(sampling_params, priority, **kwargs)
+
     def _domain(self) -> Domain:
         extra = self._row.get("extra_info") or {}
-        name = extra.get("domain") or str(self._row.get("data_source", "")).removeprefix("tau2/")
-        data_dir = choose_data_dir(self.settings.data_dir, TAU2_DATA, row_data_dir(extra, self._row))
-        return load_domain(str(name), data_dir, **dict(extra.get("domain_options") or {}))
+        name = str(extra.get("domain") or str(self._row.get("data_source", "")).removeprefix("tau2/"))
+        row_dir = row_data_dir(extra, self._row)
+        data_dir = choose_data_dir(self.settings.data_dir, TAU2_DATA, row_dir, where=f"{CONFIG_PATH}.data_dir")
+        options, refused = row_load_options(name, self.settings.domain_options, extra.get("domain_options"), AGENT_NAME)
+        if refused:
+            self.row_fields[REFUSED_KEY] = refused
+        return load_domain(name, data_dir, **options)
 
     def _open(self) -> Conversation:
         extra = self._row.get("extra_info") or {}
         domain = self._domain()
         task = domain.task(extra.get("task_id"))
-        if task.history:
-            raise ValueError(f"task {task.id!r} starts from a message history; normal mode does not support that")
         scenario = extra.get("user_scenario") or user_scenario_text(task)
         config = self.settings.user
         self._user_seed = self.trial_seed(config, task.id)
@@ -144,6 +166,7 @@ class Tau2AgentLoop(ConversationAgentLoop):
             enforce_communication_protocol=self.settings.enforce_communication_protocol,
             seed=self._user_seed,
             agent_message_errors=self.settings.agent_message_errors,
+            history=history_messages(task),
             progress=progress(domain, task),
         )
 

@@ -8,9 +8,10 @@ rendered), the assertions as a Python list; the answer is a JSON object ``{"resu
 prompts are tau2's, character for character (its eight-space indentation included). The default model upstream is
 ``gpt-4.1-2025-04-14`` at temperature 0.
 
-Stricter than upstream on purpose: a reply that is not that JSON object, or that does not grade every assertion
-(upstream scores an empty ``results`` list 1.0), raises :class:`JudgeError`, which the reward layer turns into a
-flagged reward error (``reward_error=1``, fallback score), never a silent 1.0.
+Two readings of the reply. ``simulate`` reads it as tau2 does (:func:`tau2_judgements`: the results as given, an
+empty list scores 1.0; a reply tau2 cannot read fails the attempt). The reward manager (training) is stricter: a
+reply that is not that JSON object, or that does not grade every assertion, raises :class:`JudgeError`, which the
+reward layer turns into a flagged reward error (``reward_error=1``, fallback score), never a silent 1.0.
 
 In the reward manager: ``reward.reward_kwargs.tau2.judge={backend: openai, base_url: ..., model: ...}`` (plus the
 endpoint keys of :class:`~.client.Endpoint`); offline: ``verl-rewards simulate --judge-model``.
@@ -115,6 +116,24 @@ def parse_judgements(content: str | None, assertions: Sequence[str]) -> list[tup
     return grades
 
 
+def tau2_judgements(content: str | None) -> list[tuple[str, bool, str]]:
+    """``(expectedOutcome, metExpectation, reasoning)`` per result, read as tau2 reads its judge's reply
+    (``evaluate_nl_assertions``): the reply's ``results`` as given, however many (none: the component is 1.0), each
+    with its three fields; JudgeError where tau2 raises (not JSON, a field missing or of the wrong type)."""
+    try:
+        data = json.loads(content or "")
+        results = data.get("results", [])
+        out = []
+        for r in results:
+            outcome, met, reasoning = r["expectedOutcome"], r["metExpectation"], r["reasoning"]
+            if not isinstance(outcome, str) or not isinstance(met, bool) or not isinstance(reasoning, str):
+                raise TypeError("expectedOutcome, reasoning must be strings and metExpectation true/false")
+            out.append((outcome, met, reasoning[:MAX_REASONING_CHARS]))
+    except (ValueError, RecursionError, AttributeError, KeyError, TypeError) as exc:
+        raise JudgeError(f"judge reply cannot be read ({type(exc).__name__}: {exc}): {str(content)[:200]!r}") from None
+    return out
+
+
 class OpenAIJudge:
     """``judge(messages, assertions) -> list[bool]`` for :func:`~verl_rewards.tau2.evaluate_trajectory` (sync, for
     the reward layer's threads) and :meth:`grade` (async)."""
@@ -138,6 +157,16 @@ class OpenAIJudge:
         except PlayerError as exc:
             raise JudgeError(f"NL-assertion judge: {exc}") from exc
         return parse_judgements(reply.content, assertions)
+
+    async def tau2_judgements(
+        self, messages: Sequence[Mapping[str, Any]], assertions: Sequence[str]
+    ) -> list[tuple[str, bool, str]]:
+        """The judge's results read as tau2 reads them (:func:`tau2_judgements`; ``simulate``)."""
+        try:
+            reply = await shared_client(self.endpoint).complete(judge_messages(messages, assertions))
+        except PlayerError as exc:
+            raise JudgeError(f"NL-assertion judge: {exc}") from exc
+        return tau2_judgements(reply.content)
 
     def __call__(self, messages: Sequence[Mapping[str, Any]], assertions: Sequence[str]) -> list[bool]:
         try:

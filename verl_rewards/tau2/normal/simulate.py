@@ -18,9 +18,9 @@ only the missing (task, trial) pairs run. A failing agent endpoint ends a simula
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -37,6 +37,9 @@ from ...engine.simulate import (
     RunConfig,
     SimulateError,
     check_endpoints,
+    check_same_settings,
+    is_where_key,
+    only_writer,
     results_path,
     run_plan,
 )
@@ -46,9 +49,9 @@ from ...engine.users import OpenAIUser
 from ...files import write_text_atomic
 from ..domain import Domain, load_domain
 from ..errors import Tau2Error
-from ..evaluator import EvaluationResult, evaluate_trajectory
-from ..evaluators.env_assertions import check_env_assertions
+from ..evaluator import evaluate_trajectory
 from ..evaluators.nl_assertions import judge_view
+from .history import history_messages
 from .judge import OpenAIJudge
 from .prompts import (
     agent_system_prompt,
@@ -58,6 +61,10 @@ from .prompts import (
     user_tool_schemas,
 )
 from .prompts import user_system_prompt as build_user_prompt
+from .results import failed_record, message_dumps, results_info, simulation_record, task_dump
+from .reward_info import reward_info
+
+MAX_RETRY_DELAY_S = 3600.0
 
 
 @dataclass
@@ -73,6 +80,9 @@ class SimulateConfig(RunConfig):
     progress: bool = True
     domain_options: dict[str, Any] | None = None  # load options (banking_knowledge: retrieval=...)
     agent_message_errors: str = str(TerminationReason.INFRASTRUCTURE_ERROR)
+    max_retries: int = 3  # tau2's --max-retries: more attempts of a simulation that failed
+    skip_nl_assertions: bool = False  # score tasks graded on NL assertions without them (no judge; not tau2's score)
+    retry_delay: float = 1.0  # tau2's --retry-delay, in seconds
 
 
 @dataclass
@@ -90,6 +100,8 @@ class _Run:
 def _load(config: SimulateConfig) -> tuple[Domain, list[str]]:
     if config.num_trials < 1 or config.max_steps < 1 or config.max_errors < 1 or config.concurrency < 1:
         raise SimulateError("--num-trials, --max-steps, --max-errors and --concurrency must be at least 1")
+    if config.max_retries < 0 or not 0 <= config.retry_delay <= MAX_RETRY_DELAY_S:
+        raise SimulateError(f"--max-retries must be >= 0 and --retry-delay within [0, {MAX_RETRY_DELAY_S:g}] s")
     try:
         domain = load_domain(config.domain, config.data_dir, **dict(config.domain_options or {}))
         guidelines_path(domain)
@@ -108,60 +120,51 @@ def _load(config: SimulateConfig) -> tuple[Domain, list[str]]:
         ids = domain.split(config.split)
     else:
         ids = list(domain.tasks)
-    with_history = [t for t in ids if domain.task(t).history]
-    if with_history:
-        raise SimulateError(
-            f"task(s) {with_history[:10]} start from a message history, which normal mode does not "
-            "support; leave them out with --task-ids"
-        )
     return domain, list(dict.fromkeys(ids))
 
 
 def _info(config: SimulateConfig, domain: Domain) -> dict[str, Any]:
-    return {
-        "git_commit": "unknown",  # tau2's value when it cannot read a git commit
-        "num_trials": config.num_trials,
-        "max_steps": config.max_steps,
-        "max_errors": config.max_errors,
-        "user_info": {
-            "implementation": "user_simulator",
-            "llm": config.user.model,
-            "llm_args": dict(config.user.sampling),
-            "global_simulation_guidelines": guidelines_path(domain).read_text(encoding="utf-8"),
-        },
-        "agent_info": {
-            "implementation": "llm_agent",
-            "llm": config.agent.model,
-            "llm_args": dict(config.agent.sampling),
-        },
-        "environment_info": {"domain_name": domain.name, "policy": domain.policy_for(solo=False), "tool_defs": None},
-        "seed": config.seed,
-    }
+    return results_info(
+        domain,
+        config.agent,
+        config.user,
+        num_trials=config.num_trials,
+        max_steps=config.max_steps,
+        max_errors=config.max_errors,
+        seed=config.seed,
+    )
+
+
+def run_settings(config: SimulateConfig) -> dict[str, Any]:
+    """The settings that change a simulation's outcome, tau2's ``info`` does not hold and differ from how tau2 runs
+    (the communication protocol enforced, another agent-message rule, load options): written as the run ``info``'s
+    ``run`` only when there is one, so a run made as tau2 makes it writes tau2's ``info``; compared on resume.
+    The judge's model is not among them (tau2 records none)."""
+    settings: dict[str, Any] = {}
+    if config.enforce_communication_protocol:
+        settings["enforce_communication_protocol"] = True
+    if config.agent_message_errors != str(TerminationReason.INFRASTRUCTURE_ERROR):
+        settings["agent_message_errors"] = config.agent_message_errors
+    options = {k: v for k, v in (config.domain_options or {}).items() if not is_where_key(k)}
+    if options:
+        settings["domain_options"] = options
+    return settings
 
 
 def _resume(config: SimulateConfig, info: dict[str, Any], out: Path) -> list[dict[str, Any]]:
-    """The simulations of an earlier run with the same settings (SimulateError when ``out`` is something else)."""
+    """The simulations of an earlier run with the same settings: its ``info`` (with ``run``, :func:`run_settings`)
+    equals this run's (SimulateError listing the differing settings, or when ``out`` is something else)."""
     if not out.exists():
         return []
     try:
         old = json.loads(out.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise SimulateError(f"--out {out} exists and is not a readable JSON file ({exc}); move it away") from None
     if not isinstance(old, dict) or not {"info", "tasks", "simulations"} <= set(old):
         raise SimulateError(f"--out {out} exists and is not a tau2 Results file; move it away")
-    keys = ("num_trials", "max_steps", "max_errors", "seed")
-    old_info = old["info"] if isinstance(old["info"], dict) else {}
-    same = all(old_info.get(k) == info[k] for k in keys) and (
-        (old_info.get("environment_info") or {}).get("domain_name") == config.domain
-        and (old_info.get("agent_info") or {}).get("llm") == config.agent.model
-        and (old_info.get("user_info") or {}).get("llm") == config.user.model
-    )
-    if not same:
-        raise SimulateError(
-            f"--out {out} holds a run with other settings (domain, models, trials, seed or limits); "
-            "use another --out to start a new run"
-        )
-    return _kept_simulations(old["simulations"], out)
+    sims = _kept_simulations(old["simulations"], out)
+    check_same_settings(out, (old["info"], info), [], {})
+    return sims
 
 
 def _kept_simulations(sims: Any, out: Path) -> list[dict[str, Any]]:
@@ -199,9 +202,28 @@ def _malformed(sim: Any) -> str | None:
 async def simulate_one(
     config: SimulateConfig, domain: Domain, task_id: str, trial: int, seed: int, judge: OpenAIJudge | None
 ) -> dict[str, Any]:
-    """Play and score one (task, trial); never raises for a model's or an endpoint's failure."""
+    """Play and score one (task, trial), as tau2's runner does: an attempt that fails (an endpoint that does not
+    answer, an agent message that cannot be played, a judge that fails) is played again, ``max_retries`` times
+    ``retry_delay`` apart, then recorded as ``infrastructure_error`` (tau2's record: no messages, the error in
+    ``info``). Never raises for a model's or an endpoint's failure."""
+    attempts = config.max_retries + 1
+    error = ("infrastructure error", "InfrastructureError")
+    for attempt in range(attempts):
+        if attempt:
+            await asyncio.sleep(config.retry_delay)
+        record, error = await _attempt(config, domain, task_id, trial, seed, judge)
+        if record is not None:
+            return record
+    return failed_record(domain.task(task_id).id, trial, seed, *error, attempts)
+
+
+async def _attempt(
+    config: SimulateConfig, domain: Domain, task_id: str, trial: int, seed: int, judge: OpenAIJudge | None
+) -> tuple[dict[str, Any] | None, tuple[str, str]]:
+    """One attempt: ``(the simulation's record, _)``, or ``(None, (error, error type))`` when it failed."""
     task = domain.task(task_id)
     start, started = datetime.now().isoformat(), time.perf_counter()
+    failure = str(TerminationReason.INFRASTRUCTURE_ERROR)
     conv = Conversation(
         domain.make_env(task.id),
         OpenAIUser(shared_client(config.user)),
@@ -215,84 +237,47 @@ async def simulate_one(
         enforce_communication_protocol=config.enforce_communication_protocol,
         seed=seed,
         agent_message_errors=config.agent_message_errors,
+        user_failures=failure,  # tau2: a user model that fails fails the attempt
+        history=history_messages(task),
     )
     try:
         await conv.run(OpenAIAgent(config.agent, agent_tool_schemas(domain), seed))
     except Exception as exc:  # noqa: BLE001 - one broken simulation must not stop the run
-        conv.end(TerminationReason.INFRASTRUCTURE_ERROR, f"{type(exc).__name__}: {exc}")
-    termination = conv.termination or TerminationReason.INFRASTRUCTURE_ERROR
-    info: dict[str, Any] = {"steps": conv.steps, "errors": conv.errors, "user_calls": conv.user_calls}
-    info["end_cause"] = conv.cause
-    info["usage"] = usage_totals(conv.trajectory, conv.message_info)
-    reward: dict[str, Any] | None = None
-    if termination == TerminationReason.INFRASTRUCTURE_ERROR:
-        # as tau2's runner records a simulation that raised: no reward_info, the error in info
-        info.update(error=conv.cause or "infrastructure error", error_type="InfrastructureError")
-    else:
-        try:
-            reward = await _reward_info(domain, task_id, conv.trajectory, termination, judge)
-        except Exception as exc:  # noqa: BLE001 - recorded with the simulation, scored 0
-            reward = {"reward": 0.0, "reward_basis": None, "info": {"error": f"{type(exc).__name__}: {exc}"}}
-    end = datetime.now().isoformat()
-    return {
-        "id": str(uuid.uuid4()),
-        "task_id": task.id,
-        "timestamp": end,
-        "start_time": start,
-        "end_time": end,
-        "duration": time.perf_counter() - started,
-        "termination_reason": termination,
-        # tau2 prices each message with litellm (0.0 when it cannot price a model, as for a self-served one); we
-        # price none, so every message costs 0.0 and the sums are 0.0 (never null: tau2's metrics would be NaN)
-        "agent_cost": 0.0,
-        "user_cost": 0.0,
-        "reward_info": reward,
-        "messages": tau2_messages(conv.trajectory, conv.message_info),
-        "trial": trial,
-        "seed": seed,
-        "mode": "half_duplex",
-        "info": info,
-    }
-
-
-def usage_totals(trajectory: list[dict[str, Any]], message_info: list[dict[str, Any]]) -> dict[str, Any]:
-    """Token totals per side over the messages whose endpoint reported ``usage``."""
-    totals = {
-        side: {"prompt_tokens": 0, "completion_tokens": 0, "messages_with_usage": 0} for side in ("agent", "user")
-    }
-    for message, meta in zip(trajectory, message_info, strict=False):
-        usage = meta.get("usage")
-        if not isinstance(usage, dict) or message["role"] not in ("assistant", "user"):
-            continue
-        side = totals["agent" if message["role"] == "assistant" else "user"]
-        side["messages_with_usage"] += 1
-        for key in ("prompt_tokens", "completion_tokens"):
-            side[key] += int(usage.get(key) or 0)
-    return totals
+        return None, (f"{type(exc).__name__}: {exc}", type(exc).__name__)
+    termination = conv.termination or failure
+    if termination == failure:
+        return None, (conv.cause or "infrastructure error", "InfrastructureError")
+    try:
+        reward = await _reward_info(domain, task_id, conv.trajectory, termination, judge)
+    except Exception as exc:  # noqa: BLE001 - tau2: an evaluation that raises (a failing judge) fails the attempt
+        return None, (str(exc), type(exc).__name__)
+    policy = domain.policy_for(solo=False, task_id=task.id if domain.spec.task_policy else None)
+    record = simulation_record(
+        task.id,
+        trial,
+        seed,
+        termination,
+        start=start,
+        duration=time.perf_counter() - started,
+        reward_info=reward,
+        messages=message_dumps(conv.trajectory, conv.message_info),
+        policy=policy,
+    )
+    return record, ("", "")
 
 
 async def _reward_info(
     domain: Domain, task_id: str, trajectory: list[dict[str, Any]], termination: str, judge: OpenAIJudge | None
 ) -> dict[str, Any]:
+    """tau2's reward info of the trajectory; the judge's reply read as tau2 reads it (a JudgeError where tau2 raises,
+    which fails the attempt)."""
     task = domain.task(task_id)
-    judgements: list[tuple[bool, str]] | None = None
-    criteria = task.evaluation_criteria
-    needs_judge = (
-        judge is not None
-        and criteria is not None
-        and criteria.nl_assertions
-        and "NL_ASSERTION" in criteria.reward_basis
-        and termination in SCORED_STOPS
-    )
-    error = None
-    if needs_judge:
-        assert judge is not None and criteria is not None
+    judged: list[tuple[str, bool, str]] | None = None
+    if judge is not None and _needs_judge(task) and termination in SCORED_STOPS:
+        assert task.evaluation_criteria is not None
         view = judge_view(parse_messages(trajectory))
-        try:
-            judgements = await judge.judgements(view, list(criteria.nl_assertions or ()))
-        except ValueError as exc:  # JudgeError: flagged, scored 0, never a silent 1.0
-            error = str(exc)
-    grades = None if judgements is None else [met for met, _ in judgements]
+        judged = await judge.tau2_judgements(view, list(task.evaluation_criteria.nl_assertions or ()))
+    grades = None if judged is None else [met for _, met, _ in judged]
     result = evaluate_trajectory(
         domain,
         task_id,
@@ -302,216 +287,7 @@ async def _reward_info(
         nl_policy="skip",
         assertion_errors="zero",
     )
-    info = reward_info(task, result, trajectory, [why for _, why in judgements or ()])
-    if error is not None:
-        info["reward"] = 0.0
-        info["info"]["judge_error"] = error
-    return info
-
-
-def _action_dump(raw: dict[str, Any]) -> dict[str, Any]:
-    """A gold action as tau2's ``Action.model_dump()`` writes it (defaults filled, in its field order)."""
-    return {
-        "action_id": raw.get("action_id"),
-        "requestor": raw.get("requestor") or "assistant",
-        "name": raw.get("name"),
-        "arguments": raw.get("arguments") or {},
-        "info": raw.get("info"),
-        "compare_args": raw.get("compare_args"),
-    }
-
-
-def _assertion_dump(raw: dict[str, Any]) -> dict[str, Any]:
-    """An env assertion as tau2's ``EnvAssertion.model_dump()`` writes it."""
-    return {
-        "env_type": raw.get("env_type"),
-        "func_name": raw.get("func_name"),
-        "arguments": raw.get("arguments") or {},
-        "assert_value": raw.get("assert_value", True),
-        "message": raw.get("message"),
-    }
-
-
-def _communicated_in(info: str, trajectory: list[dict[str, Any]]) -> str | None:
-    """The first agent text that tau2's COMMUNICATE check finds ``info`` in (its text as sent), else None."""
-    needle = info.lower()
-    for m in parse_messages(trajectory):
-        if m.role == "assistant" and m.has_text() and needle in str(m.content).lower().replace(",", ""):
-            return str(m.content)
-    return None
-
-
-def reward_info(
-    task: Any, result: EvaluationResult, trajectory: list[dict[str, Any]] | None = None, reasons: Sequence[str] = ()
-) -> dict[str, Any]:
-    """tau2's ``RewardInfo`` of an evaluation, as ``evaluate_simulation(..., EvaluationType.ALL)`` builds it
-    (``src/tau2/evaluator/evaluator.py``): the same checks, ``[]`` / null where tau2 writes them, the component
-    notes in ``info`` (``{"env", "nl", "communicate", "action"}``), communicate justifications in tau2's words,
-    NL justifications from the judge's ``reasoning`` (``reasons``, in assertion order)."""
-    empty = {
-        "db_check": None,
-        "env_assertions": None,
-        "action_checks": None,
-        "nl_assertions": None,
-        "communicate_checks": None,
-    }
-    criteria = task.evaluation_criteria
-    if result.termination not in SCORED_STOPS:
-        note = f"Simulation terminated prematurely. Termination reason: {result.termination}"
-        return {"reward": 0.0, **empty, "reward_basis": None, "reward_breakdown": None, "info": {"note": note}}
-    if criteria is None:
-        return {
-            "reward": float(result.reward),
-            **empty,
-            "reward_basis": None,
-            "reward_breakdown": None,
-            "info": {"note": "No evaluation criteria"},
-        }
-    raw = task.raw.get("evaluation_criteria") or {}
-    basis = list(criteria.reward_basis)
-    breakdown: dict[str, float] = {}
-    notes: dict[str, Any] = {"env": None, "nl": None, "communicate": None, "action": None}
-
-    # env: DB + env assertions (tau2 runs the assertions whatever the basis and reports them)
-    env_assertions: list[dict[str, Any]] | None
-    if criteria.actions is None and criteria.env_assertions is None:
-        db_check = {"db_match": True, "db_reward": 1.0}
-        env_assertions = None
-        notes["env"] = {"note": "No expected actions or env assertions"}
-    else:
-        db_check = {"db_match": bool(result.db_match), "db_reward": float(bool(result.db_match))}
-        checks = result.env_assertion_checks
-        if not checks and criteria.env_assertions and result.predicted_env is not None:
-            checks = check_env_assertions(task, result.predicted_env, on_error="zero").checks
-        raw_asserts = raw.get("env_assertions") or []
-        env_assertions = [
-            {
-                "env_assertion": _assertion_dump(raw_asserts[i] if i < len(raw_asserts) else c),
-                "met": bool(c["met"]),
-                "reward": float(bool(c["met"])),
-            }
-            for i, c in enumerate(checks)
-        ]
-        if "DB" in basis:
-            breakdown["DB"] = db_check["db_reward"]
-        if "ENV_ASSERTION" in basis:
-            breakdown["ENV_ASSERTION"] = float(all(c["met"] for c in env_assertions))
-
-    # action
-    action_checks: list[dict[str, Any]] | None = None
-    if not criteria.actions:
-        notes["action"] = {"note": "No actions to evaluate"}
-        action_reward = 1.0
-    else:
-        raw_actions = raw.get("actions") or []
-        action_checks = [
-            {
-                "action": _action_dump(raw_actions[i] if i < len(raw_actions) else c),
-                "action_match": bool(c["match"]),
-                "action_reward": float(bool(c["match"])),
-                "tool_type": c.get("tool_type"),
-            }
-            for i, c in enumerate(result.action_checks)
-        ]
-        action_reward = float(all(c["action_match"] for c in action_checks))
-    if "ACTION" in basis:
-        breakdown["ACTION"] = action_reward
-
-    # NL assertions: graded only when in the basis (tau2's ALL evaluation)
-    nl_assertions: list[dict[str, Any]] | None = None
-    if "NL_ASSERTION" in basis:
-        if not criteria.nl_assertions:
-            nl_assertions = []
-            notes["nl"] = {"note": "No nl_assertions to evaluate"}
-            breakdown["NL_ASSERTION"] = 1.0
-        elif result.nl_checks:
-            nl_assertions = [
-                {
-                    "nl_assertion": c["nl_assertion"],
-                    "met": bool(c["met"]),
-                    "justification": reasons[i] if i < len(reasons) else "",
-                }
-                for i, c in enumerate(result.nl_checks)
-            ]
-            breakdown["NL_ASSERTION"] = float(all(c["met"] for c in nl_assertions))
-        else:
-            notes["nl"] = {"note": "Not graded: no NL-assertion judge (simulate --judge-model)"}
-
-    # communicate
-    communicate_checks: list[dict[str, Any]] | None = None
-    if not criteria.communicate_info:
-        notes["communicate"] = {"note": "No communicate_info to evaluate"}
-        communicate_reward = 1.0
-    else:
-        communicate_checks = []
-        for c in result.communicate_checks:
-            found = _communicated_in(c["info"], trajectory or []) if c["met"] else None
-            why = (
-                f"Information '{c['info']}' communicated in the message:\n '{found}'"
-                if found is not None
-                else f"Information '{c['info']}' not communicated."
-            )
-            communicate_checks.append({"info": c["info"], "met": bool(c["met"]), "justification": why})
-        communicate_reward = float(all(c["met"] for c in communicate_checks))
-    if "COMMUNICATE" in basis:
-        breakdown["COMMUNICATE"] = communicate_reward
-
-    info: dict[str, Any] = dict(notes)
-    if result.skipped:
-        info["skipped"] = list(result.skipped)
-    return {
-        "reward": float(result.reward),
-        "db_check": db_check,
-        "env_assertions": env_assertions,
-        "action_checks": action_checks,
-        "nl_assertions": nl_assertions,
-        "communicate_checks": communicate_checks,
-        "reward_basis": basis,
-        "reward_breakdown": breakdown,
-        "info": info,
-    }
-
-
-def tau2_messages(
-    trajectory: list[dict[str, Any]], message_info: Sequence[dict[str, Any]] = ()
-) -> list[dict[str, Any]]:
-    """Our trajectory as tau2 messages: tool calls flat with object arguments and a requestor, tool messages with
-    ``id`` / ``requestor`` / ``error``, ``turn_idx`` in order, each message's ``timestamp`` (when it was played),
-    and on agent and user messages tau2's ``cost`` (0.0: not priced) and ``usage`` (the endpoint's token counts,
-    null when it reported none)."""
-    out = []
-    for i, m in enumerate(trajectory):
-        meta = message_info[i] if i < len(message_info) else {}
-        base = {"role": m["role"], "content": m.get("content"), "turn_idx": i, "timestamp": meta.get("timestamp")}
-        if m["role"] == "tool":
-            base.update(
-                id=m.get("tool_call_id") or "", requestor=m.get("requestor", "assistant"), error=bool(m.get("error"))
-            )
-        else:
-            calls = [
-                {
-                    "id": c["id"],
-                    "name": c["function"]["name"],
-                    "arguments": _arguments(c["function"]["arguments"]),
-                    "requestor": m["role"],
-                }
-                for c in m.get("tool_calls") or ()
-            ]
-            base["tool_calls"] = calls or None
-            base["cost"] = 0.0
-            base["usage"] = meta.get("usage")
-        out.append(base)
-    return out
-
-
-def _arguments(text: Any) -> dict[str, Any]:
-    if isinstance(text, dict):
-        return text
-    try:
-        value = json.loads(text) if isinstance(text, str) and text.strip() else {}
-    except (ValueError, RecursionError):
-        return {"_unparsed_arguments": str(text)[:2000]}
-    return value if isinstance(value, dict) else {"_unparsed_arguments": str(text)[:2000]}
+    return reward_info(task, result, trajectory, judged=judged)
 
 
 # ------------------------------------------------------------------------------------------------- the run
@@ -523,18 +299,51 @@ def _save(run: _Run, out: Path, force: bool = False) -> None:
         run.last_save = now
 
 
+SKIPPED_NL = "skipped (--skip-nl-assertions): tasks graded on NL assertions were scored without them"
+"""The run ``info``'s ``nl_assertions`` when a run was told to score without a judge (tau2 always grades them)."""
+
+
+def _needs_judge(task: Any) -> bool:
+    criteria = task.evaluation_criteria
+    return criteria is not None and bool(criteria.nl_assertions) and "NL_ASSERTION" in criteria.reward_basis
+
+
+def _check_judge(config: SimulateConfig, domain: Domain, task_ids: Sequence[str]) -> None:
+    """tau2 grades NL assertions with a judge (its default model); a run of such tasks without one must say so."""
+    needing = [t for t in task_ids if _needs_judge(domain.task(t))]
+    if needing and config.judge is None and not config.skip_nl_assertions:
+        raise SimulateError(
+            f"{len(needing)} task(s) ({', '.join(needing[:5])}{', ...' if len(needing) > 5 else ''}) are graded on NL "
+            "assertions (reward basis NL_ASSERTION), which tau2 grades with an LLM judge: give --judge-model (and "
+            "--judge-base-url, default --user-base-url), or --skip-nl-assertions to score them without (not tau2's "
+            "score)"
+        )
+
+
 async def simulate(config: SimulateConfig) -> dict[str, Any]:
     """Run every missing (task, trial) and return the Results (also written to ``config.out``)."""
     domain, task_ids = _load(config)
+    _check_judge(config, domain, task_ids)
     out = results_path(config.out)
+    with only_writer(out):
+        return await _simulate(config, domain, task_ids, out)
+
+
+async def _simulate(config: SimulateConfig, domain: Domain, task_ids: list[str], out: Path) -> dict[str, Any]:
+    """:func:`simulate` once it is the only writer of ``out``."""
     info = _info(config, domain)
+    if config.skip_nl_assertions and config.judge is None:
+        info["nl_assertions"] = SKIPPED_NL
+    settings = run_settings(config)
+    if settings:
+        info["run"] = settings
     kept = _resume(config, info, out)
     await check_endpoints(config.agent, config.user, config.judge)
     seeds = trial_seeds(config.seed, config.num_trials)
     results: dict[str, Any] = {
         "timestamp": datetime.now().isoformat(),
         "info": info,
-        "tasks": [domain.task(t).raw for t in task_ids],
+        "tasks": [task_dump(domain.task(t).raw) for t in domain.tasks if t in set(task_ids)],
         "simulations": kept,
         "simulation_index": None,  # tau2 fills it only in its folder format; its single-file JSON has null
     }
@@ -572,9 +381,15 @@ def summary(results: dict[str, Any]) -> str:
     for s in sims:
         terms[s["termination_reason"]] = terms.get(s["termination_reason"], 0) + 1
     mean = sum(rewards) / len(rewards) if rewards else float("nan")
-    return f"{len(sims)} simulations, mean reward {mean:.3f}, terminations {terms}"
+    text = f"{len(sims)} simulations, mean reward {mean:.3f}, terminations {terms}"
+    skipped = (results.get("info") or {}).get("nl_assertions")
+    return f"{text}; NL assertions {skipped}" if skipped else text
 
 
 __getattr__ = moved(
-    __name__, dict.fromkeys(("PROBE_TEXT", "REACHABLE_TIMEOUT_S", "all_failed"), "verl_rewards.engine.simulate")
+    __name__,
+    {
+        **dict.fromkeys(("PROBE_TEXT", "REACHABLE_TIMEOUT_S", "all_failed"), "verl_rewards.engine.simulate"),
+        "tau2_messages": "verl_rewards.tau2.normal.results:message_dumps",
+    },
 )

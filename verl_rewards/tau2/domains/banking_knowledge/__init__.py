@@ -17,11 +17,10 @@ As in tau2:
 from __future__ import annotations
 
 import dataclasses
-import inspect
 from pathlib import Path
 from typing import Any
 
-from ....engine.toolkit import ToolSpec
+from ....engine.toolkit import ToolSpec, spec_of
 from ...domain_spec import DomainSpec
 from ...schemas import load_schema_file
 from . import retrieval
@@ -54,9 +53,9 @@ def _toolkit_class(mixins: tuple[type, ...], attrs: dict[str, Any]) -> type[Know
     specs: dict[str, ToolSpec] = {}
     for mixin in mixins:
         for name, fn in vars(mixin).items():
-            kind = getattr(fn, "__tau2_tool_kind__", None)
-            if kind is not None:
-                specs[name] = ToolSpec(name=name, kind=kind, description=inspect.getdoc(fn) or "", func=fn)
+            spec = spec_of(name, fn)
+            if spec is not None:
+                specs[name] = spec
     specs.update(KnowledgeTools.tool_specs())
     cls._tool_specs_cache = specs  # type: ignore[attr-defined]
     return cls
@@ -125,6 +124,9 @@ SPEC = DomainSpec(
     prepare_env=_prepare_env,
     solo=False,
     tool_schemas=SCHEMA_FILE,
+    # what a dataset row may choose: a configuration by name and its result counts; never the dense endpoint, its
+    # API-key variable, the cache folder or the query instruction sent there (those come from the configuration)
+    row_options=frozenset({"retrieval", "top_k", "grep_top_k", "case_sensitive"}),
 )
 """The registered spec; :func:`~verl_rewards.tau2.load_domain` derives the configured one from it."""
 

@@ -1,9 +1,12 @@
 """The discoverable-tool protocol of ``banking_knowledge`` and the base every banking toolkit part builds on.
 
-Discoverable tools (marked :func:`discoverable`) are not offered to the model and cannot be called by name: the
-agent reaches them through ``unlock_discoverable_agent_tool`` + ``call_discoverable_agent_tool``, the user through
+Discoverable tools (marked :func:`discoverable`) are not offered to the model: the agent is meant to reach them
+through ``unlock_discoverable_agent_tool`` + ``call_discoverable_agent_tool``, the user through
 ``give_discoverable_user_tool`` (agent) + ``call_discoverable_user_tool``. Their definitions (shown on unlock and
-give) are tau2's parsed docstrings, shipped in ``discoverable_tools.json``.
+give) are tau2's parsed docstrings, shipped in ``discoverable_tools.json``. As in tau2 (whose toolkit lists them
+among its tools), a model may also call one by its own name, on its own side: the tool runs without being unlocked
+or given, with its arguments as sent, and ``call_discoverable_agent_tool``'s log record is not written (a user tool
+still checks that it was given and logs its call itself). A replay re-runs such a call when the tool writes.
 
 The agent's discoverable tools are written in one class per concern (accounts, credit cards, debit cards, ...),
 all :class:`BankTools`; the toolkit combines them. Python words a bad call's ``TypeError`` with the method's
@@ -20,7 +23,7 @@ from importlib import resources
 from typing import Any, TypeVar
 
 from ....engine.state import DBState
-from ....engine.toolkit import GENERIC, Toolkit
+from ....engine.toolkit import GENERIC, WRITE, Toolkit
 from .catalog import HISTORY_READERS, NOTICES
 from .checks import executed
 from .common import Tables, by_field, found
@@ -107,6 +110,17 @@ class BankTools(Toolkit):
     def discoverable_tools(cls) -> dict[str, Callable[..., Any]]:
         """This toolkit's discoverable tools by name (unbound functions)."""
         return discoverable_methods(cls)
+
+    def has_tool(self, name: str) -> bool:
+        """The listed tools and, as in tau2, the discoverable tools called by their own names."""
+        return super().has_tool(name) or name in self.discoverable_tools()
+
+    def tool_mutates_state(self, name: str) -> bool:
+        """A discoverable tool is re-run by a replay when it writes (tau2's ``is_discoverable_tool`` default)."""
+        fn = self.discoverable_tools().get(name)
+        if fn is None or super().has_tool(name):
+            return super().tool_mutates_state(name)
+        return bool(getattr(fn, DISCOVERABLE_ATTR) == WRITE)
 
     def _q(self, table: str, field: str, value: Any) -> str:
         """tau2's query text of the records whose ``field`` is ``value``."""

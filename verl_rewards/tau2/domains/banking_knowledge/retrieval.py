@@ -6,7 +6,7 @@ output texts: ``no_knowledge``, ``full_kb``, ``golden_retrieval`` (no retrieval 
 the whole KB, or the task's required documents), ``bm25`` (``KB_search``), ``bm25_grep`` (``KB_search`` +
 ``grep``) and ``grep_only`` (``grep``). ``openai_embeddings`` / ``openai_embeddings_grep`` run ``KB_search`` as
 dense retrieval against any OpenAI-compatible ``/embeddings`` endpoint (options ``embeddings_base_url`` and
-``embeddings_model``); document embeddings are cached on disk by model and document hash. tau2's ``shell``
+``embeddings_model``; every answer validated, the document vectors cached on disk: :mod:`.dense`). tau2's ``shell``
 (sandboxed shell, configs ``terminal_use*`` and ``alltools``) and its LLM rerankers are not provided.
 
 Documents are loaded **sorted by id** (tau2 iterates the folder in file-system order, which changes ties and the
@@ -18,8 +18,7 @@ environment of the worker.
   order) and the first ``top_k`` (10) are returned even when their score is 0; a blank query returns nothing.
   Scores come from an inverted index over the library's fitted statistics, term by term in query order with the
   library's own float64 expression, so they equal ``BM25Okapi.get_scores`` bit for bit at a fraction of its cost.
-* grep: the pattern as a case-insensitive Python regex (the escaped literal if it does not compile); score = the
-  number of non-overlapping matches; documents without a match are dropped; stable descending; first 10.
+* grep: tau2's rules, each pattern matched in a child process with a time bound (:mod:`.grep`).
 * Output: ``"<i>. <title>\\n   ID: <id>\\n   Score: <score:.4f>\\n   Content: <content>\\n"`` per result, joined
   with ``\\n``; ``KB_search`` appends tau2's ``[Timing: ...]`` line (wall-clock milliseconds, as tau2 does).
 """
@@ -27,13 +26,11 @@ environment of the worker.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
-import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,66 +38,12 @@ import numpy as np
 
 from ....engine.toolkit import READ, tool
 from ...errors import DataFileError, DataNotFoundError
+from .dense import DEFAULT_TIMEOUT_S as EMBEDDINGS_TIMEOUT_S
+from .dense import DenseIndex
+from .grep import GrepIndex
+from .knowledge import DEFAULT_TOP_K, Document, KnowledgeBase, RetrievalConfigError, build_once, knowledge_base
 
-DEFAULT_TOP_K = 10
-
-
-class RetrievalConfigError(ValueError):
-    """A retrieval configuration that cannot be built (unknown name, bad option, unreachable endpoint)."""
-
-
-@dataclass(frozen=True)
-class Document:
-    id: str
-    title: str
-    content: str
-
-
-class KnowledgeBase:
-    """The domain's documents, sorted by id. Built once per folder (see :func:`knowledge_base`)."""
-
-    def __init__(self, folder: Path):
-        if not folder.is_dir():
-            raise DataNotFoundError(f"banking_knowledge documents folder not found: {folder}")
-        docs: list[Document] = []
-        for path in folder.glob("*.json"):
-            try:
-                raw = json.loads(path.read_text(encoding="utf-8"))
-                docs.append(Document(id=str(raw["id"]), title=str(raw["title"]), content=str(raw["content"])))
-            except (ValueError, KeyError, TypeError) as exc:
-                raise DataFileError(f"banking_knowledge document {path} is not a valid document ({exc})") from None
-        docs.sort(key=lambda d: d.id)
-        self.folder = folder
-        self.documents: tuple[Document, ...] = tuple(docs)
-        self.by_id: dict[str, Document] = {d.id: d for d in docs}
-        self.by_title: dict[str, Document] = {d.title: d for d in docs}  # a repeated title keeps the last (tau2)
-
-    def __len__(self) -> int:
-        return len(self.documents)
-
-    def render(self, docs: list[Document] | tuple[Document, ...]) -> str:
-        """``## <title>\\n\\n<content>`` of each document, joined with ``\\n\\n---\\n\\n`` (tau2's prompt form)."""
-        return "\n\n---\n\n".join(f"## {d.title}\n\n{d.content}" for d in docs)
-
-
-_shared: dict[tuple[Any, ...], Any] = {}
-_shared_lock = threading.Lock()
-
-
-def _once(key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
-    """The process-wide value of ``key``, built by ``build`` the first time (one builder at a time)."""
-    with _shared_lock:
-        hit = _shared.get(key)
-        if hit is None:
-            hit = build()
-            _shared[key] = hit
-        return hit
-
-
-def knowledge_base(data_dir: Path) -> KnowledgeBase:
-    """The KB of a domain folder (``<data_dir>/documents``), loaded once per process."""
-    folder = (Path(data_dir) / "documents").resolve()
-    return _once(("kb", str(folder)), lambda: KnowledgeBase(folder))
+__all__ = ["DenseIndex", "Document", "GrepIndex", "KnowledgeBase", "RetrievalConfigError", "knowledge_base"]
 
 
 # ------------------------------------------------------------------------------------------------- BM25
@@ -151,118 +94,7 @@ class BM25Index:
 
 
 def bm25_index(kb: KnowledgeBase) -> BM25Index:
-    return _once(("bm25", str(kb.folder)), lambda: BM25Index(kb))
-
-
-# ------------------------------------------------------------------------------------------------- grep
-class GrepIndex:
-    """tau2's grep retriever (see the module doc)."""
-
-    def __init__(self, kb: KnowledgeBase, *, top_k: int = DEFAULT_TOP_K, case_sensitive: bool = False):
-        self.kb = kb
-        self.top_k = top_k
-        self.flags = 0 if case_sensitive else re.IGNORECASE
-
-    def search(self, pattern: str) -> list[tuple[str, float]]:
-        if not pattern.strip():
-            return []
-        try:
-            compiled = re.compile(pattern, self.flags)
-        except re.error:
-            compiled = re.compile(re.escape(pattern), self.flags)
-        results = []
-        for doc in self.kb.documents:
-            matches = compiled.findall(doc.content)
-            if matches:
-                results.append((doc.id, float(len(matches))))
-        results.sort(key=lambda r: r[1], reverse=True)
-        return results[: self.top_k]
-
-
-# ------------------------------------------------------------------------------------------------ dense
-@dataclass
-class DenseIndex:
-    """Cosine retrieval over document embeddings from an OpenAI-compatible ``/embeddings`` endpoint.
-
-    Document embeddings are cached on disk under ``cache_dir/<model hash>/<document hash>.npy`` (the document hash
-    is the sha256 of its content), so a changed document or model is embedded again and nothing else is.
-    Query embeddings are kept in memory. Building it embeds the missing documents: an endpoint that cannot be
-    reached, or answers with something other than embeddings, raises :class:`RetrievalConfigError` there.
-    """
-
-    kb: KnowledgeBase
-    base_url: str
-    model: str
-    cache_dir: Path
-    api_key: str | None = None
-    query_instruction: str | None = None
-    top_k: int = DEFAULT_TOP_K
-    timeout_s: float = 60.0
-    batch_size: int = 64
-    _queries: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-
-    def __post_init__(self) -> None:
-        folder = self.cache_dir / hashlib.sha256(self.model.encode()).hexdigest()[:16]
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "MODEL").write_text(self.model, encoding="utf-8")
-        keys = [hashlib.sha256(d.content.encode()).hexdigest() for d in self.kb.documents]
-        vectors: dict[int, np.ndarray] = {}
-        missing: list[int] = []
-        for i, key in enumerate(keys):
-            path = folder / f"{key}.npy"
-            if path.is_file():
-                vectors[i] = np.load(path)
-            else:
-                missing.append(i)
-        for start in range(0, len(missing), self.batch_size):
-            chunk = missing[start : start + self.batch_size]
-            got = self.embed([self.kb.documents[i].content for i in chunk])
-            for i, vec in zip(chunk, got, strict=True):
-                tmp = folder / f".{keys[i]}.{os.getpid()}.npy"
-                np.save(tmp, vec)
-                os.replace(tmp, folder / f"{keys[i]}.npy")
-                vectors[i] = vec
-        matrix = np.stack([vectors[i] for i in range(len(keys))])
-        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        self._docs = matrix / np.where(norms == 0, 1, norms)
-
-    def embed(self, texts: list[str]) -> list[np.ndarray]:
-        """Embeddings of ``texts`` from the endpoint (in input order)."""
-        import httpx
-
-        url = self.base_url.rstrip("/") + "/embeddings"
-        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        try:
-            response = httpx.post(
-                url, json={"model": self.model, "input": texts}, headers=headers, timeout=self.timeout_s
-            )
-            response.raise_for_status()
-            data = sorted(response.json()["data"], key=lambda item: item.get("index", 0))
-            out = [np.asarray(item["embedding"], dtype=np.float64) for item in data]
-        except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
-            raise RetrievalConfigError(
-                f"embeddings endpoint {url} (model {self.model!r}) did not return embeddings: {exc}"
-            ) from None
-        if len(out) != len(texts) or any(v.ndim != 1 or v.size == 0 for v in out):
-            raise RetrievalConfigError(f"embeddings endpoint {url} returned {len(out)} vectors for {len(texts)} texts")
-        return out
-
-    def search(self, query: Any, top_k: int | None = None) -> list[tuple[str, float]]:
-        if not query or not query.strip():
-            return []
-        text = f"Instruct: {self.query_instruction}\nQuery:{query}" if self.query_instruction else query
-        with self._lock:
-            vec = self._queries.get(text)
-        if vec is None:
-            vec = self.embed([text])[0]
-            with self._lock:
-                self._queries[text] = vec
-        norm = np.linalg.norm(vec)
-        scores = np.zeros(len(self._docs)) if norm == 0 else self._docs @ (vec / norm)
-        k = min(self.top_k if top_k is None else top_k, len(scores))
-        order = np.argsort(scores)[::-1][:k]
-        return [(self.kb.documents[i].id, float(scores[i])) for i in order]
+    return build_once(("bm25", str(kb.folder)), lambda: BM25Index(kb))
 
 
 # --------------------------------------------------------------------------------------------- output
@@ -381,6 +213,7 @@ OPTION_NAMES = (
     "embeddings_model",
     "embeddings_api_key_env",
     "embeddings_cache_dir",
+    "embeddings_timeout_s",
     "query_instruction",
 )
 
@@ -419,6 +252,11 @@ def check_options(options: dict[str, Any]) -> dict[str, Any]:
                 raise RetrievalConfigError(f"{key} must be a positive integer, got {value!r}")
     if "case_sensitive" in out and not isinstance(out["case_sensitive"], bool):
         raise RetrievalConfigError("case_sensitive must be true or false")
+    timeout = out.get("embeddings_timeout_s")
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout < float("inf")
+    ):
+        raise RetrievalConfigError(f"embeddings_timeout_s must be a positive number of seconds, got {timeout!r}")
     dense_keys = [k for k in OPTION_NAMES if k.startswith("embeddings_") or k == "query_instruction"]
     if config.kb_search == "dense":
         for key in ("embeddings_base_url", "embeddings_model"):
@@ -448,19 +286,19 @@ def retrieval_tools(data_dir: Path, options: dict[str, Any]) -> tuple[tuple[type
         mixins.append(KBSearchMixin)
         key_env = options.get("embeddings_api_key_env")
         api_key = os.environ.get(key_env) if key_env else None
-        cache = Path(options.get("embeddings_cache_dir") or default_cache_dir())
-        attrs["_kb_search"] = _once(
-            ("dense", str(kb.folder), options["embeddings_base_url"], options["embeddings_model"], str(cache), top_k),
-            lambda: DenseIndex(
-                kb=kb,
-                base_url=options["embeddings_base_url"],
-                model=options["embeddings_model"],
-                cache_dir=cache,
-                api_key=api_key,
-                query_instruction=options.get("query_instruction"),
-                top_k=top_k,
-            ),
-        )
+        settings = {
+            "base_url": options["embeddings_base_url"],
+            "model": options["embeddings_model"],
+            "cache_dir": Path(options.get("embeddings_cache_dir") or default_cache_dir()),
+            "api_key": api_key,
+            "query_instruction": options.get("query_instruction"),
+            "top_k": top_k,
+            "timeout_s": float(options.get("embeddings_timeout_s") or EMBEDDINGS_TIMEOUT_S),
+        }
+        # one index per process and everything that changes its answers (the key's hash, never the key itself)
+        key = [str(kb.folder), *(str(v) for k, v in settings.items() if k != "api_key")]
+        key.append(hashlib.sha256(str(api_key).encode()).hexdigest())
+        attrs["_kb_search"] = build_once(("dense", *key), lambda: DenseIndex(kb=kb, **settings))
     if config.grep:
         mixins.append(GrepMixin)
         attrs["_grep"] = GrepIndex(

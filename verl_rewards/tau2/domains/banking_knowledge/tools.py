@@ -147,8 +147,7 @@ class KnowledgeTools(AccountTools, CreditCardTools, DebitCardTools, DebitOrderTo
             return "Failed to log verification: Record may already exist."
         return f"Verification logged successfully.\n  - User: {name} (ID: {user_id})\n  - Verified at: {time_verified}"
 
-    # WRITE here stands for tau2's GENERIC tool with mutates_state=True: replays re-execute it.
-    @tool(WRITE)
+    @tool(GENERIC, mutates_state=True)
     def give_discoverable_user_tool(self, discoverable_tool_name: str, arguments: str = "{}") -> str:
         """Hand a user discoverable tool (with suggested arguments) to the customer; records it as GIVEN in the DB."""
         methods = KnowledgeUserTools.discoverable_tools()
@@ -171,8 +170,7 @@ class KnowledgeTools(AccountTools, CreditCardTools, DebitCardTools, DebitOrderTo
             f"with discoverable_tool_name='{discoverable_tool_name}' and the same arguments."
         )
 
-    # WRITE here stands for tau2's GENERIC tool with mutates_state=True: replays re-execute it.
-    @tool(WRITE)
+    @tool(GENERIC, mutates_state=True)
     def unlock_discoverable_agent_tool(self, agent_tool_name: str) -> str:
         """Make an agent discoverable tool callable and show its definition (kept in memory, not in the DB)."""
         if not isinstance(agent_tool_name, str) or agent_tool_name not in self.discoverable_tools():

@@ -7,18 +7,15 @@ Behaviour follows tau2-bench ``src/tau2/domains/telecom/tools.py``, quirks inclu
 * ``send_payment_request`` does not check whether the bill is already paid;
 * ``refuel_data`` does not check the line status; the charge goes on the customer's first ``Draft`` bill;
 * every failed lookup raises (the observation is ``"Error: <message>"``) and nothing is rolled back;
-* dates are fixed: today is 2025-02-25.
-
-One deliberate difference: when ``refuel_data`` finds no Draft bill, tau2 creates one named ``"B" +
-uuid4().hex[:8]`` (random). We name it ``"B" + sha256("<customer id>/<number of bills>")[:8]`` (the first
-such name not yet used, trying ``/1``, ``/2`` ... suffixes), so the same trajectory always gives the same
-state. No task reaches this path: customer C1001 always has Draft bill B1003.
+* dates are fixed: today is 2025-02-25;
+* when ``refuel_data`` finds no Draft bill it creates one named ``"B" + uuid4().hex[:8]`` (random, as tau2; no
+  task reaches this path: customer C1001 always has Draft bill B1003).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
+import uuid
 from typing import Any
 
 from ....deprecation import moved
@@ -391,16 +388,8 @@ class TelecomTools(Toolkit):
         bill["total_due"] += amount
 
     def _new_bill_id(self, customer_id: Any) -> str:
-        """Deterministic stand-in for tau2's random ``"B" + uuid4().hex[:8]`` (see the module doc)."""
-        taken = {b["bill_id"] for b in self.db.values("bills")}
-        seed = f"{customer_id}/{len(taken)}"
-        attempt = 0
-        while True:
-            text = seed if attempt == 0 else f"{seed}/{attempt}"
-            bill_id = "B" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
-            if bill_id not in taken:
-                return bill_id
-            attempt += 1
+        """tau2's name of a bill ``refuel_data`` creates: ``"B"`` and 8 random hex digits."""
+        return f"B{uuid.uuid4().hex[:8]}"
 
     # ------------------------------------------------------------------ helpers (not tools)
     def get_available_plan_ids(self) -> list[str]:
