@@ -116,6 +116,7 @@ def _engine_process(role: str, pipe) -> None:
     pipe.send(received)
 
 
+@pytest.mark.slow  # two spawned processes, each importing verl
 def test_cpu_gloo_sends_the_actors_weights_to_a_rollout_worker():
     from verl_rewards.cpu.checkpoint import CpuGlooCheckpointEngine
 
