@@ -44,6 +44,7 @@ DRIVERS = {
     "metrics",
     "plugin",
     "benchmark_data",
+    "learning",
 }
 
 

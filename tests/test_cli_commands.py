@@ -50,7 +50,19 @@ def _error(capsys, command: str) -> str:
 # -- one module per command --------------------------------------------------------------------------------------
 def test_every_command_is_a_module_with_help_add_parser_and_run():
     names = [path[0] for path, _ in _subparsers(build_parser()) if len(path) == 1]
-    assert names == ["doctor", "data", "demo", "score", "prepare", "simulate", "eval", "check", "smoke", "export-sft"]
+    assert names == [
+        "doctor",
+        "data",
+        "demo",
+        "score",
+        "prepare",
+        "simulate",
+        "eval",
+        "check",
+        "smoke",
+        "learn",
+        "export-sft",
+    ]
     for module in COMMANDS:
         assert isinstance(module.HELP, str) and module.HELP and "``" not in module.HELP
         assert callable(module.add_parser) and callable(module.run)

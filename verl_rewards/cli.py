@@ -1,8 +1,8 @@
 """The verl-rewards command: doctor (is the plugin active here?), data (get the benchmarks' data files), demo, score
 (offline), prepare (datasets to verl parquet), simulate (tau2 or tau-bench normal mode against served models), eval
 (pass^k and tau2 statistics of verl dumps / tau2 results / tau-bench results), check (a main_ppo config, as a run's
-start-up would), smoke (verl's main_ppo on the CPU with a tiny model), export-sft (verl multi-turn SFT data from gold
-or successful runs)."""
+start-up would), smoke (verl's main_ppo on the CPU with a tiny model), learn (a tiny model taught by our reward on
+the CPU: SFT, then GRPO), export-sft (verl multi-turn SFT data from gold or successful runs)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from .cpu import command as _smoke
 from .deprecation import moved
 from .evaluation import command as _eval
 from .gold import command as _export_sft
+from .learning import command as _learn
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -37,6 +38,7 @@ COMMANDS: tuple[ModuleType, ...] = (
     _eval,
     _check,
     _smoke,
+    _learn,
     _export_sft,
 )
 

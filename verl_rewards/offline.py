@@ -115,8 +115,9 @@ def _stats(values: list[float]) -> tuple[int, float, float, float]:
     return len(values), sum(values) / len(values), min(values), max(values)
 
 
-def score_samples(samples: Iterable[Sample], reward_kwargs: Mapping[str, Any]) -> OfflineResult:
-    """Score samples with the manager's core configured by ``reward_kwargs`` (``reward_fn`` selects the reward)."""
+def score_samples(samples: Iterable[Sample], reward_kwargs: Mapping[str, Any], tokenizer: Any = None) -> OfflineResult:
+    """Score samples with the manager's core configured by ``reward_kwargs`` (``reward_fn`` selects the reward);
+    ``tokenizer`` decodes samples that carry token ids instead of text, as the manager does in training."""
     samples = list(samples)
     reward_kwargs = dict(reward_kwargs)
     if samples and all(is_verl_dump(s.row) for s in samples):
@@ -128,7 +129,7 @@ def score_samples(samples: Iterable[Sample], reward_kwargs: Mapping[str, Any]) -
     router = Router(config, custom=None, default=None)
     # the rows are all known: the run's keys are those of the rewards they route to
     keys, text = router.extra_keys(samples)
-    core = ScoringCore(None, config, router, keys, router.modules, text_keys=text)
+    core = ScoringCore(tokenizer, config, router, keys, router.modules, text_keys=text)
 
     async def run_all() -> list:
         return await asyncio.gather(*(core.score(s) for s in samples))

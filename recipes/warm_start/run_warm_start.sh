@@ -23,22 +23,24 @@
 # messages and tool schemas: parquet pads a list of objects with every other object's keys as nulls). The
 # checkpoint keeps a Hugging Face copy (checkpoint.save_contents includes hf_model) for the RL stage.
 #
-# RL stage: recipes/tau2_grpo/run_tau2_grpo.sh (FAMILY=tau2) or recipes/tau_bench_grpo/run_tau_bench_grpo.sh
-# (FAMILY=tau_bench) with MODEL_PATH = SFT_MODEL_PATH, default the latest checkpoint of SFT_DIR
-# (<SFT_DIR>/global_step_<latest_checkpointed_iteration.txt>/huggingface). Every variable of that recipe applies
-# (DOMAIN, MODE, DATA_DIR, USER_BACKEND, CONTRIB_TYPE, ...).
+# RL stage: recipes/tau2_grpo/run_tau2_grpo.sh (FAMILY=tau2), recipes/tau_bench_grpo/run_tau_bench_grpo.sh
+# (FAMILY=tau_bench) or recipes/toolrl_grpo/run_toolrl_grpo.sh (FAMILY=toolrl: SFT data from `verl-rewards export-sft
+# gold toolrl --rows <prepare toolrl parquet>`, as `verl-rewards learn` runs it) with MODEL_PATH = SFT_MODEL_PATH,
+# default the latest checkpoint of SFT_DIR (<SFT_DIR>/global_step_<latest_checkpointed_iteration.txt>/huggingface).
+# Every variable of that recipe applies (DOMAIN, MODE, DATA_DIR, USER_BACKEND, CONTRIB_TYPE, ...).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 
-FAMILY=${FAMILY:-tau2}   # tau2 | tau_bench
+FAMILY=${FAMILY:-tau2}   # tau2 | tau_bench | toolrl
 case "$FAMILY" in
+  toolrl) DOMAIN=${DOMAIN:-rlla}; RL_SCRIPT=$REPO/recipes/toolrl_grpo/run_toolrl_grpo.sh; DEFAULT_MODE=single ;;
   tau2) DOMAIN=${DOMAIN:-airline}; RL_SCRIPT=$REPO/recipes/tau2_grpo/run_tau2_grpo.sh
         case "$DOMAIN" in mock) DEFAULT_MODE=solo ;; *) DEFAULT_MODE=normal ;; esac ;;
   tau_bench) DOMAIN=${DOMAIN:-retail}; RL_SCRIPT=$REPO/recipes/tau_bench_grpo/run_tau_bench_grpo.sh
              DEFAULT_MODE=normal ;;
-  *) echo "run_warm_start.sh: FAMILY must be tau2 or tau_bench, got '$FAMILY'" >&2; exit 2 ;;
+  *) echo "run_warm_start.sh: FAMILY must be tau2, tau_bench or toolrl, got '$FAMILY'" >&2; exit 2 ;;
 esac
 export DOMAIN
 export MODE=${MODE:-$DEFAULT_MODE}

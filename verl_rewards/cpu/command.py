@@ -3,8 +3,12 @@
 It builds a tiny Qwen2 and a tokenizer on this machine (:mod:`.model`), a small dataset from the family's real
 ``prepare`` output, and runs the family's recipe script (which runs ``python -m verl.trainer.main_ppo``) with the
 CPU overrides after the recipe's own and the user's overrides last: N steps, validation before and after, one
-checkpoint, verl's file logger (``DIR/metrics.jsonl``), wandb offline on request. It exits non-zero naming the
-stage that failed: set-up, sft, rollout, reward, update, validation, checkpoint or resume.
+checkpoint, verl's file logger (``DIR/metrics.jsonl``), wandb offline on request. Each training group mixes
+scripted gold rollouts and sampled ones (``--script-ratio``), so its rewards differ and the update gets a real
+advantage. It exits non-zero naming the stage that failed (set-up, sft, rollout, reward, update, validation,
+checkpoint or resume) and the cause, also when ``main_ppo`` exited 0 but every reward of a step failed, no step had
+a non-zero advantage or ``actor/pg_loss`` was 0 throughout (:mod:`.smoke_checks`); the first reward error of the log is
+printed either way.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..coerce import finite_float
+from .smoke_checks import check_run, check_signal, failed_stage, first_reward_error, stage_timings
 from .smoke_data import (  # noqa: F401 - SmokeError, the data and SFT helpers are imported from here too
     SMOKE_LOOP,
     SmokeData,
@@ -43,6 +48,8 @@ OVERRIDES_HELP = "-- OVERRIDES: Hydra overrides for main_ppo, after ours (yours 
 STAGES = ("set-up", "sft", "rollout", "reward", "update", "validation", "checkpoint", "resume")
 WARM_START_RECIPE = "recipes/warm_start/run_warm_start.sh"
 REPO = Path(__file__).resolve().parents[2]
+#: the default share of scripted rollouts per training group: with two rollouts per prompt one gold, one sampled
+SCRIPT_RATIO = 0.5
 
 
 @dataclass(frozen=True)
@@ -109,7 +116,14 @@ def _add_options(p: argparse.ArgumentParser) -> None:
         help="script: the task's gold turns are played (scored under the current weights); sample: the model "
         "generates; auto (default): script when the gold module is installed",
     )
-    p.add_argument("--script-ratio", type=float, default=1.0, help="share of scripted trajectories (default 1.0)")
+    p.add_argument(
+        "--script-ratio",
+        type=float,
+        default=SCRIPT_RATIO,
+        help=f"share of each training group's rollouts played by the script, the rest sampled (default "
+        f"{SCRIPT_RATIO}: with --n 2 one of each, so the group's rewards differ and GRPO has an advantage); "
+        "validation plays the script",
+    )
     p.add_argument(
         "--script-source",
         default=None,
@@ -230,9 +244,12 @@ def cpu_overrides(
     policy: str,
     loops_yaml: Path | None,
     wandb: bool,
+    max_new_tokens: int = 48,
     trainer_mode: str = "sync",
 ) -> list[str]:
-    """The Hydra overrides that put a recipe on the CPU (after the recipe's own, before the user's)."""
+    """The Hydra overrides that put a recipe on the CPU (after the recipe's own, before the user's). ``policy``:
+    ``script`` (every rollout scripted), ``mixed`` (scripted and sampled ones) or ``sample``; sampled turns are cut
+    at ``max_new_tokens``."""
     rollout = "actor_rollout_ref.rollout"
     out_list = [
         f"actor_rollout_ref.model.path={model}",
@@ -282,8 +299,9 @@ def cpu_overrides(
         "transfer_queue.backend.SimpleStorage.num_data_storage_units=2",
         "reward.num_workers=1",
     ]
-    if policy == "sample":
-        out_list.append(f"+{rollout}.engine_kwargs.hf_cpu.max_new_tokens=48")
+    if policy != "script":  # sampled turns of a random model: short (scripted turns are never cut by the cap)
+        out_list.append(f"+{rollout}.engine_kwargs.hf_cpu.max_new_tokens={max_new_tokens}")
+    if policy == "sample":  # no script bounds the conversation
         out_list.append(f"{rollout}.multi_turn.max_assistant_turns=4")
         out_list.append(f"{rollout}.multi_turn.max_user_turns=4")
     if loops_yaml is not None:
@@ -327,68 +345,9 @@ def recipe_env(
     return env
 
 
-#: (stage, patterns in the run's log) used to name the stage a failed run died in, most specific first
-_STAGE_PATTERNS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("checkpoint", ("save_checkpoint", "_save_checkpoint")),
-    ("validation", ("_validate", "val_metrics")),
-    ("reward", ("RewardLoopWorker", "compute_score", "reward_manager", "run_single")),
-    ("rollout", ("AgentLoopWorker", "HFCpuServer", "agent_loop", "generate_sequences")),
-    ("update", ("update_actor", "compute_log_prob", "compute_ref_log_prob", "update_weights", "_compute_advantage")),
-)
-
-
-def failed_stage(log: str, steps_logged: int) -> str:
-    """Name the stage a failed run died in, from the traceback in its log."""
-    tail = log[-20000:]
-    if "all initialize finished" not in log and steps_logged == 0:
-        return "set-up"
-    for stage, needles in _STAGE_PATTERNS:
-        if any(n in tail for n in needles):
-            return stage
-    return "set-up" if steps_logged == 0 else "update"
-
-
-def stage_timings(records: Sequence[Mapping[str, Any]]) -> dict[str, float]:
-    """Seconds per stage, summed over the training steps (verl's ``timing_s/*``)."""
-    groups = {
-        "rollout (incl. streaming reward)": ("gen",),
-        "reward": ("reward",),
-        "update": ("old_log_prob", "ref", "adv", "update_actor", "update_weights"),
-        "validation": ("testing",),
-        "checkpoint": ("save_checkpoint",),
-        "steps total": ("step",),
-    }
-    out: dict[str, float] = {}
-    for name, keys in groups.items():
-        total = 0.0
-        seen = False
-        for rec in records:
-            data = rec.get("data") or {}
-            for key in keys:
-                value = data.get(f"timing_s/{key}")
-                if isinstance(value, (int, float)) and math.isfinite(value):
-                    total += float(value)
-                    seen = True
-        if seen:
-            out[name] = total
-    return out
-
-
-def check_run(out: Path, steps: int, records: Sequence[Mapping[str, Any]]) -> None:
-    """After a zero exit: the steps, both validations and the checkpoint are there, else the stage that is not."""
-    train = [r for r in records if any(k.startswith("actor/") for k in r.get("data") or {})]
-    if len(train) < steps:
-        raise SmokeError("update", f"{len(train)} of {steps} training steps logged in {out / 'metrics.jsonl'}")
-    vals = [r for r in records if any(k.startswith("val-") for k in r.get("data") or {})]
-    if len(vals) < 2:
-        raise SmokeError("validation", f"{len(vals)} validation record(s) in metrics.jsonl; expected before and after")
-    ckpt = out / "checkpoints" / f"global_step_{steps}"
-    if not ckpt.is_dir():
-        raise SmokeError("checkpoint", f"no checkpoint at {ckpt}")
-
-
 def run(args: argparse.Namespace) -> int:
     started = time.monotonic()
+    reward_error: str | None = None
     try:
         overrides = split_arguments(args)
         spec, domain, mode = _resolve(args)
@@ -412,7 +371,7 @@ def run(args: argparse.Namespace) -> int:
         t0 = time.monotonic()
         prepared, tools = _prepare(args.family, domain, mode, data_dir, out / "data" / "prepared", args.retrieval)
         data = _build_data(prepared, tools, out / "data", args.batch_size * args.steps, args.val_rows, policy, source)
-        loops = _wrap_loops(data, policy, args.script_ratio, source, out / "data") if policy == "script" else None
+        loops = _wrap_loops(data, policy, args.script_ratio, source, out / "data")
         sft = None
         if args.sft:
             sft = _sft_data(args.family, domain, mode, data_dir, prepared.stem, out / "data" / "sft", args.sft_steps)
@@ -437,7 +396,7 @@ def run(args: argparse.Namespace) -> int:
             n=args.n,
             prompt_len=prompt_len,
             response_len=response_len,
-            policy=policy,
+            policy=policy if args.script_ratio >= 1.0 or policy == "sample" else "mixed",
             loops_yaml=loops,
             wandb=args.wandb,
             trainer_mode=args.trainer_mode,
@@ -468,21 +427,27 @@ def run(args: argparse.Namespace) -> int:
         sft_losses: list[float] = []
         if sft is not None and (code == 0 or sft_checkpoint(out, sft.steps).is_dir()):
             sft_losses = check_sft(out, sft.steps)
+        log = (out / "run.log").read_text(encoding="utf-8", errors="replace")
+        reward_error = first_reward_error(log)
         if code != 0:
             if sft is not None and not sft_checkpoint(out, sft.steps).is_dir():
                 raise SmokeError("sft", f"the SFT stage {_ended(code, args.timeout)}; see {out / 'run.log'}")
-            log = (out / "run.log").read_text(encoding="utf-8", errors="replace")
             stage = failed_stage(log, steps_logged)
             raise SmokeError(stage, f"main_ppo {_ended(code, args.timeout)}; see {out / 'run.log'}")
         check_run(out, args.steps, records)
+        check_signal(records, out / "run.log")
         if args.resume:
             t2 = time.monotonic()
             run_resume(cmd, env, out, args.steps, args.timeout, REPO)
             print(f"smoke: resumed {resumed_from(out, args.steps)} in {time.monotonic() - t2:.0f} s")
     except SmokeError as exc:
         print(f"smoke: FAILED at stage {exc.stage}: {exc}", file=sys.stderr)
+        if reward_error and "first error:" not in str(exc):
+            print(f"smoke: first reward error: {reward_error}", file=sys.stderr)
         return 1
     _summary(out, args.steps, records, setup_s, run_s, time.monotonic() - started, args.wandb, bool(sft_losses))
+    if reward_error:
+        print(f"  first reward error  {reward_error}")
     if sft_losses:
         print(f"  SFT         {sft_checkpoint(out, len(sft_losses))} ({out / 'sft_metrics.jsonl'})")
         print(f"  {'SFT train/loss by step':<40} {', '.join(f'{x:.4g}' for x in sft_losses)}")
@@ -548,15 +513,12 @@ def _summary(
     train = [r["data"] for r in records if "actor/grad_norm" in (r.get("data") or {})]
     last: Mapping[str, Any] = train[-1] if train else {}
     first: Mapping[str, Any] = train[0] if train else {}
-    if "reward_extra/base_score/mean" in first:
-        # with the script policy this is the gold reward of the rows played: 1.0 for tau2 / tau-bench rows whose
-        # gold episode scores 1.0 under the scripted user (not every row's does: see the README)
-        print(f"  {'step 1 reward_extra/base_score/mean':<40} {first['reward_extra/base_score/mean']:.6g}")
-    for key in (
-        "critic/score/mean",
-        "actor/grad_norm",
-        "training/rollout_probs_diff_max",
-        "training/off_policy/trajectory_staleness_worst/max",
-    ):
+    for key in ("reward_extra/base_score/max", "reward_extra/base_score/min"):
+        if key in first:
+            # max: the gold reward of the scripted rollouts (1.0 for tau2 / tau-bench rows whose gold episode
+            # scores 1.0 under the scripted user; not every row's does: see the README); min: a sampled one's
+            print(f"  {'step 1 ' + key:<40} {first[key]:.6g}")
+    for key in ("critic/advantages/max", "critic/advantages/min", "actor/pg_loss", "actor/grad_norm",
+                "training/rollout_probs_diff_max", "training/off_policy/trajectory_staleness_worst/max"):  # fmt: skip
         if key in last:
             print(f"  {key:<40} {last[key]:.6g}")

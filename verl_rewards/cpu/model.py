@@ -60,9 +60,16 @@ def build_tokenizer(out_dir: str | os.PathLike, texts: Iterable[str], vocab_size
 
 
 def build_tiny_qwen2(
-    out_dir: str | os.PathLike, texts: Iterable[str], seed: int = 0, max_positions: int = 32768
+    out_dir: str | os.PathLike,
+    texts: Iterable[str],
+    seed: int = 0,
+    max_positions: int = 32768,
+    *,
+    layers: int = TINY_LAYERS,
+    hidden: int = TINY_HIDDEN,
 ) -> str:
-    """Save a random 2-layer, hidden-64 Qwen2 with its tokenizer in ``out_dir`` (a model path verl loads)."""
+    """Save a random Qwen2 (2 layers, hidden 64 unless told) with its tokenizer in ``out_dir`` (a model path verl
+    loads); ``seed`` draws the weights."""
     import torch
     from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
 
@@ -75,9 +82,9 @@ def build_tiny_qwen2(
     pad = int(tok.convert_tokens_to_ids("<|endoftext|>"))  # type: ignore[arg-type]
     config = Qwen2Config(
         vocab_size=len(tok),
-        hidden_size=TINY_HIDDEN,
-        intermediate_size=2 * TINY_HIDDEN,
-        num_hidden_layers=TINY_LAYERS,
+        hidden_size=hidden,
+        intermediate_size=2 * hidden,
+        num_hidden_layers=layers,
         num_attention_heads=4,
         num_key_value_heads=2,
         max_position_embeddings=max_positions,
@@ -91,6 +98,6 @@ def build_tiny_qwen2(
     model.save_pretrained(str(out), safe_serialization=True)
     GenerationConfig(eos_token_id=eos, pad_token_id=pad, bos_token_id=pad).save_pretrained(str(out))
     (out / "verl_rewards_smoke_model.json").write_text(
-        json.dumps({"layers": TINY_LAYERS, "hidden": TINY_HIDDEN, "vocab": len(tok), "seed": seed}) + "\n"
+        json.dumps({"layers": layers, "hidden": hidden, "vocab": len(tok), "seed": seed}) + "\n"
     )
     return str(out)

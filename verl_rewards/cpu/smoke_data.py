@@ -130,29 +130,39 @@ def _build_data(
     return SmokeData(train, val, tool_config, texts, dropped)
 
 
-def _wrap_loops(data: SmokeData, policy: str, ratio: float, source: str, out: Path) -> Path:
-    """Route every row through the policy wrapper (its own loop as ``inner_agent``); write the loops' YAML."""
+def loop_name(split: str, inner: str | None) -> str:
+    """The smoke's name of the wrapped loop serving ``split`` rows whose own loop is ``inner``."""
+    return f"{SMOKE_LOOP}{'' if split == 'train' else '_' + split}__{inner or 'default'}"
+
+
+def _wrap_loops(
+    data: SmokeData, policy: str, ratio: float, source: str, out: Path, val_ratio: float | None = None
+) -> Path:
+    """Route every row through the policy wrapper (its own loop as ``inner_agent``, one loop name per split, so
+    the training rows mix scripted and sampled rollouts at ``ratio`` while validation plays ``val_ratio``, default
+    all scripted); write the loops' YAML."""
     import pandas as pd
     import yaml
 
-    inner: set[str | None] = set()
-    for path in (data.train, data.val):
+    ratios = {"train": ratio, "val": 1.0 if val_ratio is None else val_ratio}
+    entries = []
+    for split, path in (("train", data.train), ("val", data.val)):
         frame = pd.read_parquet(path)
         names = frame["agent_name"].tolist() if "agent_name" in frame else [None] * len(frame)
-        inner.update(names)
-        frame["agent_name"] = [f"{SMOKE_LOOP}__{n or 'default'}" for n in names]
+        frame["agent_name"] = [loop_name(split, n) for n in names]
         frame.to_parquet(path)
-    entries = [
-        {
-            "name": f"{SMOKE_LOOP}__{n or 'default'}",
-            "_target_": "verl_rewards.cpu.policy.PolicyAgentLoop",
-            "inner_agent": n,
-            "policy": policy,
-            "script_ratio": ratio,
-            "script_source": source,
-        }
-        for n in sorted(inner, key=str)
-    ]
+        entries += [
+            {
+                "name": loop_name(split, n),
+                "_target_": "verl_rewards.cpu.policy.PolicyAgentLoop",
+                "inner_agent": n,
+                "policy": policy,
+                "script_ratio": ratios[split],
+                "script_source": source,
+                "split": split,
+            }
+            for n in sorted(set(names), key=str)
+        ]
     path = out / "agent_loops.yaml"
     path.write_text(yaml.safe_dump(entries, sort_keys=False), encoding="utf-8")
     return path

@@ -44,7 +44,7 @@ def _sft_data(family: str, domain: str, mode: str, data_dir: str, split: str, ou
                    min(2, len(frame)))  # fmt: skip
 
 
-def sft_env(plan: SftPlan, out: Path) -> dict[str, str]:
+def sft_env(plan: SftPlan, out: Path, lr: float = 1e-3) -> dict[str, str]:
     """The warm-start recipe's variables for a CPU SFT stage (``VERL_PLATFORM=cpu`` makes the recipe launch
     :mod:`verl_rewards.cpu.sft`); the SFT metrics go to their own file logger (``OUT/sft_metrics.jsonl``)."""
     overrides = [
@@ -66,7 +66,7 @@ def sft_env(plan: SftPlan, out: Path) -> dict[str, str]:
         "SFT_FILE_LOGGER_PATH": str(out / "sft_metrics.jsonl"),
         "SFT_BATCH_SIZE": str(plan.batch),
         "SFT_EPOCHS": str(plan.steps),  # at least one batch per epoch: enough epochs for the steps
-        "SFT_LR": "1e-3",
+        "SFT_LR": f"{lr:g}",
         "SFT_MAX_LENGTH": "32768",  # the tiny model's positions; truncation=error names a longer conversation
         "SFT_OVERRIDES": " ".join(overrides),
     }

@@ -16,14 +16,21 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser("export-sft", help=HELP, description=HELP)
     kinds = p.add_subparsers(dest="export_kind", required=True)
     gold = kinds.add_parser("gold", help="one gold conversation per task, re-scored with our reward")
-    gold.add_argument("benchmark", choices=["tau2", "tau_bench"], help="the benchmark whose gold is played")
+    gold.add_argument(
+        "benchmark",
+        choices=["tau2", "tau_bench", "toolrl"],
+        help="the benchmark whose gold is played (toolrl: the rows of --rows, each answered with its ground truth)",
+    )
     gold.add_argument(
         "--domain",
-        required=True,
-        help="tau2: mock, airline, retail, telecom; tau_bench: retail, airline; or as the data source "
-        "(tau2/airline, tau_bench/retail)",
+        default=None,
+        help="tau2 / tau_bench (required): tau2: mock, airline, retail, telecom; tau_bench: retail, airline; or as "
+        "the data source (tau2/airline, tau_bench/retail)",
     )
-    gold.add_argument("--split", required=True, help="a split of the domain (tau2: split_tasks.json or 'all')")
+    gold.add_argument("--rows", default=None, help="toolrl (required): a parquet of `verl-rewards prepare toolrl`")
+    gold.add_argument(
+        "--split", required=True, help="a split of the domain (tau2: split_tasks.json or 'all'); toolrl: the file name"
+    )
     gold.add_argument(
         "--mode",
         choices=["solo", "normal", "instruction"],
@@ -99,9 +106,15 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         if args.export_kind == "gold":
+            if args.benchmark != "toolrl" and not args.domain:
+                raise ExportError(f"{args.benchmark} needs --domain")
+            if args.benchmark == "toolrl" and args.domain:
+                raise ExportError("toolrl has no domains: its rows come from --rows")
+            if args.benchmark != "toolrl" and args.rows:
+                raise ExportError(f"--rows is toolrl's; {args.benchmark} plays the tasks of --domain and --split")
             report = export_gold(
                 args.benchmark,
-                split_domain(args.domain, args.benchmark)[1],  # tau2/airline: the data source's spelling
+                split_domain(args.domain, args.benchmark)[1] if args.domain else "",  # tau2/airline: the source
                 args.split,
                 args.out,
                 mode=args.mode,
@@ -109,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
                 user_factory=_user_factory(args),
                 concurrency=args.concurrency,
                 force=args.force,
+                rows_file=args.rows,
             )
         else:
             report = export_results(

@@ -2,7 +2,8 @@
 
 * :func:`export_gold`: one conversation per task of a split, the gold policy played in our environments (normal
   mode: against a user backend, scripted by default), re-scored with our reward; only conversations that score the
-  gold reward are written, the others are counted as dropped.
+  gold reward are written, the others are counted as dropped. ToolRL has no tasks to look up: its rows (a parquet
+  of ``verl-rewards prepare toolrl``) are the prompts, each answered with its ground truth.
 * :func:`export_results`: rejection sampling from scored runs: tau2 ``Results`` JSON and tau-bench results lists
   (``verl-rewards simulate`` or the benchmarks' own runs), and verl validation dumps whose samples carry their
   recorded conversation (``reward.reward_kwargs.record_trajectory``, :mod:`verl_rewards.scoring.recorded`).
@@ -23,12 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from .results import ExportError, Trajectory, read_results
-from .rows import TAU2, TAU_BENCH, GoldError
+from .rows import TAU2, TAU_BENCH, TOOLRL, GoldError, family_of, plain
 from .sft import SftInputError, conversation_key, sft_record, training_tool_schemas, write_sft_parquet
 
 __all__ = ["ExportError", "ExportReport", "export_gold", "export_results", "read_results"]
 
 BENCHMARKS = (TAU2, TAU_BENCH)
+#: what ``export-sft gold`` plays: the benchmarks' tasks, or the rows of a ToolRL parquet
+GOLD_SOURCES = (*BENCHMARKS, TOOLRL)
 HELD_OUT = {TAU2: ("test",), TAU_BENCH: ("test", "dev")}
 GOLD_TOLERANCE = 1e-6
 
@@ -131,6 +134,26 @@ def _tau_bench_plan(domain: str, split: str, mode: str | None, data_dir: str | N
     return _Plan(rows, tools, f"tau_bench/{dom.name}", mode, split, root, [])
 
 
+def _toolrl_plan(rows_file: str | Path | None, split: str) -> _Plan:
+    """The rows of a ``prepare toolrl`` parquet (each a prompt and its ground truth)."""
+    import pandas as pd
+
+    if not rows_file:
+        raise ExportError("toolrl: --rows FILE is required (a parquet written by `verl-rewards prepare toolrl`)")
+    try:
+        frame = pd.read_parquet(rows_file)
+    except (OSError, ValueError) as exc:
+        raise ExportError(f"toolrl: cannot read --rows {rows_file}: {exc}") from None
+    rows = [plain(r) for r in frame.to_dict("records")]
+    try:
+        sources = sorted({str(r.get("data_source") or "") for r in rows if family_of(str(r.get("data_source") or ""))})
+    except GoldError as exc:
+        raise ExportError(f"toolrl: {rows_file}: {exc}") from None
+    if not rows or any(family_of(s) != TOOLRL for s in sources):
+        raise ExportError(f"toolrl: {rows_file} holds no ToolRL rows (data sources {sources})")
+    return _Plan(rows, [], sources[0], "single_turn", split, "", [])
+
+
 def export_gold(
     benchmark: str,
     domain: str,
@@ -143,18 +166,23 @@ def export_gold(
     concurrency: int = 8,
     force: bool = False,
     progress: bool = True,
+    rows_file: str | Path | None = None,
 ) -> ExportReport:
     """Write ``<out_dir>/<split>.parquet`` with the gold conversation of every task of ``split`` that scores the gold
     reward under our reward (see the module doc). ``user_factory``: a new user player per task, called on the
-    episodes' event loop (normal mode; default the scripted user); ``concurrency``: episodes played at once."""
+    episodes' event loop (normal mode; default the scripted user); ``concurrency``: episodes played at once;
+    ``rows_file``: ToolRL's rows (``benchmark`` ``toolrl``; ``domain`` is not used)."""
     from tqdm import tqdm
 
-    from .episodes import play_gold_async, reward_kwargs_for, score_episodes
+    from .episodes import gold_reward, play_gold_async, reward_kwargs_for, score_episodes
 
-    if benchmark not in BENCHMARKS:
-        raise ExportError(f"unknown benchmark {benchmark!r}; export-sft gold takes {list(BENCHMARKS)}")
+    if benchmark not in GOLD_SOURCES:
+        raise ExportError(f"unknown benchmark {benchmark!r}; export-sft gold takes {list(GOLD_SOURCES)}")
     target = output_file(out_dir, split, force)
-    plan = (_tau2_plan if benchmark == TAU2 else _tau_bench_plan)(domain, split, mode, data_dir)
+    if benchmark == TOOLRL:
+        plan = _toolrl_plan(rows_file, split)
+    else:
+        plan = (_tau2_plan if benchmark == TAU2 else _tau_bench_plan)(domain, split, mode, data_dir)
     report = ExportReport(out=str(target), tasks=len(plan.rows) + len(plan.skipped))
     bar = tqdm(total=len(plan.rows), desc=f"gold {plan.data_source} {split}", unit="task", disable=not progress)
 
@@ -166,7 +194,7 @@ def export_gold(
                 try:
                     return await play_gold_async(row, user_factory() if user_factory else None, data_dir=plan.root)
                 except GoldError as exc:
-                    return (str(row["extra_info"]["task_id"]), str(exc))
+                    return (str(row["extra_info"].get("task_id", row["extra_info"].get("index"))), str(exc))
                 finally:
                     bar.update()
 
@@ -182,8 +210,8 @@ def export_gold(
     records = []
     for episode, score in zip(episodes, scores, strict=True):
         reward = float(score["reward"])
-        if not math.isfinite(reward) or abs(reward - 1.0) > GOLD_TOLERANCE:
-            report.dropped_tasks.append(f"{episode.info.task_id} (reward {reward:g}, {episode.termination})")
+        if not math.isfinite(reward) or abs(reward - gold_reward(episode.info)) > GOLD_TOLERANCE:
+            report.dropped_tasks.append(f"{_task_id(episode)} (reward {reward:g}, {episode.termination})")
             continue
         if not any(m.get("role") == "assistant" for m in episode.messages):
             report.dropped_tasks.append(f"{episode.info.task_id} (no assistant turn: the episode ended first)")
@@ -192,8 +220,8 @@ def export_gold(
             sft_record(
                 episode.messages,
                 plan.tools,
-                data_source=plan.data_source,
-                task_id=episode.info.task_id,
+                data_source=episode.info.data_source,
+                task_id=_task_id(episode),
                 split=split,
                 mode=plan.mode,
                 source="gold",
@@ -211,6 +239,11 @@ def export_gold(
     write_sft_parquet(records, target)
     report.written = len(records)
     return report
+
+
+def _task_id(episode: Any) -> str:
+    """An episode's task: tau2 / tau-bench's task id, a ToolRL row's ``extra_info.index``."""
+    return episode.info.task_id or str((episode.row.get("extra_info") or {}).get("index", ""))
 
 
 # ------------------------------------------------------------------------------------------------ results

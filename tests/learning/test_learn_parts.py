@@ -1,0 +1,141 @@
+"""The parts of ``verl-rewards learn`` that run without Ray: the ToolRL gold export its SFT stage trains on, the
+evaluator (a model's sampled policy on fixed rows, scored by our manager), the report and the option checks."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from verl_rewards.cpu.model import build_tiny_qwen2
+from verl_rewards.cpu.smoke_data import SmokeError
+from verl_rewards.gold import gold_reward, row_info
+from verl_rewards.gold.export import ExportError, export_gold
+from verl_rewards.gold.rows import plain
+from verl_rewards.learning import command
+from verl_rewards.learning.evaluate import Evaluation, Sampling, evaluate
+from verl_rewards.learning.report import dump_pass1, plot, table
+from verl_rewards.toolrl.data import SAMPLE_PATH, prepare_toolrl
+
+
+@pytest.fixture(scope="module")
+def rows_file(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("toolrl")
+    report = prepare_toolrl(SAMPLE_PATH, out, split="train", show_progress=False)
+    return Path(report.output_path)
+
+
+@pytest.fixture(scope="module")
+def rows(rows_file) -> list[dict]:
+    return [plain(r) for r in pd.read_parquet(rows_file).to_dict("records")]
+
+
+def test_the_toolrl_gold_export_answers_every_row_with_its_ground_truth(tmp_path, rows_file, rows):
+    report = export_gold("toolrl", "", "train", tmp_path, rows_file=rows_file, progress=False)
+    assert report.dropped_tasks == []
+    written = pd.read_parquet(report.out).to_dict("records")
+    assert len(written) == len(rows) == 24
+    for record, row in zip(written, rows, strict=True):
+        messages = json.loads(record["messages"]) if isinstance(record["messages"], str) else list(record["messages"])
+        assert [dict(m)["role"] for m in messages] == [m["role"] for m in row["prompt"]] + ["assistant"]
+        assert dict(messages[-1])["content"] == row["reward_model"]["ground_truth"].strip()
+
+
+def test_the_toolrl_gold_export_needs_rows_of_toolrl(tmp_path):
+    with pytest.raises(ExportError, match="--rows FILE is required"):
+        export_gold("toolrl", "", "train", tmp_path, progress=False)
+    other = tmp_path / "other.parquet"
+    pd.DataFrame({"data_source": ["tau2/airline"], "prompt": [[{"role": "user", "content": "x"}]]}).to_parquet(other)
+    with pytest.raises(ExportError, match="holds no ToolRL rows"):
+        export_gold("toolrl", "", "train", tmp_path / "o", rows_file=other, progress=False)
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory, rows) -> str:
+    texts = [m["content"] for r in rows for m in r["prompt"]] + [r["reward_model"]["ground_truth"] for r in rows]
+    return build_tiny_qwen2(tmp_path_factory.mktemp("model"), texts, seed=3)
+
+
+def test_an_evaluation_is_the_same_for_one_seed_and_differs_for_another(tiny, rows):
+    subset = rows[:3]
+    sampling = Sampling(seed=5, trials=2, temperature=1.0, prompt_length=1024, response_length=32, max_new_tokens=24)
+    first = evaluate(tiny, subset, sampling, command.REWARD_KWARGS)
+    again = evaluate(tiny, subset, sampling, command.REWARD_KWARGS)
+    other = evaluate(tiny, subset, Sampling(**{**sampling.__dict__, "seed": 6}), command.REWARD_KWARGS)
+    assert first == again
+    assert len(first.rewards) == 3 and all(len(r) == 2 for r in first.rewards)
+    assert first.targets == tuple(gold_reward(row_info(r)) for r in subset)
+    assert first.responses != other.responses and all(len(t) == 2 for t in first.responses)
+    # a random model never writes ToolRL's format: it earns the format penalty's floor, below every gold reward
+    assert all(r < t for row, t in zip(first.rewards, first.targets, strict=True) for r in row)
+
+
+def test_pass_hat_counts_trials_at_the_gold_reward():
+    ev = Evaluation(rewards=((4.0, 4.0), (4.0, -1.0), (0.5, 1.0)), targets=(4.0, 4.0, 1.0))
+    assert ev.mean_reward == pytest.approx((8 + 3 + 1.5) / 6)
+    assert ev.pass_hat() == {1: pytest.approx(2 / 3), 2: pytest.approx(1 / 3)}
+    lines = table([ev, ev, ev])
+    assert lines[0].split() == ["reward", "pass^1", "pass^2"]
+    assert lines[3].split() == ["after", "GRPO", f"{ev.mean_reward:.3f}", "0.667", "0.333"]
+
+
+def test_validation_dumps_give_pass1_per_step(tmp_path):
+    dumps = tmp_path / "val_dumps"
+    dumps.mkdir()
+    for step, scores in ((0, [4.0, 1.0, 0.0, 1.0]), (12, [4.0, 4.0, 1.0, 1.0])):
+        lines = [json.dumps({"score": s, "gts": gt}) for s, gt in zip(scores, ["a", "a", "b", "b"], strict=True)]
+        (dumps / f"{step}.jsonl").write_text("\n".join(lines) + "\n")
+    (dumps / "notes.jsonl").write_text('{"score": 0}\n')
+    targets = {"a": 4.0, "b": 1.0}
+    assert dump_pass1(dumps, targets.__getitem__) == [(0, 0.5), (12, 1.0)]
+
+
+def test_the_plot_is_a_png(tmp_path):
+    records = [
+        {"step": 0, "data": {"val-core/rlla/reward/mean@2": -1.0}},
+        {"step": 1, "data": {"critic/score/mean": 0.1, "critic/score/min": -3.0, "critic/score/max": 4.0}},
+        {"step": 2, "data": {"critic/score/mean": 0.4, "critic/score/min": -3.0, "critic/score/max": 4.0,
+                             "val-core/rlla/reward/mean@2": 0.5}},
+    ]  # fmt: skip
+    ev = Evaluation(rewards=((1.0, 2.0),), targets=(4.0,))
+    path = tmp_path / "learn.png"
+    plot(path, records, [3.0, 2.0, 1.5], [ev], "val-core/rlla/reward/mean@2", [(0, 0.0), (2, 0.5)], "t")
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _args(**changes) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    command.add_parser(parser.add_subparsers())
+    args = parser.parse_args(["learn"])
+    for key, value in changes.items():
+        setattr(args, key, value)
+    return args
+
+
+def test_the_default_plan_is_the_measured_one():
+    assert command._plan(_args()) == command.DEFAULT
+
+
+@pytest.mark.parametrize(
+    "changes,message",
+    [
+        ({"n": 1}, "--n must be at least 2"),
+        ({"steps": 0}, "--steps must be at least 1"),
+        ({"batch_size": 0}, "--batch-size must be at least 1"),
+        ({"lr": 1.5}, "--lr must be within (0, 1)"),
+        ({"temperature": 0.0}, "--temperature must be within (0, 2]"),
+    ],
+)
+def test_bad_options_fail_at_set_up_naming_the_option(changes, message):
+    with pytest.raises(SmokeError) as exc:
+        command._plan(_args(**changes))
+    assert exc.value.stage == "set-up" and message in str(exc.value)
+
+
+def test_a_used_output_folder_is_refused(tmp_path, capsys):
+    (tmp_path / "metrics.jsonl").write_text("")
+    assert command.run(_args(out=str(tmp_path))) == 1
+    assert f"FAILED at stage set-up: {tmp_path / 'metrics.jsonl'} exists" in capsys.readouterr().err

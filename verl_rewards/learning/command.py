@@ -1,0 +1,310 @@
+"""``verl-rewards learn``: show on the CPU that our reward teaches a policy, with verl's own trainers.
+
+A tiny Qwen2 (built here, its weights drawn from ``--seed``) is warm-started by verl's SFT trainer on the gold answers
+of ToolRL rows (``export-sft gold toolrl``), then trained by verl's ``main_ppo`` with GRPO on **sampled rollouts
+only**, scored by our reward manager; both stages run through ``recipes/warm_start`` on the CPU backend (as ``smoke
+--sft`` does). The sampled policy is measured on one fixed set of validation rows, the training prompts (this shows
+that the reward signal moves the policy, not that it generalises), before SFT, after SFT and after GRPO
+(:mod:`.learn_eval`: mean reward, pass^1..pass^k), and the run writes ``learn.json`` and ``learn.png`` (reward and
+validation per step).
+
+Why ToolRL: its reward is dense (format 0/1 plus correctness from -3 to 3 with partial credit for the tool name,
+the parameter names and each value), so two samples of one prompt rarely tie and every GRPO group carries an
+advantage; one turn per rollout keeps a step to seconds on two cores. tau2's mock and airline tasks score 0 or 1
+after a multi-turn episode, and a tiny model's groups would mostly tie at 0.
+
+Why a command of its own rather than ``smoke --learn``: it is a measurement with its own contract (one task, no
+scripted turns, SFT then GRPO, evaluations before and after, a verdict on the reward going up), and most ``smoke``
+options (``--policy``, ``--script-ratio``, ``--user``, ``--mode``, ``--sft``) would be meaningless under it.
+
+Deterministic: every rollout is sampled with its own seed (:mod:`.policy`: verl's ``rollout.seed``, the step, the
+row, the rollout), the trainer's batches come in row order (:mod:`.sampler`), one thread per process; two runs
+with one seed log the same metrics.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import math
+import shlex
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from ..cpu.smoke_data import SmokeData, SmokeError, read_metrics
+from .evaluate import Evaluation, Sampling, evaluate
+
+HELP = "show on the CPU that our reward teaches a policy: a tiny model, SFT on gold answers, GRPO on sampled rollouts"
+STAGES = ("set-up", "sft", "rollout", "reward", "update", "validation", "checkpoint", "learning")
+#: the run's reward settings, in main_ppo (the recipe's variables) and in the evaluations alike
+REWARD_KWARGS: dict[str, Any] = {"contribution": {"type": "none"}}
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A learning run's settings (the defaults are the measured ones of the README)."""
+
+    seed: int = 1
+    sft_steps: int = 120
+    sft_lr: float = 5e-3
+    sft_batch: int = 8
+    steps: int = 12
+    lr: float = 3e-4
+    batch: int = 8
+    n: int = 8
+    trials: int = 4
+    temperature: float = 0.7
+    test_freq: int = 4
+    layers: int = 2
+    hidden: int = 64
+    max_new_tokens: int = 160
+    response_length: int = 256
+
+
+DEFAULT = Plan()
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Add the ``learn`` subcommand to the ``verl-rewards`` subparsers."""
+    p = sub.add_parser("learn", help=HELP, description=HELP)
+    p.add_argument("--seed", type=int, default=DEFAULT.seed, help="the tiny model's weights and every rollout's seed")
+    p.add_argument("--sft-steps", type=int, default=DEFAULT.sft_steps, help="SFT steps (verl's SFT trainer)")
+    p.add_argument("--sft-lr", type=float, default=DEFAULT.sft_lr, help="SFT learning rate")
+    p.add_argument("--steps", type=int, default=DEFAULT.steps, help="GRPO steps (verl's main_ppo)")
+    p.add_argument("--lr", type=float, default=DEFAULT.lr, help="GRPO learning rate of the actor")
+    p.add_argument("--batch-size", type=int, default=DEFAULT.batch, help="prompts per GRPO step")
+    p.add_argument("--n", type=int, default=DEFAULT.n, help="sampled rollouts per prompt (the GRPO group)")
+    p.add_argument("--trials", type=int, default=DEFAULT.trials, help="validation samples per row (pass^1..pass^k)")
+    p.add_argument(
+        "--temperature", type=float, default=DEFAULT.temperature, help="sampling temperature, training and validation"
+    )
+    p.add_argument("--test-freq", type=int, default=DEFAULT.test_freq, help="GRPO steps between validations")
+    p.add_argument("--input", default=None, help="ToolRL rows (.jsonl/.json/.parquet; default: the packaged sample)")
+    p.add_argument("--out", default=None, help="output folder (default ./learn/toolrl-seed<SEED>-<time>)")
+    p.add_argument("--timeout", type=float, default=1800.0, help="seconds before the training is stopped")
+    return p
+
+
+def _plan(args: argparse.Namespace) -> Plan:
+    plan = Plan(
+        seed=args.seed, sft_steps=args.sft_steps, sft_lr=args.sft_lr, steps=args.steps, lr=args.lr,
+        batch=args.batch_size, n=args.n, trials=args.trials, test_freq=args.test_freq, temperature=args.temperature,
+    )  # fmt: skip
+    for name in ("sft_steps", "steps", "batch", "n", "trials", "test_freq"):
+        if getattr(plan, name) < 1:
+            raise SmokeError("set-up", f"--{name.replace('_', '-').replace('batch', 'batch-size')} must be at least 1")
+    if plan.n < 2:
+        raise SmokeError("set-up", "--n must be at least 2: GRPO's advantage compares the rollouts of one prompt")
+    if not 0 < plan.temperature <= 2:
+        raise SmokeError("set-up", f"--temperature must be within (0, 2], got {plan.temperature}")
+    for name in ("sft_lr", "lr"):
+        if not 0 < getattr(plan, name) < 1:
+            raise SmokeError("set-up", f"--{name.replace('_', '-')} must be within (0, 1), got {getattr(plan, name)}")
+    return plan
+
+
+# -- set-up ----------------------------------------------------------------------------------------------------
+def _data(plan: Plan, source: Path, out: Path) -> tuple[SmokeData, list[dict[str, Any]], Path, Path]:
+    """The rows (``prepare toolrl``), training = validation rows, the SFT export, the wrapped sampling loops."""
+    import shutil
+
+    import pandas as pd
+
+    from ..cpu.policy import DEFAULT_SCRIPT_SOURCE
+    from ..cpu.smoke_data import _wrap_loops
+    from ..gold.export import export_gold
+    from ..gold.rows import plain
+    from ..toolrl.data import prepare_toolrl
+
+    prepared = out / "data" / "prepared"
+    report = prepare_toolrl(source, prepared, split="train", show_progress=False, report_to=io.StringIO())
+    rows_file = Path(report.output_path)
+    rows = [plain(r) for r in pd.read_parquet(rows_file).to_dict("records")]
+    train, val = out / "data" / "train.parquet", out / "data" / "val.parquet"
+    shutil.copyfile(rows_file, train)
+    shutil.copyfile(rows_file, val)  # the validation rows are the training prompts (the signal, not generalisation)
+    sft = export_gold("toolrl", "", "train", out / "data" / "sft", rows_file=rows_file, progress=False)
+    texts = [str(m.get("content") or "") for r in rows for m in r["prompt"]] + [
+        str(r["reward_model"]["ground_truth"]) for r in rows
+    ]
+    data = SmokeData(train, val, None, texts, 0)
+    loops = _wrap_loops(data, "sample", 0.0, DEFAULT_SCRIPT_SOURCE, out / "data")
+    return data, rows, Path(sft.out), loops
+
+
+def _overrides(plan: Plan, out: Path) -> list[str]:
+    """The learning run's Hydra overrides, after the CPU ones: sampled rollouts only, no KL term (no reference model
+    to run), the actor's learning rate, the seeds, validation every ``test_freq`` steps with ``trials`` samples per
+    row and its dumps, the ordered batches and a Hugging Face copy of the last actor."""
+    from ..cpu.sampler import SAMPLER_OVERRIDES
+
+    rollout = "actor_rollout_ref.rollout"
+    return [
+        f"actor_rollout_ref.actor.optim.lr={plan.lr}",
+        "actor_rollout_ref.actor.use_kl_loss=False",
+        "actor_rollout_ref.actor.entropy_coeff=0",
+        "actor_rollout_ref.actor.checkpoint.save_contents=[model,optimizer,extra,hf_model]",
+        f"{rollout}.seed={plan.seed}",
+        f"{rollout}.temperature={plan.temperature}",
+        f"{rollout}.val_kwargs.temperature={plan.temperature}",
+        f"{rollout}.val_kwargs.n={plan.trials}",
+        f"data.val_batch_size={4 * plan.batch}",
+        f"trainer.test_freq={plan.test_freq}",
+        f"trainer.validation_data_dir={out / 'val_dumps'}",
+        "trainer.experiment_name=learn-toolrl",
+        *SAMPLER_OVERRIDES,
+    ]
+
+
+def _prompt_length(model: str, data: SmokeData) -> int:
+    from ..cpu.smoke_data import _prompt_tokens
+
+    return 128 * math.ceil((_prompt_tokens(model, data) + 16) / 128)
+
+
+# -- the run ---------------------------------------------------------------------------------------------------
+def run(args: argparse.Namespace) -> int:
+    started = time.monotonic()
+    try:
+        plan = _plan(args)
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        out = Path(args.out or f"learn/toolrl-seed{plan.seed}-{stamp}").resolve()
+        out.mkdir(parents=True, exist_ok=True)
+        for stale in ("metrics.jsonl", "checkpoints", "sft", "learn.json"):
+            if (out / stale).exists():
+                raise SmokeError("set-up", f"{out / stale} exists: use a fresh --out folder")
+        result = _learn(plan, Path(args.input) if args.input else None, out, args.timeout, started)
+    except SmokeError as exc:
+        print(f"learn: FAILED at stage {exc.stage}: {exc}", file=sys.stderr)
+        return 1
+    return 0 if result else 1
+
+
+def _learn(plan: Plan, source: Path | None, out: Path, timeout: float, started: float) -> bool:
+    from ..cpu.command import REPO, WARM_START_RECIPE, _ended, _stream, check_run, cpu_overrides, recipe_env
+    from ..cpu.model import build_tiny_qwen2
+    from ..cpu.smoke_checks import check_signal, failed_stage, first_reward_error
+    from ..cpu.smoke_sft import SftPlan, check_sft, sft_checkpoint, sft_env
+    from ..toolrl.data import SAMPLE_PATH
+
+    t0 = time.monotonic()
+    data, rows, sft_file, loops = _data(plan, source or SAMPLE_PATH, out)
+    model = build_tiny_qwen2(out / "model", data.texts, seed=plan.seed, layers=plan.layers, hidden=plan.hidden)
+    prompt_len = _prompt_length(model, data)
+    sampling = Sampling(plan.seed, plan.trials, plan.temperature, prompt_len, plan.response_length,
+                        plan.max_new_tokens)  # fmt: skip
+    setup_s = time.monotonic() - t0
+    print(f"learn: ToolRL, {len(rows)} rows (training = validation prompts), seed {plan.seed} -> {out}")
+    t0 = time.monotonic()
+    before = evaluate(model, rows, sampling, REWARD_KWARGS)
+    eval_s = time.monotonic() - t0
+    print(f"learn: before SFT: reward {before.mean_reward:.3f} ({eval_s:.0f} s)")
+    sft = SftPlan("toolrl", sft_file, len(rows), 0, [], plan.sft_steps, plan.sft_batch)
+    env = recipe_env("toolrl", "rlla", "single", "", data, model, out, "scripted", plan.batch)
+    env.update(sft_env(sft, out, lr=plan.sft_lr))
+    env["SFT_OVERRIDES"] += f" data.micro_batch_size_per_gpu={plan.sft_batch}"  # one forward per step
+    env.update({"CONTRIBUTION": "0", "EXPERIMENT_NAME": "learn-toolrl"})
+    for unset in ("SFT_MODEL_PATH", "SFT_VAL_FILES"):
+        env.pop(unset, None)
+    hf = sft_checkpoint(out, plan.sft_steps)
+    cmd = ["bash", str(REPO / WARM_START_RECIPE)] + cpu_overrides(
+        model=str(hf), out=out, steps=plan.steps, batch=plan.batch, n=plan.n, prompt_len=prompt_len,
+        response_len=plan.response_length, policy="sample", loops_yaml=loops, wandb=False,
+        max_new_tokens=plan.max_new_tokens,
+    ) + _overrides(plan, out)  # fmt: skip
+    exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in sorted(env.items()) if k in _SHOWN)
+    (out / "command.sh").write_text(exports + shlex.join(cmd) + "\n", encoding="utf-8")
+    print(f"learn: SFT {plan.sft_steps} steps on {len(rows)} gold answers, then GRPO {plan.steps} steps "
+          f"({plan.batch} prompts x {plan.n} sampled rollouts), through {WARM_START_RECIPE}")  # fmt: skip
+    t0 = time.monotonic()
+    code = _stream(cmd, env, out / "run.log", timeout, REPO)
+    train_s = time.monotonic() - t0
+    records = read_metrics(out / "metrics.jsonl")
+    log = (out / "run.log").read_text(encoding="utf-8", errors="replace")
+    if code != 0:
+        if not hf.is_dir():
+            raise SmokeError("sft", f"the SFT stage {_ended(code, timeout)}; see {out / 'run.log'}")
+        steps_logged = sum(1 for r in records if any(k.startswith("actor/") for k in r.get("data") or {}))
+        first = first_reward_error(log)
+        raise SmokeError(failed_stage(log, steps_logged), f"main_ppo {_ended(code, timeout)}; see {out / 'run.log'}"
+                         + (f"; first reward error: {first}" if first else ""))  # fmt: skip
+    sft_losses = check_sft(out, plan.sft_steps)
+    check_run(out, plan.steps, records)
+    check_signal(records, out / "run.log", _TIED)
+    final = out / "checkpoints" / f"global_step_{plan.steps}" / "actor" / "huggingface"
+    t0 = time.monotonic()
+    after_sft = evaluate(str(hf), rows, sampling, REWARD_KWARGS)
+    after_grpo = evaluate(str(final), rows, sampling, REWARD_KWARGS)
+    eval_s += time.monotonic() - t0
+    return _report(plan, out, records, sft_losses, [before, after_sft, after_grpo], rows,
+                   {"set-up": setup_s, "evaluations": eval_s, "SFT + GRPO (main_ppo)": train_s,
+                    "total": time.monotonic() - started})  # fmt: skip
+
+
+#: what to change when every GRPO group tied
+_TIED = (
+    "the SFT model's samples all scored alike: more --sft-steps when they all failed, fewer when they all earned the "
+    "gold reward; a higher --temperature spreads them"
+)
+
+
+#: the recipe variables ``command.sh`` repeats
+_SHOWN = (
+    "VERL_PLATFORM", "VERL_FILE_LOGGER_PATH", "MODEL_PATH", "TRAIN_FILES", "VAL_FILES", "N_GPUS", "TRAIN_BATCH_SIZE",
+    "FAMILY", "STAGE", "CONTRIBUTION", "EXPERIMENT_NAME", "SFT_FILES", "SFT_DIR", "SFT_FILE_LOGGER_PATH",
+    "SFT_BATCH_SIZE", "SFT_EPOCHS", "SFT_LR", "SFT_MAX_LENGTH", "SFT_OVERRIDES",
+)  # fmt: skip
+
+
+def _report(
+    plan: Plan,
+    out: Path,
+    records: list[dict[str, Any]],
+    sft_losses: list[float],
+    evaluations: list[Evaluation],
+    rows: list[dict[str, Any]],
+    timings: dict[str, float],
+) -> bool:
+    """Print the table and the verdict, write ``learn.json`` and ``learn.png``; True when GRPO raised the reward."""
+    from ..gold import gold_reward, row_info
+    from .report import dump_pass1, plot, series, table, write_json
+
+    val_key = f"val-core/{rows[0]['data_source']}/reward/mean@{plan.trials}"
+    verl_val = series(records, val_key)
+
+    def target(ground_truth: Any) -> float:
+        row = {"data_source": rows[0]["data_source"], "reward_model": {"ground_truth": ground_truth}}
+        return gold_reward(row_info(row))
+
+    pass1 = dump_pass1(out / "val_dumps", target)
+    before, after_sft, after_grpo = evaluations
+    gain = after_grpo.mean_reward - after_sft.mean_reward
+    print(f"learn: validation on {len(rows)} rows x {plan.trials} samples (seed {plan.seed})")
+    for line in table(evaluations):
+        print(line)
+    print(f"  GRPO gain over SFT: {gain:+.3f} reward")
+    if verl_val:
+        print(f"  verl's own validation ({val_key}): " + ", ".join(f"step {s}: {v:.3f}" for s, v in verl_val))
+    png = out / "learn.png"
+    plot(png, records, sft_losses, evaluations, val_key, pass1,
+         f"verl-rewards learn: ToolRL, tiny Qwen2 {plan.layers}x{plan.hidden}, seed {plan.seed}")  # fmt: skip
+    names = ("before_sft", "after_sft", "after_grpo")
+    write_json(out / "learn.json", {
+        "plan": asdict(plan),
+        "evaluations": {name: ev.summary() for name, ev in zip(names, evaluations, strict=True)},
+        "gain": gain,
+        "verl_validation": {str(s): v for s, v in verl_val},
+        "validation_pass1": {str(s): v for s, v in pass1},
+        "timings_s": timings,
+    })  # fmt: skip
+    print(f"  files       {out / 'learn.json'}, {png}, {out / 'metrics.jsonl'}, {out / 'run.log'}")
+    print("  time        " + ", ".join(f"{k} {v:.0f} s" for k, v in timings.items()))
+    if gain <= 0:
+        print(f"learn: FAILED at stage learning: GRPO did not raise the validation reward ({gain:+.3f})",
+              file=sys.stderr)  # fmt: skip
+        return False
+    print("learn: PASSED (GRPO raised the validation reward of the SFT model)")
+    return True
