@@ -29,7 +29,7 @@ def _pebble_call(text: str) -> float:
 
 
 def _pebble_init(modules: list[str]) -> None:
-    from verl_rewards.rewards.loading import load_modules
+    from verl_rewards.scoring.loading import load_modules
 
     load_modules(modules)
 

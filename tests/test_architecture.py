@@ -30,8 +30,6 @@ ALLOWED = {
     "catalog": {"scoring", "rewards", "toolrl", "tau2", "tau_bench"},
     "manager": {"scoring", "rewards", "catalog", "coerce", "contribution", "files"},
 }
-# ``deprecation`` (old import paths kept for one release) sits below every layer
-ALLOWED = {part: allowed | {"deprecation"} for part, allowed in ALLOWED.items()} | {"deprecation": set()}
 DRIVERS = {
     "cli",
     "commands",

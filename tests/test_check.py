@@ -67,8 +67,8 @@ def tau2_normal(tokenizer_dir, out_dir, root, *extra: str) -> list[str]:
     )
 
 
-def run_check(capsys, overrides: list[str]) -> tuple[int, str, str]:
-    code = main(["check", "--", *overrides])
+def run_check(capsys, overrides: list[str], verbose: bool = True) -> tuple[int, str, str]:
+    code = main(["check", *(["-v"] if verbose else []), "--", *overrides])
     captured = capsys.readouterr()
     return code, captured.out, captured.err
 
@@ -87,6 +87,19 @@ def test_a_good_config_prints_the_manager_loop_data_and_routing(capsys, small_to
     assert "reward manager: contribution (ContributionRewardManager); contribution: c1=C1 beta=0.05" in out
     assert f"data.train_files: {rlla}/train.parquet (24 rows)" in out
     assert "rlla (48 rows) -> the toolrl family" in out
+
+
+def test_without_verbose_a_good_config_prints_its_verdict_alone(capsys, small_tokenizer_dir, rlla):
+    code, out, err = run_check(capsys, base(small_tokenizer_dir, rlla), verbose=False)
+    assert code == 0, err[-3000:]
+    assert len(out.splitlines()) == 1 and out.startswith("verl-rewards check: ok ("), out[-3000:]
+
+
+def test_an_unknown_trainer_mode_lists_the_usable_modes_not_the_retired_ones(capsys, small_tokenizer_dir, rlla):
+    code, out, err = run_check(capsys, base(small_tokenizer_dir, rlla, "trainer.v1.trainer_mode=nope"))
+    line = one_line(err)
+    assert code == 2 and line.startswith("verl-rewards check: error: trainer: ValueError: "), err[-3000:]
+    assert "'sync'" in line and "reward_extra" not in line
 
 
 @pytest.mark.parametrize(
@@ -225,6 +238,9 @@ def test_tau2_normal_mode_checks_tools_loop_settings_and_routing(capsys, small_t
     assert f"tools: 14 from {out_dir}/tool_config.yaml" in out
     assert "agent loop: tau2_agent (user: scripted)" in out
     assert "tau2/airline (50 rows) -> the tau2 family" in out
+    # without -v: the verdict line alone, none of the tool schemas verl prints while it builds the tools
+    code, out, err = run_check(capsys, overrides, verbose=False)
+    assert code == 0 and len(out.splitlines()) == 1 and len(err.splitlines()) < 20, (out + err)[-3000:]
     # the same run with a user-backend typo fails on the loop's own settings
     overrides[-2] = f"{t2}.user.backend=scriptd"
     code, out, err = run_check(capsys, overrides)

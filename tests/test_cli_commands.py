@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -68,20 +69,6 @@ def test_every_command_is_a_module_with_help_add_parser_and_run():
         assert callable(module.add_parser) and callable(module.run)
 
 
-def test_the_moved_functions_still_import_from_cli_with_a_deprecation_warning():
-    import verl_rewards.cli as cli
-    from verl_rewards.commands import doctor, prepare, score, simulate
-
-    for old, new in (
-        ("doctor", doctor.doctor),
-        ("score_command", score.run),
-        ("prepare_command", prepare.run),
-        ("simulate_command", simulate.run),
-    ):
-        with pytest.warns(DeprecationWarning, match=f"verl_rewards.cli.{old} is deprecated"):
-            assert getattr(cli, old) is new
-
-
 # -- --help ------------------------------------------------------------------------------------------------------
 def test_help_describes_every_command_and_option_with_its_default_and_no_rst_markup():
     parser = build_parser()
@@ -112,9 +99,9 @@ def test_help_shows_the_defaults_of_the_code_that_owns_them():
 
     parsers = dict(_subparsers(build_parser()))
     simulate = " ".join(parsers[("simulate",)].format_help().split())
-    assert f"tau2's step limit (default {DEFAULT_MAX_STEPS})" in simulate
-    assert f"tau2's tool-error limit (default {DEFAULT_MAX_ERRORS})" in simulate
-    assert f"the agent's turns (default {MAX_NUM_STEPS})" in simulate
+    assert f"tau2's step limit (default: {DEFAULT_MAX_STEPS})" in simulate
+    assert f"tau2's tool-error limit (default: {DEFAULT_MAX_ERRORS})" in simulate
+    assert f"the agent's turns (default: {MAX_NUM_STEPS})" in simulate
     score = " ".join(parsers[("score",)].format_help().split())
     assert f"(default: {DEFAULT_TIMEOUT_S})" in score and f"(default: {DEFAULT_BETA})" in score
     assert "--hist FILE" in score and "(default: none)" in score
@@ -357,3 +344,45 @@ def test_offline_columns_follow_each_rows_route_including_its_own_reward_fn(tmp_
     assert first["em"] == 1.0 and first["termination"] == "" and second["em"] == 0.0
     assert {"f1", "em", *EXTRA_KEYS} <= set(first) and set(first) - {"reward_fn"} == set(second)
     assert not any(k.startswith(("tau2_", "db_match")) or k in ("format", "correctness") for k in first)
+
+
+def _options_by_command():
+    """``{command path: {option string: (action, its help as --help prints it)}}`` of every (sub)command."""
+    import argparse
+
+    def walk(parser, prefix, out):
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    path = f"{prefix} {name}".strip()
+                    fmt = sub._get_formatter()
+                    out[path] = {
+                        s: (a, " ".join((fmt._expand_help(a) if a.help else "").split()))
+                        for a in sub._actions
+                        for s in a.option_strings
+                    }
+                    walk(sub, path, out)
+        return out
+
+    from verl_rewards.cli import build_parser
+
+    return walk(build_parser(), "", {})
+
+
+def test_one_vocabulary_for_the_same_things_across_commands():
+    """--timeout-s (never --timeout), every --domain listing every domain in the data-source form, --mode with its
+    choices, and one default wording: "(default: X)"."""
+    from verl_rewards.tau2.registry import available_domains
+
+    commands = _options_by_command()
+    for path, options in commands.items():
+        assert "--timeout" not in options, path
+        for flag, (_action, text) in options.items():
+            assert not re.search(r"\(default(?!: )|default \$", text), (path, flag, text)
+        if "--domain" in options and not path.endswith("tau_bench"):
+            text = options["--domain"][1]
+            assert all(f"tau2/{d}" in text for d in available_domains()), (path, text)
+        if "--mode" in options:
+            assert options["--mode"][0].choices, path
+    assert "tau2/banking_knowledge" in commands["export-sft gold"]["--domain"][1]
+    assert "--timeout-s" in commands["smoke"] and "--timeout-s" in commands["simulate"]

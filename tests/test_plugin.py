@@ -66,9 +66,8 @@ def test_every_hook_installs_when_our_manager_module_is_imported_before_verl():
 
 def test_star_import_of_every_package_and_module_works():
     """``from x import *`` works for every package and every module that lists ``__all__``: each listed name
-    exists, once. (Deprecated shims warn on import; that is their point, checked in test_deprecations.py.)"""
+    exists, once."""
     import ast
-    import warnings
 
     from repo_paths import REPO
 
@@ -90,9 +89,7 @@ def test_star_import_of_every_package_and_module_works():
     assert {"verl_rewards.tau2.normal", "verl_rewards.scoring", "verl_rewards.scoring.executors.process"} <= set(names)
     for name in names:
         namespace: dict[str, object] = {}
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            exec(f"from {name} import *", namespace)  # noqa: S102 - a fixed module name, the point of the test
+        exec(f"from {name} import *", namespace)  # noqa: S102 - a fixed module name, the point of the test
         exported = list(getattr(sys.modules[name], "__all__", ()))
         assert len(exported) == len(set(exported)), (name, exported)
         for item in exported:

@@ -1,7 +1,7 @@
 """The catalog of what this package ships: its built-in rewards and reward families, registered on import.
 
 Rewards (by name): ``qa_f1``, ``qa_em``, ``length_penalty`` (:mod:`verl_rewards.rewards.text`), ``toolrl``,
-``tau2``, ``tau2_tau_bench`` (tau-bench's formula on tau2 tasks; ``tau_bench`` is its deprecated alias) and
+``tau2``, ``tau2_tau_bench`` (tau-bench's formula on tau2 tasks) and
 ``tau_bench_v1`` (tau-bench on its own data). Families, tried in this order for a row's data source: ToolRL
 (``rlla``), tau2 (``tau2/<domain>``), tau-bench v1 (``tau_bench/<domain>``).
 

@@ -23,7 +23,7 @@ It does what ``python -m verl.trainer.main_ppo`` does at start-up, in this proce
    row's ``reward_fn`` field and its reward's required inputs, and no row choosing an endpoint, credential or path.
 
 The first failure is printed as one line (``verl-rewards check: error: <stage>: <message>``, exit code 2); a good
-config prints a short summary (exit code 0).
+config prints its verdict line (exit code 0); ``-v`` adds the summary and what verl printed while building.
 """
 
 from __future__ import annotations
@@ -55,6 +55,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Add the ``check`` subcommand to the ``verl-rewards`` subparsers."""
     p = sub.add_parser("check", help=HELP, description=HELP)
     p.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="print the summary (trainer, reward manager, agent loops, data, routing) and what verl printed",
+    )
+    p.add_argument(
         "overrides",
         nargs=argparse.REMAINDER,
         metavar="-- HYDRA_OVERRIDES",
@@ -71,11 +77,13 @@ def run(args: argparse.Namespace) -> int:
     bad = [o for o in overrides if o.startswith("-")]
     if bad:
         return _fail(CheckError("arguments", f"{bad[0]!r} is not a Hydra override (check takes overrides only)"))
+    printed = io.StringIO()  # what verl prints while it builds (tool schemas, configs): shown with -v only
     try:
-        lines = check(overrides)
+        with contextlib.redirect_stdout(sys.stdout if args.verbose else printed):
+            lines = check(overrides)
     except CheckError as exc:
         return _fail(exc)
-    print("\n".join(lines))
+    print("\n".join(lines if args.verbose else lines[:1]))
     return 0
 
 
@@ -156,6 +164,7 @@ def _task_runner(config: Any) -> str:
             from verl.trainer.ppo.v1 import get_trainer_cls
 
             name = str(config.trainer.v1.trainer_mode)
+            _known_trainer_mode(name)
             cls = get_trainer_cls(name)
             retired = getattr(cls, "retired", None)
             if retired:  # a retired mode fails when the trainer is built; check builds none
@@ -265,6 +274,17 @@ def _checkpoint_backend(engine: Any) -> None:
         CheckpointEngineRegistry.get(str(engine.backend))
     except Exception as exc:  # noqa: BLE001 - ImportError, ValueError naming the registered backends
         raise CheckError("checkpoint engine", f"actor_rollout_ref.rollout.checkpoint_engine: {_message(exc)}") from None
+
+
+def _known_trainer_mode(name: str) -> None:
+    """An unknown V1 trainer mode is an error listing the modes a run can use: verl's registry less the retired
+    names this package keeps in it only to explain them (:func:`verl_rewards.metrics`)."""
+    from verl.trainer.ppo.v1 import trainer_base
+
+    registry = trainer_base.TRAINER_REGISTRY
+    if name not in registry:
+        usable = sorted(k for k, cls in registry.items() if not getattr(cls, "retired", None))
+        raise ValueError(f"trainer.v1.trainer_mode={name!r} is not a V1 trainer mode; available: {usable}")
 
 
 def _tokenizer(config: Any) -> Any:

@@ -7,48 +7,42 @@ the CPU: SFT, then GRPO), export-sft (verl multi-turn SFT data from gold or succ
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 from types import ModuleType
+from typing import Any
 
-from . import check as _check
-from .benchmark_data import command as _data
-from .commands import demo as _demo
-from .commands import doctor as _doctor
-from .commands import prepare as _prepare
-from .commands import score as _score
-from .commands import simulate as _simulate
 from .commands.common import CliParser
-from .cpu import command as _smoke
-from .deprecation import moved
-from .evaluation import command as _eval
-from .gold import command as _export_sft
-from .learning import command as _learn
 
-__all__ = ["COMMANDS", "build_parser", "main"]
+__all__ = ["COMMAND_MODULES", "build_parser", "main"]  # and COMMANDS (see __getattr__)
 
-#: every command, in the order ``--help`` lists them: a module with ``add_parser(subparsers)`` and ``run(args)``
-COMMANDS: tuple[ModuleType, ...] = (
-    _doctor,
-    _data,
-    _demo,
-    _score,
-    _prepare,
-    _simulate,
-    _eval,
-    _check,
-    _smoke,
-    _learn,
-    _export_sft,
-)
+#: every command, in the order ``--help`` lists them: its name and the module with ``add_parser(subparsers)`` and
+#: ``run(args)``, imported only when needed (a run of one command imports that command's module only)
+COMMAND_MODULES: dict[str, str] = {
+    "doctor": "verl_rewards.commands.doctor",
+    "data": "verl_rewards.benchmark_data.command",
+    "demo": "verl_rewards.commands.demo",
+    "score": "verl_rewards.commands.score",
+    "prepare": "verl_rewards.commands.prepare",
+    "simulate": "verl_rewards.commands.simulate",
+    "eval": "verl_rewards.evaluation.command",
+    "check": "verl_rewards.check",
+    "smoke": "verl_rewards.cpu.command",
+    "learn": "verl_rewards.learning.command",
+    "export-sft": "verl_rewards.gold.command",
+}
 
 
-def build_parser() -> CliParser:
-    """The ``verl-rewards`` parser, one subcommand per module of :data:`COMMANDS`."""
+def build_parser(only: str | None = None) -> CliParser:
+    """The ``verl-rewards`` parser, one subcommand per module of :data:`COMMAND_MODULES` (``only``: just that
+    command's, which imports no other command's module)."""
     parser = CliParser(prog="verl-rewards", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in COMMANDS:
-        module.add_parser(sub).set_defaults(command_handler=module.run)
+    for name, path in COMMAND_MODULES.items():
+        if only is None or name == only:
+            module = importlib.import_module(path)
+            module.add_parser(sub).set_defaults(command_handler=module.run)
     _describe(parser)
     return parser
 
@@ -66,20 +60,17 @@ def _describe(parser: argparse.ArgumentParser) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; its exit code (2 for usage and configuration errors, printed as one line)."""
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(argv[0] if argv and argv[0] in COMMAND_MODULES else None).parse_args(argv)
     return int(args.command_handler(args))
 
 
-#: names this module held before the commands moved to their own modules (deprecated, removed in 0.3.0)
-__getattr__ = moved(
-    __name__,
-    {
-        "doctor": "verl_rewards.commands.doctor",
-        "score_command": "verl_rewards.commands.score:run",
-        "prepare_command": "verl_rewards.commands.prepare:run",
-        "simulate_command": "verl_rewards.commands.simulate:run",
-    },
-)
+def __getattr__(name: str) -> Any:
+    """``COMMANDS``: the command modules (imported on first access), in ``--help`` order."""
+    if name == "COMMANDS":
+        commands: tuple[ModuleType, ...] = tuple(importlib.import_module(p) for p in COMMAND_MODULES.values())
+        return commands
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 if __name__ == "__main__":

@@ -93,9 +93,13 @@ def run_demo(
 ) -> dict[str, float]:
     """Run the demo and return the metrics dict; prints a report when ``verbose``.
 
-    Raises :class:`DemoArgumentError` for a setting it cannot run with, before anything starts.
+    Raises :class:`DemoArgumentError` for a setting it cannot run with, before anything starts. Without
+    ``workdir`` the demo's files (its tokenizer) go to a temporary folder removed when it ends.
     """
     check_demo_args(n_prompts, rollout_n, num_workers, contrib_type, beta)
+    if workdir is None:
+        with tempfile.TemporaryDirectory(prefix="verl_rewards_demo_") as tmp:
+            return run_demo(tmp, n_prompts, rollout_n, contrib_type, beta, num_workers, seed, verbose)
     import numpy as np
     import ray
     import torch
@@ -110,7 +114,6 @@ def run_demo(
     from .local_tokenizer import build_small_tokenizer
     from .verl_config import compose_config
 
-    workdir = workdir or tempfile.mkdtemp(prefix="verl_rewards_demo_")
     tok_dir = build_small_tokenizer(os.path.join(workdir, "tokenizer"))
     tok = AutoTokenizer.from_pretrained(tok_dir)
     rows = _rollouts(n_prompts, rollout_n, seed)

@@ -95,6 +95,21 @@ def check_output_path(target: str | os.PathLike[str], option: str = "output") ->
     return path
 
 
+def image_format(target: str | os.PathLike[str], option: str) -> str:
+    """The image format of ``target`` from its extension (``.png``, ``.svg``, ``.pdf``, ... whatever matplotlib
+    writes); :class:`OutputPathError` naming the choices otherwise, so a typo never yields a PNG under another
+    name."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    formats = FigureCanvasBase.get_supported_filetypes()
+    suffix = Path(target).suffix
+    fmt = suffix.lower().lstrip(".")
+    if fmt not in formats:
+        got = f"extension {suffix!r}" if fmt else "no extension"
+        raise OutputPathError(f"{option} {target}: {got}; use one of {', '.join('.' + f for f in sorted(formats))}")
+    return fmt
+
+
 def _temp_beside(target: Path) -> Path:
     """An empty temporary file in ``target``'s folder (created if missing), hidden and named after ``target``."""
     target.parent.mkdir(parents=True, exist_ok=True)

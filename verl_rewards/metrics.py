@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -83,36 +83,51 @@ def _rebind(original: Any, replacement: Any, attr: str, modules: tuple[str, ...]
 _TRAINER_MODULES = ("verl.trainer.ppo.ray_trainer", "verl.trainer.ppo.v1.trainer_base")
 
 
-# ------------------------------------------------------------------------------------------- legacy hook
-def install_compute_data_metrics_hook(metric_utils: Any = None) -> bool:
-    """Wrap ``metric_utils.compute_data_metrics`` (idempotent) and rebind already-imported users of it."""
+# ------------------------------------------------------------------------- legacy and validation hooks
+def _hook_metric_utils(metric_utils: Any, attr: str, wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) -> bool:
+    """Replace ``metric_utils.<attr>`` by ``wrap(original)`` (idempotent: False when it is already ours) and rebind
+    the trainers' ``from ... import`` of it."""
     if metric_utils is None:
         from verl.trainer.ppo import metric_utils
-    original = metric_utils.compute_data_metrics
+    original = getattr(metric_utils, attr)
     if getattr(original, "__verl_rewards_hook__", False):
         return False
-
-    def compute_data_metrics(batch: Any, use_critic: bool = True, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        metrics = original(batch, use_critic, *args, **kwargs)
-        try:
-            metrics.update(batch_reward_extra_metrics(batch))
-        except Exception:  # noqa: BLE001 - metrics must never break a training step
-            logger.warning("verl-rewards: reward_extra metrics failed", exc_info=True)
-        return metrics
-
-    compute_data_metrics.__verl_rewards_hook__ = True  # type: ignore[attr-defined]
-    compute_data_metrics.__wrapped__ = original  # type: ignore[attr-defined]
-    compute_data_metrics.__doc__ = original.__doc__
-    metric_utils.compute_data_metrics = compute_data_metrics
-    _rebind(original, compute_data_metrics, "compute_data_metrics", _TRAINER_MODULES)
+    replacement = wrap(original)
+    replacement.__verl_rewards_hook__ = True  # type: ignore[attr-defined]
+    replacement.__wrapped__ = original  # type: ignore[attr-defined]
+    replacement.__doc__ = original.__doc__
+    setattr(metric_utils, attr, replacement)
+    _rebind(original, replacement, attr, _TRAINER_MODULES)
     return True
 
 
-def validation_hooked() -> bool:
-    """Whether the validation hook is active in this process."""
+def _metric_utils_hooked(attr: str) -> bool:
+    """Whether ``metric_utils.<attr>`` is our wrapper in this process."""
     from verl.trainer.ppo import metric_utils
 
-    return bool(getattr(metric_utils.process_validation_metrics, "__verl_rewards_hook__", False))
+    return bool(getattr(getattr(metric_utils, attr), "__verl_rewards_hook__", False))
+
+
+def install_compute_data_metrics_hook(metric_utils: Any = None) -> bool:
+    """Wrap ``metric_utils.compute_data_metrics`` (legacy trainer): the batch's reward extras join its metrics."""
+
+    def wrap(original: Callable[..., Any]) -> Callable[..., Any]:
+        def compute_data_metrics(batch: Any, use_critic: bool = True, *args: Any, **kwargs: Any) -> dict[str, Any]:
+            metrics = original(batch, use_critic, *args, **kwargs)
+            try:
+                metrics.update(batch_reward_extra_metrics(batch))
+            except Exception:  # noqa: BLE001 - metrics must never break a training step
+                logger.warning("verl-rewards: reward_extra metrics failed", exc_info=True)
+            return metrics
+
+        return compute_data_metrics
+
+    return _hook_metric_utils(metric_utils, "compute_data_metrics", wrap)
+
+
+def compute_data_metrics_hooked() -> bool:
+    """Whether the legacy-trainer hook is active in this process."""
+    return _metric_utils_hooked("compute_data_metrics")
 
 
 def validation_infos(infos: Mapping[str, list[Any]]) -> dict[str, list[Any]]:
@@ -136,33 +151,24 @@ def validation_infos(infos: Mapping[str, list[Any]]) -> dict[str, list[Any]]:
 
 
 def install_validation_hook(metric_utils: Any = None) -> bool:
-    """Wrap ``metric_utils.process_validation_metrics`` (idempotent) and rebind the trainers' imports of it."""
-    if metric_utils is None:
-        from verl.trainer.ppo import metric_utils
-    original = metric_utils.process_validation_metrics
-    if getattr(original, "__verl_rewards_hook__", False):
-        return False
+    """Wrap ``metric_utils.process_validation_metrics`` (both trainers): extras read as :func:`validation_infos`."""
 
-    def process_validation_metrics(data_sources: Any, sample_uids: Any, infos_dict: Any, *args: Any, **kwargs: Any):
-        try:
-            infos_dict = validation_infos(infos_dict)
-        except Exception:  # noqa: BLE001 - metrics must never break validation
-            logger.warning("verl-rewards: reading reward extras for validation failed", exc_info=True)
-        return original(data_sources, sample_uids, infos_dict, *args, **kwargs)
+    def wrap(original: Callable[..., Any]) -> Callable[..., Any]:
+        def process_validation_metrics(data_sources: Any, sample_uids: Any, infos_dict: Any, *args: Any, **kwargs: Any):
+            try:
+                infos_dict = validation_infos(infos_dict)
+            except Exception:  # noqa: BLE001 - metrics must never break validation
+                logger.warning("verl-rewards: reading reward extras for validation failed", exc_info=True)
+            return original(data_sources, sample_uids, infos_dict, *args, **kwargs)
 
-    process_validation_metrics.__verl_rewards_hook__ = True  # type: ignore[attr-defined]
-    process_validation_metrics.__wrapped__ = original  # type: ignore[attr-defined]
-    process_validation_metrics.__doc__ = original.__doc__
-    metric_utils.process_validation_metrics = process_validation_metrics
-    _rebind(original, process_validation_metrics, "process_validation_metrics", _TRAINER_MODULES)
-    return True
+        return process_validation_metrics
+
+    return _hook_metric_utils(metric_utils, "process_validation_metrics", wrap)
 
 
-def compute_data_metrics_hooked() -> bool:
-    """Whether the legacy-trainer hook is active in this process."""
-    from verl.trainer.ppo import metric_utils
-
-    return bool(getattr(metric_utils.compute_data_metrics, "__verl_rewards_hook__", False))
+def validation_hooked() -> bool:
+    """Whether the validation hook is active in this process."""
+    return _metric_utils_hooked("process_validation_metrics")
 
 
 # ----------------------------------------------------------------------------------------------- V1 hook

@@ -26,10 +26,9 @@ import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from .files import atomic_path
+from .files import atomic_path, image_format
 from .json_files import json_lines
 from .manager.config import ManagerConfig
 from .manager.core import ScoringCore
@@ -143,21 +142,9 @@ def score_samples(samples: Iterable[Sample], reward_kwargs: Mapping[str, Any], t
     )
 
 
-def histogram_format(path: str) -> str:
-    """The image format of a histogram path, from its extension (``OfflineInputError`` if matplotlib lacks it)."""
-    from matplotlib.backend_bases import FigureCanvasBase
-
-    formats = FigureCanvasBase.get_supported_filetypes()
-    fmt = Path(path).suffix.lower().lstrip(".")
-    if fmt not in formats:
-        got = f"extension {Path(path).suffix!r}" if fmt else "no extension"
-        raise OfflineInputError(f"--hist {path}: {got}; use one of {', '.join('.' + f for f in sorted(formats))}")
-    return fmt
-
-
 def write_histogram(rewards: list[float], path: str, title: str = "rewards") -> None:
     """A histogram image of the rewards (matplotlib, headless; format from the extension), written atomically."""
-    fmt = histogram_format(path)
+    fmt = image_format(path, "--hist")
     import matplotlib
 
     matplotlib.use("Agg")

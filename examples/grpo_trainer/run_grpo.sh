@@ -8,7 +8,8 @@
 # CONTRIBUTION=0 turns it off. Every argument is passed
 # to main_ppo after ours, so any Hydra override (or `--cfg job` to print the composed config) works.
 # CHECK=1 runs `verl-rewards check` on the same overrides instead of training: the config composed, validated and
-# our reward manager, agent loops and data routing built, in seconds, without Ray, a GPU or the model.
+# our reward manager, agent loops and data routing built, in seconds, without Ray, a GPU or the model (CHECK=v: with
+# the summary).
 # Data: verl parquet files (see README "Data"); model: any HF chat model path.
 set -euo pipefail
 
@@ -32,7 +33,11 @@ case "${CONTRIBUTION,,}" in
   *) echo "CONTRIBUTION=$CONTRIBUTION is not a switch: use 1/0, true/false, yes/no or on/off" >&2; exit 2 ;;
 esac
 
-if [ "${CHECK:-0}" = 1 ]; then LAUNCH=(python3 -m verl_rewards.cli check --); else LAUNCH=(python3 -m verl.trainer.main_ppo); fi
+case "${CHECK:-0}" in
+  1) LAUNCH=(python3 -m verl_rewards.cli check --) ;;        # the verdict line
+  v) LAUNCH=(python3 -m verl_rewards.cli check -v --) ;;     # and the summary (trainer, manager, loops, data)
+  *) LAUNCH=(python3 -m verl.trainer.main_ppo) ;;
+esac
 
 "${LAUNCH[@]}" \
   "hydra.searchpath=[file://$CONFIGS]" \

@@ -11,8 +11,9 @@ import pytest
 
 from verl_rewards.cli import main
 from verl_rewards.commands.common import CliParser
-from verl_rewards.cpu import command
-from verl_rewards.cpu.command import SmokeError, check_run, cpu_overrides, failed_stage, split_arguments, stage_timings
+from verl_rewards.cpu import command, smoke_data, smoke_sft
+from verl_rewards.cpu.command import check_run, cpu_overrides, failed_stage, split_arguments, stage_timings
+from verl_rewards.cpu.smoke_data import SmokeError
 
 from recipe_support import compose_script
 from tau2_support import require_data
@@ -45,13 +46,13 @@ def test_banking_knowledge_rows_are_all_its_tasks_with_the_retrieval_in_rows_and
     """banking_knowledge has no split: smoke prepares all tasks in id order (the first six score the gold reward
     under the scripted user), and --retrieval reaches the rows and the tool config."""
     root = require_data("banking_knowledge")
-    rows, tools = command._prepare("tau2", "banking_knowledge", "normal", str(root), tmp_path, "grep_only")
+    rows, tools = smoke_data._prepare("tau2", "banking_knowledge", "normal", str(root), tmp_path, "grep_only")
     frame = pd.read_parquet(rows)
     assert rows.name == "all.parquet" and len(frame) == 97
     assert list(frame["extra_info"].map(lambda e: e["task_id"])[:3]) == ["task_001", "task_002", "task_003"]
     assert dict(frame["extra_info"][0]["domain_options"]) == {"retrieval": "grep_only"}
     assert tools is not None
-    names = [t["function"]["name"] for t in command._tool_schemas(tools)]
+    names = [t["function"]["name"] for t in smoke_data._tool_schemas(tools)]
     assert "grep" in names and "KB_search" not in names
 
 
@@ -146,13 +147,13 @@ def test_normal_mode_prompt_length_counts_the_greeting_and_the_user_s_opening():
     from verl_rewards.tau2.normal import GREETING
 
     scenario = "Instructions:\n\tYou want a card with no annual fee."
-    assert command._opening({"mode": "normal", "user_scenario": scenario}) == [
+    assert smoke_data._opening({"mode": "normal", "user_scenario": scenario}) == [
         {"role": "assistant", "content": GREETING},
         {"role": "user", "content": scenario},
     ]
-    assert command._opening({"mode": "normal", "instruction": "Cancel order #1"})[1]["content"] == "Cancel order #1"
-    assert command._opening({"mode": "solo", "user_scenario": scenario}) == []
-    assert command._opening(None) == []
+    assert smoke_data._opening({"mode": "normal", "instruction": "Cancel order #1"})[1]["content"] == "Cancel order #1"
+    assert smoke_data._opening({"mode": "solo", "user_scenario": scenario}) == []
+    assert smoke_data._opening(None) == []
 
 
 def test_sft_needs_a_benchmark_with_gold_conversations_and_steps(capsys):
@@ -171,18 +172,18 @@ def test_check_sft_wants_every_step_s_finite_loss_and_the_checkpoint(tmp_path: P
 
     write(2.0)
     with pytest.raises(SmokeError) as exc:
-        command.check_sft(tmp_path, 2)
+        smoke_sft.check_sft(tmp_path, 2)
     assert exc.value.stage == "sft" and "expected 2 finite" in str(exc.value)
     write(2.0, float("nan"))
     with pytest.raises(SmokeError, match="expected 2 finite"):
-        command.check_sft(tmp_path, 2)
+        smoke_sft.check_sft(tmp_path, 2)
     write(2.0, 1.5)
     with pytest.raises(SmokeError, match="no SFT checkpoint"):
-        command.check_sft(tmp_path, 2)
-    hf = command.sft_checkpoint(tmp_path, 2)
+        smoke_sft.check_sft(tmp_path, 2)
+    hf = smoke_sft.sft_checkpoint(tmp_path, 2)
     hf.mkdir(parents=True)
     (hf / "config.json").write_text("{}")
-    assert command.check_sft(tmp_path, 2) == [2.0, 1.5]
+    assert smoke_sft.check_sft(tmp_path, 2) == [2.0, 1.5]
 
 
 @pytest.mark.slow
@@ -193,9 +194,9 @@ def test_the_warm_start_recipe_composes_the_cpu_sft_stage(tmp_path: Path):
 
     from recipe_support import run_script
 
-    plan = command.SftPlan("tau_bench", tmp_path / "sft.parquet", rows=4, dropped=0, texts=[], steps=3, batch=2)
+    plan = smoke_sft.SftPlan("tau_bench", tmp_path / "sft.parquet", rows=4, dropped=0, texts=[], steps=3, batch=2)
     env = {"VERL_PLATFORM": "cpu", "DOMAIN": "retail", "MODE": "instruction", "MODEL_PATH": "/m", "N_GPUS": "1",
-           **command.sft_env(plan, tmp_path)}  # fmt: skip
+           **smoke_sft.sft_env(plan, tmp_path)}  # fmt: skip
     assert env["FAMILY"] == "tau_bench"  # the RL stage runs the tau-bench GRPO recipe
     env["STAGE"] = "sft"
     proc = run_script("recipes/warm_start/run_warm_start.sh", env, "--cfg", "job")
@@ -262,10 +263,10 @@ def test_the_recipes_smoke_form_passes_its_arguments_as_overrides(tmp_path: Path
 @pytest.mark.parametrize(
     ("option", "value", "message"),
     [
-        ("--timeout", "-5", "argument --timeout: expected a positive number, got '-5'"),
-        ("--timeout", "0", "argument --timeout: expected a positive number, got '0'"),
-        ("--timeout", "nan", "argument --timeout: expected a finite number, got 'nan'"),
-        ("--timeout", "1e300", "argument --timeout: expected a number <= 604800"),
+        ("--timeout-s", "-5", "argument --timeout-s: expected a positive number, got '-5'"),
+        ("--timeout-s", "0", "argument --timeout-s: expected a positive number, got '0'"),
+        ("--timeout-s", "nan", "argument --timeout-s: expected a finite number, got 'nan'"),
+        ("--timeout-s", "1e300", "argument --timeout-s: expected a number <= 604800"),
         ("--out", "/proc/smoke-out", "--out /proc/smoke-out: cannot create this folder (No such file or directory)"),
         ("--out", "FILE", "cannot create this folder (File exists)"),
     ],
@@ -309,7 +310,7 @@ def test_a_run_that_prints_nothing_is_stopped_at_the_timeout(tmp_path: Path):
 def test_a_timed_out_run_fails_saying_so(tmp_path: Path, capsys):
     recipe = tmp_path / "slow_recipe.sh"
     recipe.write_text("echo recipe started\nsleep 600\n")
-    code = main(["smoke", "toolrl", "--recipe", str(recipe), "--timeout", "2", "--out", str(tmp_path / "out")])
+    code = main(["smoke", "toolrl", "--recipe", str(recipe), "--timeout-s", "2", "--out", str(tmp_path / "out")])
     err = capsys.readouterr().err
     assert code == 1
     assert "main_ppo timed out after 2 s; see" in err and "exited with" not in err

@@ -1,12 +1,9 @@
-"""The engine tau2 and tau-bench share: one data-dir rule, named rule sets, the termination reasons, and the old
-import paths of what moved here (deprecated aliases for one release)."""
+"""The engine tau2 and tau-bench share: one data-dir rule, named rule sets, the termination reasons."""
 
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
-import warnings
 
 import pytest
 
@@ -155,29 +152,21 @@ def test_a_conversation_takes_its_limits_from_the_rule_set_unless_given():
     assert _play(TAU2, ["hi"], max_steps=None).max_steps is None
 
 
-def test_the_old_rule_keywords_still_work_and_warn():
-    with pytest.warns(DeprecationWarning, match="use rules=RuleSet"):
-        conv = Conversation(
-            _Env(),  # type: ignore[arg-type]
-            ScriptedUser(["a ###TRANSFER### b"]),
-            user_system_prompt="u",
-            stop_tokens=(STOP_TOKEN,),
-            greeting_to_agent=False,
-            first_call_only=True,
-            terminate_termination="transfer",
-        )
-    assert conv.rules == RuleSet(
-        name="tau2",
+def test_a_conversation_plays_by_the_rule_set_it_is_given_and_takes_no_rule_keywords():
+    rules = RuleSet(
+        name="custom",
         stop_tokens=(STOP_TOKEN,),
         greeting_to_agent=False,
         first_call_only=True,
         terminate_termination="transfer",
     )
+    conv = Conversation(_Env(), ScriptedUser(["a ###TRANSFER### b"]), user_system_prompt="u", rules=rules)  # type: ignore[arg-type]
     assert (conv.stop_tokens, conv.greeting_to_agent, conv.first_call_only) == ((STOP_TOKEN,), False, True)
     turn = asyncio.run(conv.start())
     assert not turn.done  # ###TRANSFER### is no stop token under these rules
-    with pytest.raises(TypeError, match="unexpected keyword"):
-        Conversation(_Env(), ScriptedUser([]), user_system_prompt="u", greting=False)  # type: ignore[arg-type]
+    for keyword in ("stop_tokens", "greeting_to_agent", "first_call_only", "terminate_termination", "greting"):
+        with pytest.raises(TypeError, match="unexpected keyword"):
+            Conversation(_Env(), ScriptedUser([]), user_system_prompt="u", **{keyword: False})  # type: ignore[arg-type]
 
 
 def test_an_agent_reply_under_tau_bench_rules_runs_only_its_first_call():
@@ -191,45 +180,6 @@ def test_an_agent_reply_under_tau_bench_rules_runs_only_its_first_call():
     calls = [{"name": "a", "arguments": "{}"}, {"name": "b", "arguments": "{}"}]
     turn = asyncio.run(conv.agent_turn(Reply(tool_calls=calls)))
     assert [m["content"] for m in turn.messages] == ["ran a"]
-
-
-# ---------------------------------------------------------------------------------------------- old paths
-
-MOVED = [
-    ("verl_rewards.tau2.state", "DBState", "verl_rewards.engine.state"),
-    ("verl_rewards.tau2.toolkit", "Toolkit", "verl_rewards.engine.toolkit"),
-    ("verl_rewards.tau2.toolkit", "tool", "verl_rewards.engine.toolkit"),
-    ("verl_rewards.tau2.environment", "Environment", "verl_rewards.engine.environment"),
-    ("verl_rewards.tau2.trajectory", "parse_messages", "verl_rewards.engine.trajectory"),
-    ("verl_rewards.tau2.normal.client", "Endpoint", "verl_rewards.engine.client"),
-    ("verl_rewards.tau2.normal.conversation", "Conversation", "verl_rewards.engine.conversation"),
-    ("verl_rewards.tau2.normal.conversation", "trial_seeds", "verl_rewards.engine.conversation"),
-    ("verl_rewards.tau2.normal.conversation", "STOP_TOKENS", "verl_rewards.engine.rules"),
-    ("verl_rewards.tau2.normal.conversation", "DEFAULT_MAX_STEPS", "verl_rewards.engine.rules"),
-    ("verl_rewards.tau2.normal.users", "OpenAIUser", "verl_rewards.engine.users"),
-    ("verl_rewards.tau2.normal.users", "load_scripts", "verl_rewards.engine.users"),
-    ("verl_rewards.tau2.normal.prompts", "GREETING", "verl_rewards.engine.rules"),
-    ("verl_rewards.tau2.normal.simulate", "PROBE_TEXT", "verl_rewards.engine.simulate"),
-    ("verl_rewards.tau2.normal.simulate", "all_failed", "verl_rewards.engine.simulate"),
-]
-
-
-@pytest.mark.parametrize(("old", "name", "new"), MOVED, ids=[f"{o}.{n}" for o, n, _ in MOVED])
-def test_a_moved_name_still_imports_from_its_old_path_with_a_warning(old, name, new):
-    module = importlib.import_module(old)
-    with pytest.warns(DeprecationWarning, match=f"{old}.{name} is deprecated; use {new}.{name}"):
-        value = getattr(module, name)
-    assert value is getattr(importlib.import_module(new), name)
-
-
-def test_old_termination_constants_are_the_enum_members():
-    old = importlib.import_module("verl_rewards.tau2.normal.conversation")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        assert old.INFRASTRUCTURE_ERROR is TerminationReason.INFRASTRUCTURE_ERROR
-        assert old.USER_STOP == "user_stop"
-    with pytest.raises(AttributeError, match="has no attribute 'nothing'"):
-        old.nothing  # noqa: B018
 
 
 def test_the_engine_conversation_module_has_no_tau2_rule_constants():

@@ -20,7 +20,7 @@ import pytest
 from verl_rewards.cli import main
 from verl_rewards.files import lock_path_of, writer_lock
 
-from chat_server import ChatServer
+from chat_server import ChatServer, simulate_argv
 from repo_paths import REPO
 from tau2_support import require_data
 
@@ -39,30 +39,7 @@ def argv(server: ChatServer, out: Path, *extra: str, domain: str = "mock", task:
         data_dir = require_domain(domain.removeprefix("tau_bench/")).data_dir.parent
     else:
         data_dir = require_data(domain)
-    return [
-        "simulate",
-        "--domain",
-        domain,
-        "--data-dir",
-        str(data_dir),
-        "--task-ids",
-        task,
-        "--agent-base-url",
-        server.base_url,
-        "--agent-model",
-        "agent-model",
-        "--user-base-url",
-        server.base_url,
-        "--user-model",
-        "user-model",
-        "--timeout-s",
-        "30",
-        "--retries",
-        "0",
-        "--out",
-        str(out),
-        *extra,
-    ]
+    return simulate_argv(server, out, domain, data_dir, task, *extra)
 
 
 def cli(args: list[str]) -> list[str]:

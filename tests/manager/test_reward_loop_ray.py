@@ -116,10 +116,14 @@ def test_streaming_call_and_colocated_batch_with_contribution(ray_cluster, small
         _release(mgr)
 
 
-def test_demo_prints_reward_extra_training_metrics(ray_cluster, capsys):
+def test_demo_prints_reward_extra_training_metrics(ray_cluster, capsys, tmp_path, monkeypatch):
+    import tempfile
+
     from verl_rewards.demo import run_demo
 
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the demo's own temporary folder goes
     metrics = run_demo(n_prompts=4, rollout_n=4, contrib_type="C1", beta=0.05)
+    assert list(tmp_path.iterdir()) == []  # the demo leaves no folder behind
     out = capsys.readouterr().out
     assert "reward_extra/contrib/mean" in out and "critic/score/mean" in out
     expected = metrics["reward_extra/base_score/mean"] + metrics["reward_extra/contrib/mean"]  # contrib: the bonus

@@ -69,6 +69,34 @@ def test_duplicate_name_is_a_clear_error():
             return 0.0
 
 
+def test_every_registry_accepts_the_same_entry_again_and_refuses_a_different_one():
+    import dataclasses
+
+    from verl_rewards import catalog
+    from verl_rewards.scoring import spec as registry
+    from verl_rewards.scoring.families import families, register_family
+    from verl_rewards.tau2 import register
+    from verl_rewards.tau2.domains import mock
+
+    tau2_family = catalog.BUILTIN_FAMILIES[1]
+    order = [f.name for f in families()]
+    assert register_family(tau2_family) is tau2_family and [f.name for f in families()] == order
+    with pytest.raises(ValueError, match="reward family 'tau2' is already registered; a different one cannot"):
+        register_family(dataclasses.replace(tau2_family))
+    assert register(mock.SPEC) is mock.SPEC
+    with pytest.raises(ValueError, match="tau2 domain 'mock' is already registered; a different one cannot"):
+        register(dataclasses.replace(mock.SPEC))
+    qa = registry.get_reward("qa_em")
+    assert registry.register(dataclasses.replace(qa)).origin == qa.origin  # the same definition, imported again
+    registry.register(qa)
+    with pytest.raises(registry.RewardRegistryError, match="reward 'qa_em' is already registered by .*text.py"):
+        registry.register(dataclasses.replace(qa, origin="other.py:qa_em"))
+    assert registry.get_reward("qa_em") is qa
+    tau2_tau_bench = registry.get_reward("TAU2_TAU_BENCH")  # tau-bench's formula on tau2 tasks
+    assert tau2_tau_bench.extra_keys == ("tb_r_actions", "tb_r_outputs", "row_options_refused")
+    assert "tau_bench" not in registry.registered_names()  # the tau-bench v1 reward is tau_bench_v1
+
+
 def test_env_parameter_without_pool_and_class_without_call_are_errors():
     from verl_rewards import BaseReward, reward
     from verl_rewards.rewards import RewardRegistryError
@@ -191,6 +219,9 @@ def test_unknown_reward_name_and_bad_executor_fail_at_build(small_tokenizer_dir,
 
     with pytest.raises(ManagerConfigError, match="no reward named 'nope'"):
         _manager(small_tokenizer_dir, small_tokenizer, ["reward_fn=nope"])
+    # tau-bench's formula on tau2 tasks is ``tau2_tau_bench`` (``tau_bench`` is the tau-bench v1 family, not a reward)
+    with pytest.raises(ManagerConfigError, match=r"no reward named 'tau_bench'; registered: \[.*'tau2_tau_bench'"):
+        _manager(small_tokenizer_dir, small_tokenizer, ["reward_fn=tau_bench"])
     with pytest.raises(ManagerConfigError, match="executor must be one of"):
         _manager(small_tokenizer_dir, small_tokenizer, ["reward_fn=qa_em", "executor=fork"])
     with pytest.raises(ManagerConfigError, match="not found"):

@@ -63,8 +63,15 @@ class _Server(ThreadingHTTPServer):
 class ChatServer:
     """Start with ``with ChatServer(responder) as server: server.base_url ...``."""
 
-    def __init__(self, responder: Responder, models: set[str] | None = None, probe: Any = None):
+    def __init__(
+        self,
+        responder: Responder,
+        models: set[str] | None = None,
+        probe: Any = None,
+        on_request: Callable[[dict[str, Any]], None] | None = None,
+    ):
         self.responder = responder
+        self.on_request = on_request  # called with every request body as it arrives (probes included)
         self.models = models
         self.probe = probe
         self.requests: list[dict[str, Any]] = []
@@ -85,6 +92,8 @@ class ChatServer:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
+                if outer.on_request is not None:
+                    outer.on_request(body)
                 if outer.models is not None and body.get("model") not in outer.models:
                     message = f"The model `{body.get('model')}` does not exist."
                     self._send(404, {"object": "error", "message": message, "type": "NotFoundError", "code": 404})
@@ -178,3 +187,26 @@ def scripted(scripts: dict[str, list[Any]], *, skip_assistant: int = 0) -> Respo
         return turns[turn] if 0 <= turn < len(turns) else {"content": "###STOP###"}
 
     return respond
+
+
+def simulate_argv(
+    server: ChatServer,
+    out: Any,
+    domain: str,
+    data_dir: Any,
+    task: str,
+    *extra: str,
+    timeout_s: str = "30",
+    agent_model: str = "agent-model",
+    user_model: str = "user-model",
+) -> list[str]:
+    """``verl-rewards simulate`` arguments for one ``task`` with the agent and the user served by ``server`` (no
+    retries); ``extra`` goes last."""
+    return [
+        "simulate",
+        *("--domain", domain, "--data-dir", str(data_dir), "--task-ids", task),
+        *("--agent-base-url", server.base_url, "--agent-model", agent_model),
+        *("--user-base-url", server.base_url, "--user-model", user_model),
+        *("--timeout-s", timeout_s, "--retries", "0", "--out", str(out)),
+        *extra,
+    ]

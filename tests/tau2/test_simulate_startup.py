@@ -11,7 +11,7 @@ import pytest
 
 from verl_rewards.cli import main
 
-from chat_server import ChatServer
+from chat_server import ChatServer, simulate_argv
 from tau2_runs import RUNS, flag
 from tau2_support import require_domain
 
@@ -20,32 +20,19 @@ AGENT_SAYS_HI = {"content": "Hello, how can I help?"}
 
 def sim_args(server: ChatServer, out, *extra: str, agent_model: str = "agent-model", user_model: str = "user-model"):
     root = require_domain("airline").data_dir.parent
-    return [
-        "simulate",
-        "--domain",
+    return simulate_argv(
+        server,
+        out,
         "airline",
-        "--data-dir",
-        str(root),
-        "--task-ids",
+        root,
         "19",
-        "--agent-base-url",
-        server.base_url,
-        "--agent-model",
-        agent_model,
-        "--user-base-url",
-        server.base_url,
-        "--user-model",
-        user_model,
-        "--timeout-s",
-        "5",
-        "--retries",
-        "0",
         "--retry-delay",
         "0",
-        "--out",
-        str(out),
         *extra,
-    ]
+        timeout_s="5",
+        agent_model=agent_model,
+        user_model=user_model,
+    )
 
 
 @pytest.mark.parametrize(

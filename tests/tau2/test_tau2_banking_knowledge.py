@@ -242,6 +242,28 @@ def test_bm25_and_grep_results_equal_tau2(root: Path) -> None:
         assert [[d, s] for d, s in grep.search(pattern)] == ref, pattern
 
 
+def test_the_bm25_index_is_built_on_the_first_search(root: Path, dom: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from verl_rewards.tau2.domain import Domain
+    from verl_rewards.tau2.domains.banking_knowledge import knowledge
+
+    expected = retrieval.TIMING_RE.sub("", dom.make_env("task_001").step("KB_search", {"query": "close a debit card"}))
+    monkeypatch.setattr(knowledge, "_shared", {})  # a process that has built nothing yet
+    built: list[Any] = []
+
+    class Counting(retrieval.BM25Index):
+        def __init__(self, kb: Any) -> None:
+            built.append(kb.folder)
+            super().__init__(kb)
+
+    monkeypatch.setattr(retrieval, "BM25Index", Counting)
+    fresh = Domain("banking_knowledge", root, retrieval="bm25")
+    env = fresh.make_env("task_001")
+    assert built == []  # loading the domain and making an environment build no index
+    assert retrieval.TIMING_RE.sub("", env.step("KB_search", {"query": "close a debit card"})) == expected
+    fresh.make_env("task_002").step("KB_search", {"query": "dispute a transaction"})
+    assert len(built) == 1  # then shared
+
+
 def test_bm25_scores_equal_the_library_bit_for_bit(root: Path) -> None:
     index = retrieval.bm25_index(retrieval.knowledge_base(root / "banking_knowledge"))
     for query in [*REFERENCE["search"]["bm25"], "card card card fee.", "Debit CARD pin"]:
@@ -261,7 +283,7 @@ def test_kb_search_and_grep_outputs_equal_tau2(root: Path) -> None:
 def test_index_is_built_once_and_shared(root: Path) -> None:
     a = load_domain("banking_knowledge", root, retrieval="bm25")
     b = load_domain("banking_knowledge", root, retrieval="bm25_grep")
-    assert a.spec.agent_toolkit._kb_search is b.spec.agent_toolkit._kb_search
+    assert a.spec.agent_toolkit._kb_search.index() is b.spec.agent_toolkit._kb_search.index()
 
 
 def test_tool_lists_and_policies_per_configuration(root: Path) -> None:

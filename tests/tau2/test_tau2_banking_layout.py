@@ -6,7 +6,6 @@ could change: old import paths, and Python's TypeError texts, which name the met
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 import pytest
@@ -15,25 +14,6 @@ from verl_rewards.tau2 import load_domain
 from verl_rewards.tau2.domains.banking_knowledge import KnowledgeTools, KnowledgeUserTools
 
 from tau2_support import require_data
-
-PACKAGE = "verl_rewards.tau2.domains.banking_knowledge"
-MOVED = [
-    ("CARD_REWARDS", "catalog"),
-    ("CARD_TYPES", "catalog"),
-    ("TRANSFER_REASONS", "catalog"),
-    ("TransferReason", "catalog"),
-    ("DISCOVERABLE_ATTR", "protocol"),
-    ("discoverable", "protocol"),
-    ("discoverable_definitions", "protocol"),
-    ("KnowledgeUserTools", "user_tools"),
-]
-
-
-@pytest.mark.parametrize(("name", "home"), MOVED)
-def test_names_that_moved_out_of_tools_still_import_from_it(name: str, home: str) -> None:
-    old = importlib.import_module(f"{PACKAGE}.tools")
-    assert getattr(old, name) is getattr(importlib.import_module(f"{PACKAGE}.{home}"), name)
-    assert name in old.__all__
 
 
 def test_every_discoverable_method_is_named_after_its_toolkit() -> None:

@@ -99,6 +99,24 @@ def test_overlay_full_hash_matches_plain_dump():
     assert base.data["a"]["k1"]["l"] == [1, 2] and base.data["b"][0]["v"] == 1  # base never mutated
 
 
+def test_items_and_freeze_read_the_overlay():
+    base = _base()
+    s = DBState(base)
+    assert list(s.items("a")) == list(base.data["a"].items()) and list(s.items("b")) == list(enumerate(base.data["b"]))
+    s.write("a", "k2")["x"] = 3
+    s.insert("a", "k0", {"x": None})
+    s.append("b", {"v": 3})
+    s.write("b", 1)["v"] = 20
+    assert list(s.items("a")) == [("k1", {"x": 1, "l": [1, 2]}), ("k2", {"x": 3}), ("k0", {"x": None})]
+    assert list(s.items("b")) == [(0, {"v": 1}), (1, {"v": 20}), (2, {"v": 3})]
+    frozen = s.freeze()
+    assert frozen.data == s.to_dict() and list(frozen.data) == list(base.data)
+    assert frozen.full_hash() == s.full_hash()
+    t = DBState(frozen)
+    t.write("b", 0)["v"] = 5
+    assert frozen.data["b"][0] == {"v": 1} and s.get("b", 0) == {"v": 1}  # a frozen state is never written
+
+
 def test_same_as_equals_hash_equality():
     base = _base()
     a, b = DBState(base), DBState(base)

@@ -26,6 +26,26 @@ def test_registry_holds_each_built_in_domain_module_spec():
         assert domain_spec(module.SPEC.name) is module.SPEC
 
 
+def test_a_built_in_domain_and_a_command_import_only_what_they_use():
+    """The registry imports a domain's modules on its first lookup, the command line only the command it runs (a
+    fresh interpreter: start-up is what a run pays before its first request)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from verl_rewards.cli import build_parser\n"
+        "from verl_rewards.tau2 import available_domains, domain_spec\n"
+        "build_parser('simulate')\n"
+        "assert 'banking_knowledge' in available_domains()\n"
+        "domain_spec('mock')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('numpy', 'verl_rewards.tau2.domains.', "
+        "'verl_rewards.commands.prepare', 'verl_rewards.cpu', 'verl_rewards.check'))))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["['verl_rewards.tau2.domains.mock',", "'verl_rewards.tau2.domains.validation']"]
+
+
 @pytest.mark.parametrize("name", ["nope", "common", "", None, ["mock"]])
 def test_unknown_names_are_refused_with_the_known_ones_listed(name):
     with pytest.raises(UnknownDomainError, match=r"available: \['airline', 'banking_knowledge', 'mock', "):

@@ -120,3 +120,21 @@ def test_empty_split_writes_nothing(mock_copy, tmp_path, capsys):
     assert _prepare(mock_copy.parent, out, "base,none") == 2
     assert "split(s) ['none']" in _one_line_error(capsys)
     assert not out.exists()
+
+
+def test_an_unknown_split_names_the_splits_file_only_when_there_is_one_and_holdout_only_where_taken(tmp_path):
+    """export-sft gold (no --holdout) on a domain without split_tasks.json: the error points at neither."""
+    from verl_rewards.tau2 import load_domain
+    from verl_rewards.tau2.data import Tau2PrepareError, split_ids
+
+    from tau2_support import mock_dir, mock_task
+
+    data = mock_dir(tmp_path, [mock_task("t1", None)])
+    with pytest.raises(Tau2PrepareError) as with_file:
+        split_ids(load_domain("mock", data), "train", holdout_flag=True)
+    assert "split_tasks.json" in str(with_file.value) and "--holdout" in str(with_file.value)
+    (data / "mock" / "split_tasks.json").unlink()
+    with pytest.raises(Tau2PrepareError) as without:
+        split_ids(load_domain("mock", data), "train")
+    assert "split_tasks.json" not in str(without.value) and "--holdout" not in str(without.value)
+    assert "mock has no splits file" in str(without.value)

@@ -14,7 +14,7 @@ from verl_rewards.engine.conversation import trial_seeds
 from verl_rewards.engine.rules import GREETING
 from verl_rewards.evaluation.readers import read_tau2_results
 
-from chat_server import ChatServer, scripted
+from chat_server import ChatServer, scripted, simulate_argv
 from tau2_runs import RUNS
 from tau2_support import require_domain
 
@@ -45,32 +45,7 @@ def both_sides(agent: dict[str, list[Any]] = AGENT, user: dict[str, list[Any]] =
 
 def args(server: ChatServer, out: Path, *extra: str, root: Path | None = None) -> list[str]:
     root = root or require_domain("airline").data_dir.parent
-    return [
-        "simulate",
-        "--domain",
-        "airline",
-        "--data-dir",
-        str(root),
-        "--task-ids",
-        "19",
-        "--agent-base-url",
-        server.base_url,
-        "--agent-model",
-        "agent-model",
-        "--user-base-url",
-        server.base_url,
-        "--user-model",
-        "user-model",
-        "--timeout-s",
-        "5",
-        "--retries",
-        "0",
-        "--retry-delay",
-        "0",
-        "--out",
-        str(out),
-        *extra,
-    ]
+    return simulate_argv(server, out, "airline", root, "19", "--retry-delay", "0", *extra, timeout_s="5")
 
 
 def test_simulate_writes_tau2_results_that_eval_reads(tmp_path, capsys):
@@ -163,6 +138,42 @@ def test_simulate_records_endpoint_failures_per_simulation(tmp_path):
     # tau2's runner: the user model's call raised, so the simulation failed (after --max-retries more attempts)
     assert sim["termination_reason"] == "infrastructure_error" and sim["reward_info"] is None
     assert "HTTP 500" in sim["info"]["error"] and sim["info"]["failed_after_attempts"] == 4
+
+
+def test_an_env_assertion_that_raises_fails_the_simulation_as_tau2s_runner_records_it(tmp_path):
+    """mock ``create_task_1_with_env_assertions`` asserts on task_2, which an agent that only talks never creates:
+    tau2's ``assert_task_status`` raises, the error escapes its evaluator and its runner records (``tau2 run
+    --domain mock --task-ids create_task_1_with_env_assertions --max-retries 1``, tau2-bench 1.0.1):
+    ``infrastructure_error``, no reward_info, ``info.error`` "Task task_2 not found", ``error_type`` "ValueError"."""
+
+    def respond(body: dict[str, Any], n: int) -> Any:
+        if body["model"] == "user-model":
+            stop = any(m["role"] == "assistant" for m in body["messages"])
+            return {"content": "Thanks. ###STOP###" if stop else "Hi, please create my task."}
+        return {"content": "Sure."}
+
+    root = require_domain("mock").data_dir.parent
+    out = tmp_path / "run.json"
+    with ChatServer(respond) as server:
+        argv = [
+            *("simulate", "--domain", "mock", "--data-dir", str(root)),
+            *("--task-ids", "create_task_1", "create_task_1_with_env_assertions", "--max-retries", "1"),
+            *("--retry-delay", "0", "--agent-base-url", server.base_url, "--agent-model", "agent-model"),
+            *("--user-base-url", server.base_url, "--user-model", "user-model", "--out", str(out)),
+        ]
+        assert main(argv) == 0
+    sims = {s["task_id"]: s for s in json.loads(out.read_text())["simulations"]}
+    assert sims["create_task_1"]["termination_reason"] == "user_stop"
+    assert sims["create_task_1"]["reward_info"]["reward"] == 0.0
+    failed = sims["create_task_1_with_env_assertions"]
+    assert failed["termination_reason"] == "infrastructure_error" and failed["reward_info"] is None
+    assert failed["messages"] == []
+    info = failed["info"]
+    assert (info["error"], info["error_type"], info["failed_after_attempts"]) == (
+        "Task task_2 not found",
+        "ValueError",
+        2,
+    )
 
 
 # ------------------------------------------------------------------------------------------------ NL judge

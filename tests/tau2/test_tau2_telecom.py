@@ -554,10 +554,9 @@ def test_unknown_init_helper_is_a_load_error_naming_task_and_file(tmp_path: Path
     assert info.value.field == "initial_state.initialization_actions[1].func_name"
 
 
-def test_initial_states_are_built_when_the_domain_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_initial_states_are_built_on_first_use_and_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     folder = _copy_data(tmp_path)
     _small_tasks(folder)
-    domain = load_domain("telecom", folder)
     calls: list[dict[str, Any]] = []
     original = telecom.TelecomUserTools.set_user_info
 
@@ -566,12 +565,18 @@ def test_initial_states_are_built_when_the_domain_loads(tmp_path: Path, monkeypa
         original(self, **kwargs)
 
     monkeypatch.setattr(telecom.TelecomUserTools, "set_user_info", counting)
-    for tid in domain.split("base"):  # every task starts with set_user_info: none runs again after the load
-        env = domain.make_env(tid)
+    domain = load_domain("telecom", folder)
+    assert calls == []  # loading builds no task's state (every task starts with set_user_info)
+    first, second = domain.split("base")[:2]
+    for _ in range(2):  # built once, on the first use, for that task only; then shared
+        env = domain.make_env(first)
         assert env.user_tools.surrounding("phone_number") == USER_INFO["phone_number"]
-        messages = scripted_trajectory(domain, tid, gold_calls(domain, tid))
-        assert evaluate_trajectory(domain, tid, messages, "user_stop", nl_policy="skip").reward == 1.0
-    assert calls == []
+        assert calls == [USER_INFO]
+    messages = scripted_trajectory(domain, second, gold_calls(domain, second))
+    assert evaluate_trajectory(domain, second, messages, "user_stop", nl_policy="skip").reward == 1.0
+    assert calls == [USER_INFO, USER_INFO]
+    assert evaluate_trajectory(domain, second, messages, "user_stop", nl_policy="skip").reward == 1.0
+    assert len(calls) == 2
 
 
 def test_a_failing_initialisation_action_is_reported_when_its_task_is_used(tmp_path: Path) -> None:
@@ -581,7 +586,7 @@ def test_a_failing_initialisation_action_is_reported_when_its_task_is_used(tmp_p
         tasks[1]["initial_state"]["initialization_actions"][0]["arguments"]["phone_number"] = "555-000-0000"
 
     _small_tasks(folder, edit)
-    domain = load_domain("telecom", folder)  # the load builds the other tasks and leaves this one
+    domain = load_domain("telecom", folder)
     good, bad = domain.split("base")[0], domain.split("base")[1]
     assert domain.make_env(good).user_tools.surrounding("phone_number") == USER_INFO["phone_number"]
     for _ in range(2):  # every use reports it, not only the first

@@ -11,10 +11,10 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn
 
+from ..cli_help import data_dir_help, domain_help  # noqa: F401 - the commands import them from here too
+
 #: benchmark -> the prefix of its data sources (``tau2/airline``, ``tau_bench/retail``)
 BENCHMARKS = ("tau2", "tau_bench")
-#: how ``--domain`` may be spelled, for the help texts
-DOMAIN_FORMS = "a domain (airline) or its data source (tau2/airline, tau_bench/retail)"
 
 
 class HelpFormatter(argparse.HelpFormatter):

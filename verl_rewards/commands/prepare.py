@@ -7,11 +7,10 @@ import argparse
 from typing import Any
 
 from ..tau2 import data as tau2_data
-from ..tau2.registry import available_domains
 from ..tau_bench import data as tau_bench_data
 from ..tau_bench.domain import DOMAINS as TAU_BENCH_DOMAINS
 from ..toolrl import data as toolrl_data
-from .common import DATA_DIR_FLAGS, default_of, domain_type, fail
+from .common import DATA_DIR_FLAGS, data_dir_help, default_of, domain_help, domain_type, fail
 
 HELP = "convert a dataset (ToolRL, tau2, tau-bench) to verl parquet"
 #: prepare_tau2 / prepare_tau_bench arguments named by their flags in errors
@@ -35,7 +34,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 def _add_toolrl(datasets: Any) -> None:
     about = "ToolRL rows (instruction/input/output) -> verl parquet"
     p = datasets.add_parser("toolrl", help=about, description=about)
-    p.add_argument("--input", required=True, help=".json, .jsonl or .parquet (see README 'Data')")
+    p.add_argument("--input", required=True, help=".json, .jsonl or .parquet (docs: Getting started, 'Data')")
     p.add_argument("--out", required=True, help="output directory (<out>/<split>.parquet)")
     p.add_argument("--split", default=default_of(toolrl_data.prepare_toolrl, "split"), help="name of the split written")
     p.add_argument("--strict", action="store_true", help="stop at the first malformed row")
@@ -47,13 +46,13 @@ def _add_tau2(datasets: Any) -> None:
     p.add_argument(
         "--data-dir",
         default=None,
-        help="tau2-bench's data/tau2/domains (default: $TAU2_DATA_DIR, else the installed data)",
+        help=data_dir_help("tau2"),
     )
     p.add_argument(
         "--domain",
         required=True,
         type=domain_type("tau2"),
-        help=f"{', '.join(available_domains())}; or as its data source, e.g. tau2/airline",
+        help=domain_help("tau2"),
     )
     p.add_argument("--out", required=True, help="output directory (<out>/<split>.parquet, <out>/tool_config.yaml)")
     p.add_argument(
@@ -93,7 +92,7 @@ def _add_tau_bench(datasets: Any) -> None:
     p.add_argument(
         "--data-dir",
         default=None,
-        help="holds retail/ and airline/ (default: $TAU_BENCH_DATA_DIR, else the installed data)",
+        help=data_dir_help("tau_bench"),
     )
     p.add_argument(
         "--domain",
@@ -101,7 +100,7 @@ def _add_tau_bench(datasets: Any) -> None:
         type=domain_type("tau_bench"),
         choices=sorted(TAU_BENCH_DOMAINS),
         metavar="DOMAIN",
-        help=f"{', '.join(sorted(TAU_BENCH_DOMAINS))}; or as its data source, e.g. tau_bench/retail",
+        help=domain_help("tau_bench"),
     )
     p.add_argument("--split", default="train", help="comma-separated: train, test, dev (airline: test)")
     p.add_argument(

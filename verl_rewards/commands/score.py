@@ -78,12 +78,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _score(args: argparse.Namespace) -> int:
     """Output paths and the histogram format are checked before anything is scored."""
-    from ..files import OutputPathError, check_output_path
-    from ..offline import histogram_format, read_rollouts, score_samples, write_histogram, write_scored
+    from ..files import OutputPathError, check_output_path, image_format
+    from ..offline import read_rollouts, score_samples, write_histogram, write_scored
 
     source = Path(args.input).resolve()
     if args.hist:
-        histogram_format(args.hist)
+        image_format(args.hist, "--hist")
         if check_output_path(args.hist, "--hist").resolve() == source:
             raise OutputPathError(f"--hist {args.hist} is the input file")
     if args.out:

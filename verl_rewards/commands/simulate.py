@@ -19,7 +19,7 @@ from ..engine.termination import TerminationReason
 from ..tau2.normal.simulate import SimulateConfig
 from ..tau_bench.simulate import DEFAULT_SPLIT as TAU_BENCH_SPLIT
 from ..tau_bench.simulate import TauBenchSimulateConfig
-from .common import DATA_DIR_FLAGS, DomainError, default_of, fail, split_domain
+from .common import DATA_DIR_FLAGS, DomainError, data_dir_help, default_of, domain_help, fail, split_domain
 
 #: seconds one model call attempt may take (the endpoints' own default is shorter; a run's long turns need more)
 CALL_TIMEOUT_S = 120.0
@@ -91,14 +91,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--domain",
         required=True,
-        help="tau2: airline, retail, telecom, mock, banking_knowledge (or tau2/airline, ...); tau-bench v1: "
-        "tau_bench/retail, tau_bench/airline (the data-source spelling)",
+        help=domain_help("tau2", "tau_bench") + " (a bare domain is tau2's)",
     )
     p.add_argument(
         "--data-dir",
         default=None,
-        help="tau2: tau2-bench's data/tau2/domains (default: $TAU2_DATA_DIR); tau-bench: the folder holding "
-        "retail/ and airline/ (default: $TAU_BENCH_DATA_DIR); else the installed data (verl-rewards data get)",
+        help=data_dir_help("tau2", "tau_bench"),
     )
     p.add_argument(
         "--task-ids",
@@ -111,10 +109,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "--split",
         default=None,
         help="tau2: a split of split_tasks.json (instead of --task-ids); tau-bench: train, test or dev "
-        f"(default {TAU_BENCH_SPLIT})",
+        f"(default: {TAU_BENCH_SPLIT})",
     )
     p.add_argument(
-        "--retrieval", default=None, help="tau2 banking_knowledge: the retrieval configuration (default bm25)"
+        "--retrieval", default=None, help="tau2 banking_knowledge: the retrieval configuration (default: bm25)"
     )
     p.add_argument("--num-trials", type=int, default=default_of(SimulateConfig, "num_trials"), help="trials per task")
     p.add_argument(
@@ -127,19 +125,19 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "--max-steps",
         type=int,
         default=None,
-        help=f"tau2's step limit (default {default_of(SimulateConfig, 'max_steps')})",
+        help=f"tau2's step limit (default: {default_of(SimulateConfig, 'max_steps')})",
     )
     p.add_argument(
         "--max-errors",
         type=int,
         default=None,
-        help=f"tau2's tool-error limit (default {default_of(SimulateConfig, 'max_errors')})",
+        help=f"tau2's tool-error limit (default: {default_of(SimulateConfig, 'max_errors')})",
     )
     p.add_argument(
         "--max-num-steps",
         type=int,
         default=None,
-        help=f"tau-bench: the agent's turns (default {default_of(TauBenchSimulateConfig, 'max_num_steps')})",
+        help=f"tau-bench: the agent's turns (default: {default_of(TauBenchSimulateConfig, 'max_num_steps')})",
     )
     p.add_argument(
         "--enforce-communication-protocol",
@@ -159,14 +157,14 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         type=int,
         default=None,
         help="tau2: more attempts of a simulation that failed (an endpoint, an agent message that cannot be played, "
-        f"the judge) before it is recorded as infrastructure_error (default {default_of(SimulateConfig, 'max_retries')}"
-        ", tau2's)",
+        "the judge) before it is recorded as infrastructure_error "
+        f"(default: {default_of(SimulateConfig, 'max_retries')}, tau2's)",
     )
     p.add_argument(
         "--retry-delay",
         type=float,
         default=None,
-        help=f"tau2: seconds between those attempts (default {default_of(SimulateConfig, 'retry_delay')})",
+        help=f"tau2: seconds between those attempts (default: {default_of(SimulateConfig, 'retry_delay')})",
     )
     p.add_argument(
         "--agent-base-url", required=True, help="OpenAI-compatible endpoint of the agent, e.g. http://127.0.0.1:8000/v1"

@@ -24,24 +24,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..cli_help import data_dir_help, domain_help
 from ..coerce import finite_float
 from .smoke_checks import check_run, check_signal, failed_stage, first_reward_error, stage_timings
-from .smoke_data import (  # noqa: F401 - SmokeError, the data and SFT helpers are imported from here too
-    SMOKE_LOOP,
-    SmokeData,
-    SmokeError,
-    _build_data,
-    _opening,
-    _prepare,
-    _prompt_tokens,
-    _tool_schemas,
-    _wrap_loops,
-    read_metrics,
-)
+from .smoke_data import SmokeData, SmokeError, _build_data, _prepare, _prompt_tokens, _wrap_loops, read_metrics
 from .smoke_modes import MODES, mode_overrides, resumed_from, run_resume
 from .smoke_process import ended as _ended
 from .smoke_process import stream as _stream
-from .smoke_sft import SftPlan, _sft_data, check_sft, sft_checkpoint, sft_env  # noqa: F401
+from .smoke_sft import _sft_data, check_sft, sft_checkpoint, sft_env
 
 HELP = "run a family's recipe through verl's real main_ppo on the CPU (tiny model, a few steps)"
 OVERRIDES_HELP = "-- OVERRIDES: Hydra overrides for main_ppo, after ours (yours win), passed on unchanged"
@@ -99,48 +89,52 @@ def _add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--domain",
         default=None,
-        help="tau2: airline, retail, telecom, mock, banking_knowledge; tau_bench: retail, airline; or as the data "
-        "source (tau2/airline, tau_bench/retail); default: the first of the family's list",
+        help=domain_help("tau2", "tau_bench") + " (default: tau2/airline, tau_bench/retail)",
     )
-    p.add_argument("--mode", default=None, help="tau2: normal (default) or solo; tau_bench: normal or instruction")
+    p.add_argument(
+        "--mode",
+        choices=["normal", "solo", "instruction"],
+        default=None,
+        help="tau2: normal or solo; tau_bench: normal or instruction (default: normal)",
+    )
     p.add_argument(
         "--retrieval",
         default=None,
-        help="tau2 banking_knowledge: the retrieval configuration, passed to prepare (default bm25)",
+        help="tau2 banking_knowledge: the retrieval configuration, passed to prepare (default: bm25)",
     )
-    p.add_argument("--steps", type=int, default=2, help="training steps (default 2)")
+    p.add_argument("--steps", type=int, default=2, help="training steps (default: 2)")
     p.add_argument(
         "--policy",
         choices=["auto", "script", "sample"],
         default="auto",
         help="script: the task's gold turns are played (scored under the current weights); sample: the model "
-        "generates; auto (default): script when the gold module is installed",
+        "generates; auto: script when the gold module is installed",
     )
     p.add_argument(
         "--script-ratio",
         type=float,
         default=SCRIPT_RATIO,
-        help=f"share of each training group's rollouts played by the script, the rest sampled (default "
-        f"{SCRIPT_RATIO}: with --n 2 one of each, so the group's rewards differ and GRPO has an advantage); "
+        help=f"share of each training group's rollouts played by the script, the rest sampled (default: "
+        f"{SCRIPT_RATIO}; with --n 2 one of each, so the group's rewards differ and GRPO has an advantage); "
         "validation plays the script",
     )
     p.add_argument(
         "--script-source",
         default=None,
         metavar="MODULE:FUNC",
-        help="where scripted turns come from (default verl_rewards.gold:gold_assistant_turns)",
+        help="where scripted turns come from (default: verl_rewards.gold:gold_assistant_turns)",
     )
     p.add_argument("--user", choices=["scripted", "policy"], default="scripted", help="normal mode's user simulator")
-    p.add_argument("--batch-size", type=int, default=2, help="prompts per step (default 2)")
-    p.add_argument("--n", type=int, default=2, help="rollouts per prompt (default 2)")
-    p.add_argument("--val-rows", type=int, default=2, help="validation prompts (default 2)")
+    p.add_argument("--batch-size", type=int, default=2, help="prompts per step (default: 2)")
+    p.add_argument("--n", type=int, default=2, help="rollouts per prompt (default: 2)")
+    p.add_argument("--val-rows", type=int, default=2, help="validation prompts (default: 2)")
     p.add_argument(
         "--data-dir",
         default=None,
-        help="tau2 / tau-bench data (default $TAU2_DATA_DIR / $TAU_BENCH_DATA_DIR, else the installed data)",
+        help=data_dir_help("tau2", "tau_bench"),
     )
     p.add_argument(
-        "--out", default=None, help="output folder (default ./smoke/<EXPERIMENT_NAME or family-domain-mode>-<time>)"
+        "--out", default=None, help="output folder (default: ./smoke/<EXPERIMENT_NAME or family-domain-mode>-<time>)"
     )
     p.add_argument("--wandb", action="store_true", help="also log to wandb, offline (files under OUT/wandb)")
     p.add_argument(
@@ -149,22 +143,22 @@ def _add_options(p: argparse.ArgumentParser) -> None:
         help="tau2 / tau_bench: first verl's SFT trainer on the split's gold conversations (export-sft gold), then "
         "GRPO from its checkpoint, both through recipes/warm_start",
     )
-    p.add_argument("--sft-steps", type=int, default=2, help="SFT steps with --sft (default 2)")
+    p.add_argument("--sft-steps", type=int, default=2, help="SFT steps with --sft (default: 2)")
     p.add_argument(
         "--trainer-mode",
         choices=MODES,
         default="sync",
         help="verl's V1 trainer mode, run by the CPU trainer of that mode (cpu_<mode>; separate_async: two logical "
-        "GPUs, trainer and standalone rollout); default sync",
+        "GPUs, trainer and standalone rollout) (default: sync)",
     )
     p.add_argument(
         "--resume", action="store_true", help="then run main_ppo again from the last checkpoint for one more step"
     )
-    p.add_argument("--timeout", type=_seconds, default=1800.0, help="seconds before the run is stopped (default 1800)")
+    p.add_argument("--timeout-s", type=_seconds, default=1800.0, help="seconds before the run is stopped")
     p.add_argument("--recipe", default=None, help="the recipe script to run (default: the family's, in recipes/)")
 
 
-#: the longest --timeout (one week, as reward.reward_kwargs.timeout_s)
+#: the longest --timeout-s (one week, as reward.reward_kwargs.timeout_s)
 MAX_TIMEOUT_S = 7 * 24 * 3600.0
 
 
@@ -420,7 +414,7 @@ def run(args: argparse.Namespace) -> int:
                 f"dropped), then GRPO from {sft_checkpoint(out, sft.steps)}"
             )
         t1 = time.monotonic()
-        code = _stream(cmd, env, out / "run.log", args.timeout, REPO)
+        code = _stream(cmd, env, out / "run.log", args.timeout_s, REPO)
         run_s = time.monotonic() - t1
         records = read_metrics(out / "metrics.jsonl")
         steps_logged = sum(1 for r in records if any(k.startswith("actor/") for k in r.get("data") or {}))
@@ -431,14 +425,14 @@ def run(args: argparse.Namespace) -> int:
         reward_error = first_reward_error(log)
         if code != 0:
             if sft is not None and not sft_checkpoint(out, sft.steps).is_dir():
-                raise SmokeError("sft", f"the SFT stage {_ended(code, args.timeout)}; see {out / 'run.log'}")
+                raise SmokeError("sft", f"the SFT stage {_ended(code, args.timeout_s)}; see {out / 'run.log'}")
             stage = failed_stage(log, steps_logged)
-            raise SmokeError(stage, f"main_ppo {_ended(code, args.timeout)}; see {out / 'run.log'}")
+            raise SmokeError(stage, f"main_ppo {_ended(code, args.timeout_s)}; see {out / 'run.log'}")
         check_run(out, args.steps, records)
         check_signal(records, out / "run.log")
         if args.resume:
             t2 = time.monotonic()
-            run_resume(cmd, env, out, args.steps, args.timeout, REPO)
+            run_resume(cmd, env, out, args.steps, args.timeout_s, REPO)
             print(f"smoke: resumed {resumed_from(out, args.steps)} in {time.monotonic() - t2:.0f} s")
     except SmokeError as exc:
         print(f"smoke: FAILED at stage {exc.stage}: {exc}", file=sys.stderr)

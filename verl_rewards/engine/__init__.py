@@ -15,7 +15,7 @@ domains. It imports no other part of the package but the file helpers, and nothi
 * :mod:`.verl_tools`, :mod:`.agent_loop` — the engine behind verl's tools and inside verl's ``ToolAgentLoop``
   (they import verl, so they are not imported here);
 * :mod:`.datasets`, :mod:`.retail_airline` — what both dataset builders, and both benchmarks' retail and airline
-  tools, share; :mod:`.deprecation` — old import paths of moved names.
+  tools, share.
 """
 
 from .conversation import Conversation, Reply

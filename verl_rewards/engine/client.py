@@ -12,8 +12,10 @@ at most 30 s each), plus the wait for a free slot.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
+import ssl
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -117,7 +119,8 @@ class ChatClient:
     def _client(self) -> httpx.AsyncClient:
         if self._http is None:
             limits = httpx.Limits(max_connections=self.endpoint.max_concurrency)
-            self._http = httpx.AsyncClient(timeout=httpx.Timeout(self.endpoint.timeout_s), limits=limits)
+            timeout = httpx.Timeout(self.endpoint.timeout_s)
+            self._http = httpx.AsyncClient(timeout=timeout, limits=limits, verify=tls_context())
             self._slots = asyncio.Semaphore(self.endpoint.max_concurrency)
         return self._http
 
@@ -256,6 +259,13 @@ def completion_usage(data: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 PROVIDER_PREFIXES = ("openai/", "hosted_vllm/")
+
+
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """httpx's default TLS context (its CA bundle; ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` honoured), built once per
+    process and shared by every client: building one reads the CA bundle (tens of ms), and each client built its own."""
+    return httpx.create_ssl_context()
 
 
 def wire_model(model: str) -> str:

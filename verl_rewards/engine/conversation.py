@@ -60,7 +60,6 @@ own calls change the state between the agent's turns and are not counted for the
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import random
 import time
@@ -69,7 +68,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from ..deprecation import warn_deprecated
 from .environment import Environment
 from .offload import STEP_TIMEOUT_S, StepTimeout, run_step
 from .rules import STOP_TOKENS, TAU2, RuleSet
@@ -80,7 +78,6 @@ from .wire import encode
 AGENT_MESSAGE_ERRORS = (str(TerminationReason.AGENT_ERROR), str(TerminationReason.INFRASTRUCTURE_ERROR))
 DEFAULT_SEED = 300
 MAX_CAUSE_CHARS = 500
-_RULE_FLAGS = ("stop_tokens", "greeting_to_agent", "first_call_only", "terminate_termination")
 _UNSET: Any = object()
 
 
@@ -198,28 +195,16 @@ class Conversation:
         history: Sequence[dict[str, Any]] = (),
         progress: Progress | None = None,
         step_timeout_s: float | None = STEP_TIMEOUT_S,
-        **deprecated_rules: Any,
     ):
         """``rules``: the benchmark's :class:`~verl_rewards.engine.rules.RuleSet` (tau2's by default); the limits
         default to the rule set's. ``progress``: record the step dicts of the agent's tool turns
         (:class:`~verl_rewards.engine.steps.StepRecorder`, the rule solo mode's sessions use) with the benchmark's
         progress rule; None records none. ``step_timeout_s``: the bound on one tool call
-        (:mod:`~verl_rewards.engine.offload`; None: none). The keywords ``stop_tokens``, ``greeting_to_agent``,
-        ``first_call_only`` and ``terminate_termination`` are deprecated: they change the rule set (pass ``rules=``
-        instead).
-        ``user_failures``: how a run ends when the user player fails or sends a message that cannot be played
-        (``user_error``, or tau2's ``infrastructure_error``: its runner records a simulation whose user model
-        raised so). ``history``: the task's initial messages (trajectory format, tool messages with their
-        ``requestor``), already applied to ``env``; the conversation continues from them (see :meth:`start`)."""
-        unknown = sorted(set(deprecated_rules) - set(_RULE_FLAGS))
-        if unknown:
-            raise TypeError(f"Conversation() got unexpected keyword argument(s) {unknown}")
-        if deprecated_rules:
-            warn_deprecated(
-                f"Conversation({', '.join(sorted(deprecated_rules))}=...)",
-                "rules=RuleSet(...) (verl_rewards.engine.rules: TAU2, TAU_BENCH)",
-            )
-            rules = dataclasses.replace(rules, **deprecated_rules)
+        (:mod:`~verl_rewards.engine.offload`; None: none). ``user_failures``: how a run ends when the user player
+        fails or sends a message that cannot be played (``user_error``, or tau2's ``infrastructure_error``: its runner
+        records a simulation whose user model raised so). ``history``: the task's initial messages (trajectory
+        format, tool messages with their ``requestor``), already applied to ``env``; the conversation continues from
+        them (see :meth:`start`)."""
         if agent_message_errors not in AGENT_MESSAGE_ERRORS:
             raise ValueError(
                 f"agent_message_errors must be one of {AGENT_MESSAGE_ERRORS}, got {agent_message_errors!r}"

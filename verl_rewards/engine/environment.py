@@ -21,13 +21,12 @@ so reward code compares states with :meth:`same_db_as` instead, which costs O(re
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from .errors import ReplayMismatchError
-from .state import DBState
+from .state import DBState, clone_data
 from .toolkit import ToolError, Toolkit, serialise_result
 from .trajectory import MAX_NAME_CHARS, Message, check_tool_name, pair_tool_calls, parse_arguments
 
@@ -171,7 +170,7 @@ class Environment:
         self._check_not_frozen()
         try:
             kit = self._route(name, requestor)
-            result = kit.call(name, copy.deepcopy(arguments))
+            result = kit.call(name, clone_data(arguments))
             if sync:
                 self.sync()
             observation, error = serialise_result(result), False
@@ -231,7 +230,7 @@ class Environment:
             raise ValueError(f"Invalid environment type: {env_type}")
         if kit is None:
             raise ValueError(f"Function {func_name} not found in {env_type} tools (no {env_type} toolkit)")
-        result = kit.call(func_name, copy.deepcopy(arguments))
+        result = kit.call(func_name, clone_data(arguments))  # copy.deepcopy's result, faster on JSON data
         self.sync()
         return result
 

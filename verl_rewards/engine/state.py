@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from typing import Any
 
 _MISSING = object()
@@ -120,13 +120,13 @@ class BaseDB:
 _ATOMS = (str, int, float, bool, type(None))
 
 
-def _clone(value: Any) -> Any:
+def clone_data(value: Any) -> Any:
     """Deep copy of a record: dicts and lists rebuilt, immutable scalars shared, anything else ``copy.deepcopy``
     (several times faster than ``copy.deepcopy`` on JSON-like records, the first-write cost of every call)."""
     if type(value) is dict:
-        return {k: v if type(v) in _ATOMS else _clone(v) for k, v in value.items()}
+        return {k: v if type(v) in _ATOMS else clone_data(v) for k, v in value.items()}
     if type(value) is list:
-        return [v if type(v) in _ATOMS else _clone(v) for v in value]
+        return [v if type(v) in _ATOMS else clone_data(v) for v in value]
     if type(value) in _ATOMS:
         return value
     return copy.deepcopy(value)
@@ -156,6 +156,8 @@ class DBState:
             rec = over[key]
             return default if rec is _MISSING else rec
         coll = self.base.data[collection]
+        if type(coll) is dict:
+            return coll.get(key, default)
         if isinstance(coll, list):
             n = len(coll)
             if isinstance(key, int) and 0 <= key < n:
@@ -184,8 +186,29 @@ class DBState:
                 yield k
 
     def items(self, collection: str) -> Iterator[tuple[Any, Any]]:
-        for k in self.keys(collection):
-            yield k, self.get(collection, k)
+        """``(key, record)`` in DB order, what ``keys`` and ``get`` give, read in one pass (the domains' tools
+        scan collections this way: it is their inner loop)."""
+        coll = self.base.data[collection]
+        over = self._overlay.get(collection)
+        if isinstance(coll, list):
+            if not over:  # appended records are in the overlay too
+                yield from enumerate(coll)
+                return
+            for i in range(len(coll) + len(self._appended.get(collection, ()))):
+                rec = over.get(i, coll[i] if i < len(coll) else None)
+                yield i, (None if rec is _MISSING else rec)
+            return
+        if not over:
+            yield from coll.items()
+            return
+        for k, rec in coll.items():
+            hit = over.get(k, rec)
+            if hit is not _MISSING:
+                yield k, hit
+        for k in self._added.get(collection, ()):
+            hit = over.get(k)
+            if hit is not _MISSING:
+                yield k, hit
 
     def values(self, collection: str) -> Iterator[Any]:
         for _, v in self.items(collection):
@@ -206,7 +229,7 @@ class DBState:
         rec = self.get(collection, key, _MISSING)
         if rec is _MISSING:
             raise KeyError(key)
-        rec = _clone(rec)
+        rec = clone_data(rec)
         over[key] = rec
         return rec
 
@@ -256,10 +279,13 @@ class DBState:
                     return False
         return True
 
-    def to_dict(self) -> dict[str, Any]:
-        """The full state as plain data (O(DB size); for hashing, dumps and debugging)."""
+    def to_dict(self, names: Collection[str] | None = None) -> dict[str, Any]:
+        """The full state as plain data (O(DB size); for hashing, dumps and debugging); ``names``: only these
+        collections."""
         out: dict[str, Any] = {}
         for name, coll in self.base.data.items():
+            if names is not None and name not in names:
+                continue
             if isinstance(coll, list):
                 out[name] = [self.get(name, i) for i in self.keys(name)]
             elif isinstance(coll, dict):
@@ -271,9 +297,15 @@ class DBState:
     def freeze(self) -> BaseDB:
         """The current state as a new shared :class:`BaseDB` (unchanged records are shared, not copied).
 
-        The records this state wrote become base records: do not write to this state afterwards.
+        The records this state wrote become base records: do not write to this state afterwards. A collection this
+        state never touched is the base's own (read-only) container.
         """
-        return BaseDB(self.to_dict())
+        touched = self._overlay.keys() | self._added.keys() | self._appended.keys()
+        out = self.to_dict(touched)
+        for name, coll in self.base.data.items():
+            if name not in touched:
+                out[name] = coll
+        return BaseDB({name: out[name] for name in self.base.data})
 
     def full_hash(self) -> str:
         """tau2-compatible sha256 of the whole DB. Re-serialises only touched records."""

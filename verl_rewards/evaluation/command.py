@@ -8,8 +8,9 @@ import math
 import sys
 from typing import Any
 
+from ..files import OutputPathError, image_format
 from .readers import read_inputs
-from .report import evaluate, format_tables, plot_format, to_json, write_json, write_plot
+from .report import evaluate, format_tables, to_json, write_json, write_plot
 from .runs import EvalError
 
 HELP = "pass^k, components and termination stats of verl validation/rollout dumps and tau2 results"
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         if args.k is not None and args.k < 1:
             raise EvalError(f"--k must be at least 1, got {args.k}")
         if args.plot:
-            plot_format(args.plot)  # before any input is read: a typo costs nothing
+            image_format(args.plot, "--plot")  # before any input is read: a typo costs nothing
         results = evaluate(read_inputs(args.paths, args.data_source), args.success_threshold, args.k)
         baseline = None
         if args.baseline:
@@ -83,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
         if args.plot:
             write_plot(results, args.plot, baseline)
             print(f"plot: {args.plot}", file=sys.stderr if args.json == "-" else sys.stdout)
-    except EvalError as exc:
+    except (EvalError, OutputPathError) as exc:
         print(f"verl-rewards eval: error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:

@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..files import atomic_path, write_text_atomic
+from ..files import atomic_path, image_format, write_text_atomic
 from .passk import success_rule
 from .readers import EvalSet
-from .runs import EvalError, SourceSummary, summarize
+from .runs import SourceSummary, summarize
 
 
 @dataclass
@@ -140,24 +140,11 @@ def write_json(data: dict[str, Any], target: str | Path) -> None:
     write_text_atomic(target, json.dumps(data, indent=2, sort_keys=False) + "\n")
 
 
-def plot_format(target: str | Path) -> str:
-    """The image format of ``--plot`` from its extension (``.png``, ``.svg``, ``.pdf``, ... whatever matplotlib
-    writes); EvalError naming the choices otherwise, so a typo never yields a PNG under another name."""
-    from matplotlib.backend_bases import FigureCanvasBase
-
-    formats = FigureCanvasBase.get_supported_filetypes()
-    fmt = Path(target).suffix.lower().lstrip(".")
-    if fmt not in formats:
-        got = f"extension {Path(target).suffix!r}" if fmt else "no extension"
-        raise EvalError(f"--plot {target}: {got}; use one of {', '.join('.' + f for f in sorted(formats))}")
-    return fmt
-
-
 def write_plot(results: Sequence[Evaluated], target: str | Path, baseline: Evaluated | None = None) -> None:
-    """An image (format from the extension, :func:`plot_format`): pass^k vs k per source (baseline dashed), task
-    reward and component bars per source (last set), and pass^1 / task reward per step when there are several
-    steps."""
-    fmt = plot_format(target)
+    """An image (format from the extension, :func:`~verl_rewards.files.image_format`): pass^k vs k per source
+    (baseline dashed), task reward and component bars per source (last set), and pass^1 / task reward per step when
+    there are several steps."""
+    fmt = image_format(target, "--plot")
     import matplotlib
 
     matplotlib.use("Agg")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..commands.common import default_of
+from ..commands.common import data_dir_help, default_of, domain_help
 from .export import export_gold, export_results
 
 HELP = "write verl multi-turn SFT parquet: gold trajectories, or successful runs of simulate results"
@@ -24,8 +24,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     gold.add_argument(
         "--domain",
         default=None,
-        help="tau2 / tau_bench (required): tau2: mock, airline, retail, telecom; tau_bench: retail, airline; or as "
-        "the data source (tau2/airline, tau_bench/retail)",
+        help="tau2 / tau_bench (required): " + domain_help("tau2", "tau_bench"),
     )
     gold.add_argument("--rows", default=None, help="toolrl (required): a parquet of `verl-rewards prepare toolrl`")
     gold.add_argument(
@@ -35,12 +34,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "--mode",
         choices=["solo", "normal", "instruction"],
         default=None,
-        help="tau2: solo | normal (default as `prepare tau2`); tau_bench: normal (default) | instruction",
+        help="tau2: solo or normal; tau_bench: normal or instruction (default: as `prepare`)",
     )
     gold.add_argument(
         "--data-dir",
         default=None,
-        help="data folder (else TAU2_DATA_DIR / TAU_BENCH_DATA_DIR, else the installed data)",
+        help=data_dir_help("tau2", "tau_bench"),
     )
     gold.add_argument("--user-base-url", default=None, help="normal mode: an OpenAI-compatible user model endpoint")
     gold.add_argument("--user-model", default=None, help="normal mode: the user model's name (with --user-base-url)")
@@ -78,7 +77,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     res.add_argument(
         "--data-dir",
         default=None,
-        help="data folder (else TAU2_DATA_DIR / TAU_BENCH_DATA_DIR, else the installed data)",
+        help=data_dir_help("tau2", "tau_bench"),
     )
     res.add_argument("--out", required=True, help="output folder: <out>/train.parquet")
     res.add_argument("--force", action="store_true", help="replace an existing export")
@@ -102,7 +101,7 @@ def _user_factory(args: argparse.Namespace) -> Any:
 def run(args: argparse.Namespace) -> int:
     """0 on success; 2 with a one-line message on bad input (nothing written)."""
     from ..commands.common import DATA_DIR_FLAGS, fail, split_domain
-    from .export import ExportError
+    from .results import ExportError
 
     try:
         if args.export_kind == "gold":

@@ -27,7 +27,7 @@ from .results import ExportError, Trajectory, read_results
 from .rows import TAU2, TAU_BENCH, TOOLRL, GoldError, family_of, plain
 from .sft import SftInputError, conversation_key, sft_record, training_tool_schemas, write_sft_parquet
 
-__all__ = ["ExportError", "ExportReport", "export_gold", "export_results", "read_results"]
+__all__ = ["ExportReport", "export_gold", "export_results"]
 
 BENCHMARKS = (TAU2, TAU_BENCH)
 #: what ``export-sft gold`` plays: the benchmarks' tasks, or the rows of a ToolRL parquet

@@ -83,8 +83,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("--test-freq", type=int, default=DEFAULT.test_freq, help="GRPO steps between validations")
     p.add_argument("--input", default=None, help="ToolRL rows (.jsonl/.json/.parquet; default: the packaged sample)")
-    p.add_argument("--out", default=None, help="output folder (default ./learn/toolrl-seed<SEED>-<time>)")
-    p.add_argument("--timeout", type=float, default=1800.0, help="seconds before the training is stopped")
+    p.add_argument("--out", default=None, help="output folder (default: ./learn/toolrl-seed<SEED>-<time>)")
+    p.add_argument("--timeout-s", type=float, default=1800.0, help="seconds before the training is stopped")
     return p
 
 
@@ -137,8 +137,8 @@ def _data(plan: Plan, source: Path, out: Path) -> tuple[SmokeData, list[dict[str
 
 def _overrides(plan: Plan, out: Path) -> list[str]:
     """The learning run's Hydra overrides, after the CPU ones: sampled rollouts only, no KL term (no reference model
-    to run), the actor's learning rate, the seeds, validation every ``test_freq`` steps with ``trials`` samples per
-    row and its dumps, the ordered batches and a Hugging Face copy of the last actor."""
+    to run), the actor's learning rate, the random seeds, validation every ``test_freq`` steps with ``trials``
+    samples per row and its dumps, the ordered batches and a Hugging Face copy of the last actor."""
     from ..cpu.sampler import SAMPLER_OVERRIDES
 
     rollout = "actor_rollout_ref.rollout"
@@ -176,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
         for stale in ("metrics.jsonl", "checkpoints", "sft", "learn.json"):
             if (out / stale).exists():
                 raise SmokeError("set-up", f"{out / stale} exists: use a fresh --out folder")
-        result = _learn(plan, Path(args.input) if args.input else None, out, args.timeout, started)
+        result = _learn(plan, Path(args.input) if args.input else None, out, args.timeout_s, started)
     except SmokeError as exc:
         print(f"learn: FAILED at stage {exc.stage}: {exc}", file=sys.stderr)
         return 1

@@ -1,6 +1,7 @@
 """The manager's configuration: ``reward.reward_kwargs`` of verl's trainer config, validated at build time.
 
-Every key is documented in the README ("Configuration"). Hydra keys win; the GRPO scripts' environment variables
+Every key is listed in the docs' generated reference (``docs/reference/config.md``, from these dataclasses).
+Hydra keys win; the GRPO scripts' environment variables
 (``CONTRIBUTION``, ``CONTRIB_TYPE``, ``BETA``) are read only when the Hydra keys are absent. Invalid values
 raise :class:`ManagerConfigError` when the manager is built, never a silent zero later.
 """

@@ -19,9 +19,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..coerce import FLOAT32_MAX, MAX_MAGNITUDE, read_float
+from ..coerce import read_float
 
-__all__ = ["FLOAT32_MAX", "MAX_MAGNITUDE", "ScoreResult", "ScoreResultError", "normalise_result", "sanitize_extra"]
+__all__ = ["ScoreResult", "ScoreResultError", "normalise_result", "sanitize_extra"]
 
 TUPLE_KEYS = ("format", "correctness", "length")
 #: the component a plain-number result is also reported under (as verl's naive manager does)

@@ -6,16 +6,13 @@ plain verl-style ``compute_score`` (:func:`spec_from_callable`, unregistered). T
 parameters once, so inputs are resolved by name (:mod:`verl_rewards.scoring.inputs`) the same way for all.
 
 Names are case-insensitive. Registering a second, different reward under a taken name is an error; loading
-the same module twice is not (the rule of every registry here, :mod:`.registries`). A renamed reward keeps its old
-name for one release as a deprecated alias (:func:`deprecated_alias`): looking it up gives the reward and logs a
-warning, once per name.
+the same module twice is not (the rule of every registry here, :mod:`.registries`).
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-import logging
 import os
 import threading
 from collections.abc import Callable, Mapping
@@ -91,10 +88,7 @@ class RewardSpec:
 
 
 _REGISTRY: dict[str, RewardSpec] = {}
-_ALIASES: dict[str, str] = {}  # deprecated name -> the current name (both lower-case)
-_ALIASES_WARNED: set[str] = set()
 _LOCK = threading.RLock()
-logger = logging.getLogger(__name__)
 
 
 def _origin(obj: Any) -> str:
@@ -110,10 +104,6 @@ def register(spec: RewardSpec) -> RewardSpec:
     """Add ``spec`` to the registry; a different reward under the same name is an error."""
     key = spec.name.lower()
     with _LOCK:
-        if key in _ALIASES:
-            raise RewardRegistryError(
-                f"reward name {spec.name!r} is a deprecated alias of {_ALIASES[key]!r}; choose another name"
-            )
         return register_unique(
             _REGISTRY,
             key,
@@ -125,28 +115,12 @@ def register(spec: RewardSpec) -> RewardSpec:
         )
 
 
-def deprecated_alias(old: str, new: str) -> None:
-    """Let ``old`` (a reward's name before a rename) find the reward ``new``, with a warning logged once."""
-    key = old.lower()
-    with _LOCK:
-        if key in _REGISTRY:
-            raise RewardRegistryError(f"cannot make {old!r} an alias: a reward of that name is registered")
-        _ALIASES[key] = new.lower()
-
-
 def get_reward(name: str) -> RewardSpec:
-    """The reward registered as ``name`` (case-insensitive), or the reward a deprecated alias names."""
-    key = str(name).lower()
+    """The reward registered as ``name`` (case-insensitive)."""
     with _LOCK:
-        spec = _REGISTRY.get(key)
-        alias = _ALIASES.get(key) if spec is None else None
-        if alias is not None:
-            spec = _REGISTRY.get(alias)
+        spec = _REGISTRY.get(str(name).lower())
         if spec is None:
             raise RewardRegistryError(f"no reward named {name!r}; registered: {sorted(_REGISTRY)}")
-        if alias is not None and key not in _ALIASES_WARNED:
-            _ALIASES_WARNED.add(key)
-            logger.warning("reward name %r is deprecated (removed in 0.3.0); use %r", key, alias)
         return spec
 
 

@@ -15,14 +15,13 @@ Public API:
   :func:`register` ``(spec)`` for another domain.
 * :func:`evaluate_trajectory` — tau2's evaluator (DB, ENV_ASSERTION, ACTION, COMMUNICATE, NL_ASSERTION).
 * :func:`tau2_tau_bench_reward` — tau-bench's DB-hash + required-outputs reward on tau2 tasks (tau-bench's own
-  data and reward: :mod:`verl_rewards.tau_bench`). ``tau_bench_reward`` is its deprecated alias.
+  data and reward: :mod:`verl_rewards.tau_bench`).
 
 The trajectory format is described in :mod:`verl_rewards.engine.trajectory`. Training with verl's tool agent
 loop: :mod:`.data` (``verl-rewards prepare tau2``: parquet + tool config), :mod:`.verl_tools` (verl ``BaseTool``
 adapters; imports verl, so it is not imported here) and :mod:`.verl_scorer` (the rewards of the manager).
 """
 
-from ..deprecation import moved
 from ..engine.environment import Environment
 from .domain import Domain, load_domain
 from .domain_spec import DomainSpec
@@ -43,6 +42,3 @@ __all__ = [
     "register",
     "tau2_tau_bench_reward",
 ]
-
-
-__getattr__ = moved(__name__, {"tau_bench_reward": "verl_rewards.tau2:tau2_tau_bench_reward"})

@@ -253,21 +253,27 @@ def task_row(
     system_prompt: str | None = None,
     mode: str = "solo",
 ) -> dict[str, Any]:
-    """One verl row for ``task`` (see the module doc)."""
+    """One verl row for ``task`` (see the module doc): the same frame in both modes, with the mode's agent loop,
+    prompt and extra fields."""
     create: dict[str, Any] = {"domain": domain.name, "task_id": task.id, "data_dir": data_dir or ""}
     options = row_options(domain)
     if options:
         create["domain_options"] = options
     names = tool_names(domain, mode)
     if _check_mode(mode) == "normal":
-        return _normal_row(domain, task, index, split, data_dir, system_prompt, create, names)
-    return {
-        "data_source": f"tau2/{domain.name}",
-        "agent_name": AGENT_NAME,
-        "prompt": [
+        agent_name = NORMAL_AGENT_NAME
+        prompt, extra = _normal_prompt(domain, task, data_dir, system_prompt, options)
+    else:
+        agent_name = AGENT_NAME
+        prompt = [
             {"role": "system", "content": system_prompt or solo_system_prompt(domain)},
             {"role": "user", "content": ticket_text(task)},
-        ],
+        ]
+        extra = {}
+    return {
+        "data_source": f"tau2/{domain.name}",
+        "agent_name": agent_name,
+        "prompt": prompt,
         "ability": ABILITY,
         "reward_model": {
             "style": "rule",
@@ -278,23 +284,19 @@ def task_row(
             "split": split,
             "task_id": task.id,
             "domain": domain.name,
-            "mode": "solo",
-            "solo_mode": True,
+            "mode": mode,
+            "solo_mode": mode == "solo",
+            **extra,
             "tools_kwargs": tools_kwargs(names, create),
         },
     }
 
 
-def _normal_row(
-    domain: Domain,
-    task: Task,
-    index: int,
-    split: str,
-    data_dir: str | None,
-    system_prompt: str | None,
-    create: dict[str, Any],
-    names: list[str],
-) -> dict[str, Any]:
+def _normal_prompt(
+    domain: Domain, task: Task, data_dir: str | None, system_prompt: str | None, options: dict[str, Any]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """A normal-mode row's prompt (the agent's system prompt, then tau2's greeting or the task's initial history)
+    and its extra fields (the rendered user scenario, the data folder and the load options a row may carry)."""
     from ..engine.rules import GREETING
     from .normal.history import history_prompt
     from .normal.prompts import agent_system_prompt, user_scenario_text
@@ -303,37 +305,19 @@ def _normal_row(
         scenario = user_scenario_text(task)
     except ValueError as exc:
         raise TaskValidationError(task.id, "user_scenario", str(exc)) from None
-    return {
-        "data_source": f"tau2/{domain.name}",
-        "agent_name": NORMAL_AGENT_NAME,
-        "prompt": [
-            {
-                "role": "system",
-                "content": agent_system_prompt(domain, task_id=task.id)
-                if domain.spec.task_policy is not None
-                else system_prompt or agent_system_prompt(domain),
-            },
-            # tau2: the agent's view opens with the greeting, or with what it sees of the task's initial history
-            *(history_prompt(task) if task.history else [{"role": "assistant", "content": GREETING}]),
-        ],
-        "ability": ABILITY,
-        "reward_model": {
-            "style": "rule",
-            "ground_truth": {"task_id": task.id, "evaluation_criteria": _criteria_json(task)},
-        },
-        "extra_info": {
-            "index": index,
-            "split": split,
-            "task_id": task.id,
-            "domain": domain.name,
-            "mode": "normal",
-            "solo_mode": False,
-            "user_scenario": scenario,
-            "data_dir": data_dir or "",
-            **({"domain_options": create["domain_options"]} if "domain_options" in create else {}),
-            "tools_kwargs": tools_kwargs(names, create),
-        },
+    if domain.spec.task_policy is not None:
+        system = agent_system_prompt(domain, task_id=task.id)
+    else:
+        system = system_prompt or agent_system_prompt(domain)
+    # tau2: the agent's view opens with the greeting, or with what it sees of the task's initial history
+    opening = history_prompt(task) if task.history else [{"role": "assistant", "content": GREETING}]
+    prompt = [{"role": "system", "content": system}, *opening]
+    extra = {
+        "user_scenario": scenario,
+        "data_dir": data_dir or "",
+        **({"domain_options": options} if options else {}),
     }
+    return prompt, extra
 
 
 @dataclass
@@ -350,15 +334,19 @@ def _load(domain: str, data_dir: str | os.PathLike[str] | None, options: dict[st
         raise Tau2PrepareError(str(exc)) from exc
 
 
-def split_ids(domain: Domain, split: str) -> list[str]:
-    """Task ids of ``split`` (``all`` = every task of tasks.json, in file order)."""
+def split_ids(domain: Domain, split: str, *, holdout_flag: bool = False) -> list[str]:
+    """Task ids of ``split`` (``all`` = every task of tasks.json, in file order). The error for an unknown split
+    names the splits file only when the domain has one, and ``--holdout`` only for a command that takes it
+    (``holdout_flag``)."""
     if split == ALL_SPLIT:
         return list(domain.tasks)
     if split not in domain.splits:
+        split_file = domain.data_dir / domain.spec.files.get("split", "split_tasks.json")
+        source = f"splits come from {split_file}" if split_file.is_file() else f"{domain.name} has no splits file"
+        hint = "; --holdout draws train/test instead" if holdout_flag else ""
         raise Tau2PrepareError(
             f"domain {domain.name!r} has no split {split!r}; available: {sorted(domain.splits)} or {ALL_SPLIT!r} "
-            f"(splits come from {domain.data_dir / domain.spec.files.get('split', 'split_tasks.json')}; "
-            "--holdout draws train/test instead)"
+            f"({source}{hint})"
         )
     return domain.split(split)
 
@@ -399,7 +387,11 @@ def prepare_tau2(
         raise Tau2PrepareError("no split given (use train, test, another split of split_tasks.json, or all)")
     for split in splits:
         check_split_name(split)
-    plan = {s: split_ids(dom, s) for s in splits} if holdout is None else holdout_splits(dom, splits, holdout, seed)
+    plan = (
+        {s: split_ids(dom, s, holdout_flag=True) for s in splits}
+        if holdout is None
+        else holdout_splits(dom, splits, holdout, seed)
+    )
     empty = [s for s, ids in plan.items() if not ids]
     if empty:
         raise Tau2PrepareError(f"split(s) {empty} of domain {dom.name!r} have no tasks; nothing written")

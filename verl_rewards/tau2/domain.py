@@ -173,20 +173,6 @@ class Domain:
         self._initial: dict[str, tuple[BaseDB, BaseDB | None, bool]] = {}
         self._gold: dict[tuple[str, bool], tuple[Environment, list[dict[str, Any]]]] = {}
         self._gold_hashes: dict[tuple[str, bool], str] = {}
-        self._build_initial_states()
-
-    def _build_initial_states(self) -> None:
-        """Build every task's initial state (see :meth:`make_env`) now, once, so that no reward call pays for it.
-
-        Only tasks with initialisation actions or a message history have one to build (every telecom task: ~8
-        actions each, 0.13 ms, 0.3 s for all 2,285; it was most of the extra cost of a task's first reward call).
-        A task whose initial state fails is left out here; :meth:`make_env` raises its error when the task is used.
-        """
-        for task in self.tasks.values():
-            try:
-                self._initial_bases(task)
-            except Exception:  # noqa: BLE001 - reported by make_env, with the task and field, when the task is used
-                continue
 
     def _check_env_functions(self) -> None:
         """Every initialisation action and env assertion names a public method of its toolkit (checked at load,
@@ -328,8 +314,9 @@ class Domain:
         The initial state is: ``initialization_data`` deep-merged into the DBs, then ``initialization_actions``
         (any toolkit method, each followed by the domain's sync hook), then the mutating tool calls of
         ``message_history`` replayed (strictly: a recorded output that our tools do not reproduce is a
-        task-data error). It is computed once per task, when the domain is loaded, and shared, read-only, by the
-        task's environments, so a new environment costs O(1). The action log starts empty. ``solo_mode``: see
+        task-data error). It is computed on the task's first use (~0.1 ms for a telecom task), then cached and
+        shared, read-only, by the task's environments, so a further environment costs O(1); loading a domain builds
+        none (telecom has 2,285 tasks). The action log starts empty. ``solo_mode``: see
         :mod:`verl_rewards.engine.environment`.
         """
         if solo_mode and not self.spec.solo:

@@ -153,6 +153,8 @@ class _V:
         items = self.array(value, path)
         if items is None:
             return None
+        if all(isinstance(v, str) for v in items):  # the usual case, without building a path per item
+            return tuple(items)
         return tuple(self.string(v, f"{path}[{i}]", optional=False) for i, v in enumerate(items))  # type: ignore[misc]
 
     def choice(self, value: Any, path: str, choices: tuple[str, ...], default: str | None = None) -> str:
@@ -165,7 +167,29 @@ class _V:
         return value
 
 
-def _parse_action(v: _V, raw: Any, path: str) -> Action:
+def _parse_action(v: _V, raw: Any, where: str, index: int) -> Action:
+    """``raw`` (entry ``index`` of the list at ``where``) as an :class:`Action`. A well-formed entry is read directly;
+    any other goes through the path-aware checks, which name the field (the paths are built only then)."""
+    if isinstance(raw, dict):
+        action_id, name, arguments = raw.get("action_id"), raw.get("name"), raw.get("arguments")
+        requestor, info, compare = raw.get("requestor"), raw.get("info"), raw.get("compare_args")
+        if (
+            isinstance(action_id, str)
+            and isinstance(name, str)
+            and isinstance(arguments, dict)
+            and (requestor is None or requestor in REQUESTORS)
+            and (info is None or isinstance(info, str))
+            and (compare is None or (isinstance(compare, list) and all(isinstance(c, str) for c in compare)))
+        ):
+            return Action(
+                action_id=action_id,
+                name=name,
+                arguments=arguments,
+                requestor=requestor or "assistant",
+                info=info,
+                compare_args=None if compare is None else tuple(compare),
+            )
+    path = f"{where}[{index}]"
     obj = v.obj(raw, path, optional=False)
     assert obj is not None
     compare = v.strings(obj.get("compare_args"), f"{path}.compare_args")
@@ -179,7 +203,31 @@ def _parse_action(v: _V, raw: Any, path: str) -> Action:
     )
 
 
-def _parse_env_call(v: _V, raw: Any, path: str, *, assertion: bool) -> EnvFunctionCall:
+def _parse_env_call(v: _V, raw: Any, where: str, index: int, *, assertion: bool) -> EnvFunctionCall:
+    """``raw`` (entry ``index`` of the list at ``where``) as an env function call or assertion; read like
+    :func:`_parse_action`."""
+    if isinstance(raw, dict):
+        env_type, func_name, arguments = raw.get("env_type"), raw.get("func_name"), raw.get("arguments")
+        if (
+            isinstance(env_type, str)
+            and env_type in REQUESTORS
+            and isinstance(func_name, str)
+            and (arguments is None or isinstance(arguments, dict))
+        ):
+            if not assertion:
+                return EnvFunctionCall(env_type=env_type, func_name=func_name, arguments=arguments or {})
+            assert_value, message = raw.get("assert_value"), raw.get("message")
+            if (assert_value is None or isinstance(assert_value, bool)) and (
+                message is None or isinstance(message, str)
+            ):
+                return EnvAssertion(
+                    env_type=env_type,
+                    func_name=func_name,
+                    arguments=arguments or {},
+                    assert_value=True if assert_value is None else assert_value,
+                    message=message,
+                )
+    path = f"{where}[{index}]"
     obj = v.obj(raw, path, optional=False)
     assert obj is not None
     common = dict(
@@ -213,11 +261,11 @@ def _parse_criteria(v: _V, raw: Any) -> EvaluationCriteria | None:
     return EvaluationCriteria(
         actions=None
         if actions is None
-        else tuple(_parse_action(v, a, f"{p}.actions[{i}]") for i, a in enumerate(actions)),
+        else tuple(_parse_action(v, a, f"{p}.actions", i) for i, a in enumerate(actions)),
         env_assertions=None
         if asserts is None
         else tuple(
-            _parse_env_call(v, a, f"{p}.env_assertions[{i}]", assertion=True)  # type: ignore[misc]
+            _parse_env_call(v, a, f"{p}.env_assertions", i, assertion=True)  # type: ignore[misc]
             for i, a in enumerate(asserts)
         ),
         communicate_info=v.strings(obj.get("communicate_info"), f"{p}.communicate_info"),
@@ -251,7 +299,7 @@ def _parse_initial_state(v: _V, raw: Any) -> InitialState | None:
         initialization_actions=None
         if actions is None
         else tuple(
-            _parse_env_call(v, a, f"{p}.initialization_actions[{i}]", assertion=False) for i, a in enumerate(actions)
+            _parse_env_call(v, a, f"{p}.initialization_actions", i, assertion=False) for i, a in enumerate(actions)
         ),
         message_history=history,
     )

@@ -24,7 +24,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..deprecation import moved
 from ..engine.trajectory import parse_messages, strip_history
 from .domain import Domain, as_domain
 from .evaluators.common import predicted_env
@@ -79,6 +78,3 @@ def tau2_tau_bench_reward(
         if not all(found.values()):
             reward = 0.0
     return TauBenchResult(reward=reward, info=info, actions=gold_actions)
-
-
-__getattr__ = moved(__name__, {"tau_bench_reward": "verl_rewards.tau2.tau_bench:tau2_tau_bench_reward"})

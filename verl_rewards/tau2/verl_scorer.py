@@ -2,9 +2,8 @@
 
 Rows whose ``data_source`` is ``tau2/<domain>`` (or ``tau2``) are scored by the tau2 evaluator on our own
 domain environments; ``reward.reward_kwargs.tau2.reward=tau_bench`` switches to tau-bench's formula on tau2 tasks.
-The rewards are also registered by name (``tau2``, ``tau2_tau_bench``; ``tau_bench`` is a deprecated alias of
-``tau2_tau_bench``, resolved with a warning logged once) for ``reward_fn`` / ``reward_fn_by_source``. (tau-bench on
-its own data is the family of :mod:`verl_rewards.tau_bench`, reward ``tau_bench_v1``.)
+The rewards are also registered by name (``tau2``, ``tau2_tau_bench``) for ``reward_fn`` / ``reward_fn_by_source``.
+(tau-bench on its own data is the family of :mod:`verl_rewards.tau_bench`, reward ``tau_bench_v1``.)
 
 What a row must carry:
 
@@ -54,7 +53,6 @@ from ..rewards.decorators import RewardSpec, reward
 from ..scoring.contract import ConfigError, Scorer
 from ..scoring.families import Family
 from ..scoring.runner import RewardScorer
-from ..scoring.spec import deprecated_alias
 from .domain import load_domain
 from .evaluator import NL_POLICIES, SCORED_TERMINATIONS, TERMINATION_REASONS, evaluate_trajectory
 from .row_options import REFUSED_KEY
@@ -81,6 +79,8 @@ EXTRA_KEYS = (*TAU2_KEYS, *TAU2_EVAL_KEYS, *TAU_BENCH_KEYS, PARTIAL_CREDIT_KEY)
 _OPTION_KEYS = {"data_dir", "reward", "nl_policy", "judge", "assertion_errors", "default_termination", "partial_credit"}
 #: ``tau2.partial_credit: true``: 0.7 actions, 0.2 env assertions, 0.1 communicate (as tau2 partial credit on slime)
 DEFAULT_PARTIAL_CREDIT = (("action", 0.7), ("env_assertion", 0.2), ("communicate", 0.1))
+#: ``tau2.assertion_errors``: an env assertion that raises counts as unmet (``zero``) or raises
+ASSERTION_ERRORS = ("zero", "raise")
 #: ``tau2.reward`` (the formula) -> the registered reward of that formula
 REWARD_NAMES = {"tau2": "tau2", "tau_bench": "tau2_tau_bench"}
 
@@ -115,8 +115,8 @@ class Tau2Options:
         if nl_policy not in NL_POLICIES:
             raise ConfigError(f"reward.reward_kwargs.tau2.nl_policy must be one of {NL_POLICIES}")
         errors = str(section.get("assertion_errors", "zero"))
-        if errors not in ("zero", "raise"):
-            raise ConfigError("reward.reward_kwargs.tau2.assertion_errors must be zero or raise")
+        if errors not in ASSERTION_ERRORS:
+            raise ConfigError(f"reward.reward_kwargs.tau2.assertion_errors must be one of {ASSERTION_ERRORS}")
         judge = section.get("judge")
         if isinstance(judge, Mapping):  # {backend: openai, base_url, model, ...}: the chat-completions judge
             from .normal.judge import judge_from_config
@@ -300,6 +300,7 @@ def eval_extras(result: Any) -> dict[str, Any]:
 
 
 def matches(data_source: str) -> bool:
+    """``tau2`` and ``tau2/<domain>``."""
     return data_source == "tau2" or data_source.startswith("tau2/")
 
 
@@ -331,9 +332,6 @@ def tau2(trajectory: list, data_source: str, ground_truth: Any, extra_info: dict
 def tau2_tau_bench(trajectory: list, data_source: str, ground_truth: Any, extra_info: dict) -> dict:
     """tau-bench's reward on tau2 tasks (final DB hash vs gold replay, required outputs), default options."""
     return score_tau2(trajectory, data_source, ground_truth, extra_info, Tau2Options(reward="tau_bench"))
-
-
-deprecated_alias("tau_bench", "tau2_tau_bench")  # its name before 0.2.0 (also the tau-bench v1 family's name)
 
 
 FAMILY = Family(name="tau2", matches=matches, make_scorer=make_scorer, extra_keys=EXTRA_KEYS, text_keys=TEXT_KEYS)

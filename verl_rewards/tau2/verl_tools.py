@@ -47,7 +47,6 @@ from typing import Any
 
 from verl.tools.schemas import OpenAIFunctionToolSchema
 
-from ..deprecation import moved
 from ..engine.data_dir import TAU2_DATA
 from ..engine.environment import Environment
 from ..engine.steps import Progress
@@ -180,13 +179,3 @@ class Tau2DoneTool(Tau2Tool):
     def _check_name(self) -> None:
         if self.name != DONE_TOOL:
             raise ValueError(f"Tau2DoneTool must be named {DONE_TOOL!r}, got {self.name!r}")
-
-
-__getattr__ = moved(
-    __name__,
-    dict.fromkeys(
-        ("DEFAULT_MAX_SESSIONS", "ENDED_OBSERVATION", "EVICTED_FLAG", "EVICTED_TERMINATION", "EXTRA_KEYS", "SESSIONS"),
-        "verl_rewards.engine.verl_tools",
-    )
-    | {"SessionStore": "verl_rewards.engine.verl_tools"},
-)

@@ -23,7 +23,7 @@ import operator
 import warnings
 from typing import Any
 
-from ..engine.toolkit import GENERIC, Toolkit, clone_json, tool
+from ..engine.toolkit import GENERIC, Toolkit, tool
 
 _MISSING = object()
 TRANSFER_OBSERVATION = "Transfer successful"
@@ -188,7 +188,6 @@ __all__ = [
     "TRANSFER_OBSERVATION",
     "TauBenchToolkit",
     "class_name",
-    "clone_json",
     "dumps",
     "evaluate_arithmetic",
 ]

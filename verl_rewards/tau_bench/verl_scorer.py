@@ -83,6 +83,7 @@ class TauBenchOptions:
 
 
 def matches(data_source: str) -> bool:
+    """``tau_bench/<domain>``."""
     return data_source.startswith(SOURCE_PREFIX)
 
 

@@ -39,7 +39,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from .base import EXECUTORS, RewardCallError, settle
+from .base import RewardCallError, settle
 
 if TYPE_CHECKING:
     from ..result import ScoreResult
@@ -47,7 +47,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger("verl_rewards")
 
 __all__ = [
-    "EXECUTORS",
     "MAX_ABANDONED",
     "MAX_ABANDONED_THREADS",
     "RewardExitError",

@@ -38,9 +38,8 @@ def check_env_assertions(task: Task, predicted: Environment, *, on_error: str = 
         try:
             result = predicted.run_env_function(assertion.env_type, assertion.func_name, assertion.arguments)
             if not isinstance(result, bool):
-                raise EnvAssertionError(
-                    task.id, field, assertion.func_name, f"returned {type(result).__name__} instead of bool"
-                )
+                wrong = ValueError(f"Function {assertion.func_name} returned {type(result)} instead of bool")  # tau2's
+                raise EnvAssertionError(task.id, field, assertion.func_name, wrong)
             met = result == assertion.assert_value
         except EnvAssertionError as exc:
             if on_error == "raise":

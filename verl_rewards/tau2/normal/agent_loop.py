@@ -54,7 +54,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...deprecation import moved
 from ...engine.agent_loop import ConversationAgentLoop
 from ...engine.agent_loop import settings_of as engine_settings_of
 from ...engine.conversation import AGENT_MESSAGE_ERRORS, Conversation
@@ -169,9 +168,3 @@ class Tau2AgentLoop(ConversationAgentLoop):
             history=history_messages(task),
             progress=progress(domain, task),
         )
-
-
-__getattr__ = moved(
-    __name__,
-    dict.fromkeys(("PolicyUser", "next_trial"), "verl_rewards.engine.agent_loop"),
-)

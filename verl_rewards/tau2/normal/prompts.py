@@ -24,7 +24,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ...deprecation import moved
 from ..domain import Domain
 from ..errors import DataNotFoundError
 from ..tasks import Task
@@ -152,6 +151,3 @@ def user_tool_schemas(domain: Domain, task: Any = None) -> list[dict[str, Any]] 
     if wanted is not None:
         schemas = [s for s in schemas if s["function"]["name"] in wanted]
     return schemas or None
-
-
-__getattr__ = moved(__name__, {"GREETING": "verl_rewards.engine.rules"})

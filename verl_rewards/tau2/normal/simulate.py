@@ -27,7 +27,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ...deprecation import moved
 from ...engine.client import Endpoint, shared_client
 from ...engine.conversation import Conversation, trial_seeds
 from ...engine.rules import DEFAULT_MAX_ERRORS, DEFAULT_MAX_STEPS
@@ -44,11 +43,12 @@ from ...engine.simulate import (
     run_plan,
 )
 from ...engine.termination import SCORED_STOPS, TerminationReason
+from ...engine.toolkit import ToolError
 from ...engine.trajectory import parse_messages
 from ...engine.users import OpenAIUser
 from ...files import write_text_atomic
 from ..domain import Domain, load_domain
-from ..errors import Tau2Error
+from ..errors import EnvAssertionError, Tau2Error
 from ..evaluator import evaluate_trajectory
 from ..evaluators.nl_assertions import judge_view
 from .history import history_messages
@@ -278,15 +278,21 @@ async def _reward_info(
         view = judge_view(parse_messages(trajectory))
         judged = await judge.tau2_judgements(view, list(task.evaluation_criteria.nl_assertions or ()))
     grades = None if judged is None else [met for _, met, _ in judged]
-    result = evaluate_trajectory(
-        domain,
-        task_id,
-        trajectory,
-        termination=termination,
-        judge=(lambda _m, _a: grades) if grades is not None else None,
-        nl_policy="skip",
-        assertion_errors="zero",
-    )
+    try:
+        result = evaluate_trajectory(
+            domain,
+            task_id,
+            trajectory,
+            termination=termination,
+            judge=(lambda _m, _a: grades) if grades is not None else None,
+            nl_policy="skip",
+            assertion_errors="raise",
+        )
+    except EnvAssertionError as exc:  # tau2: the assertion's own error escapes its evaluator and fails the attempt
+        cause = exc.cause
+        if isinstance(cause, ToolError):  # tau2's tool functions raise ValueError where ours raise ToolError
+            cause = ValueError(str(cause))
+        raise cause if isinstance(cause, Exception) else exc from None
     return reward_info(task, result, trajectory, judged=judged)
 
 
@@ -384,12 +390,3 @@ def summary(results: dict[str, Any]) -> str:
     text = f"{len(sims)} simulations, mean reward {mean:.3f}, terminations {terms}"
     skipped = (results.get("info") or {}).get("nl_assertions")
     return f"{text}; NL assertions {skipped}" if skipped else text
-
-
-__getattr__ = moved(
-    __name__,
-    {
-        **dict.fromkeys(("PROBE_TEXT", "REACHABLE_TIMEOUT_S", "all_failed"), "verl_rewards.engine.simulate"),
-        "tau2_messages": "verl_rewards.tau2.normal.results:message_dumps",
-    },
-)

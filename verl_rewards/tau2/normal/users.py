@@ -1,11 +1,10 @@
-"""tau2's scripted user turns (:func:`default_script`, :func:`script_for`). The user backends and their
-configuration moved to :mod:`verl_rewards.engine.users`; their old names here are deprecated and go in 0.3.0."""
+"""tau2's scripted user turns (:func:`default_script`, :func:`script_for`); the user backends and their
+configuration are :mod:`verl_rewards.engine.users`."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ...deprecation import moved_module
 from ...engine.conversation import Reply
 from ...engine.users import FINAL_TURN, UserConfig
 from ..domain import Domain
@@ -34,10 +33,3 @@ def default_script(domain: Domain, task: Task) -> tuple[Reply, ...]:
 def script_for(config: UserConfig, domain: Domain, task: Task) -> Sequence[Reply]:
     """The scripted backend's turns for ``task``: its script, else :func:`default_script`."""
     return config.scripts.get(task.id) or default_script(domain, task)
-
-
-__getattr__ = moved_module(
-    __name__,
-    "verl_rewards.engine.users",
-    ("BACKENDS", "FINAL_TURN", "OpenAIUser", "ScriptedUser", "UserConfig", "as_reply", "load_scripts", "user_settings"),
-)

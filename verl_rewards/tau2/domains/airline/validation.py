@@ -3,7 +3,7 @@
 tau2-bench's airline tools (``src/tau2/domains/airline/tools.py``) build models of ``data_model.py``
 (``FlightInfo``, ``Passenger``, ``Payment``, ``Reservation``, ...) from the model's arguments. :func:`validate`
 checks them as pydantic v2 would (:mod:`verl_rewards.tau2.domains.validation`: extra keys dropped, lax coercion
-``"3"`` -> 3, fields in model order); a failure is a :class:`~verl_rewards.tau2.toolkit.ToolError` with pydantic's
+``"3"`` -> 3, fields in model order); a failure is a :class:`~verl_rewards.engine.toolkit.ToolError` with pydantic's
 message, which becomes the observation.
 """
 
@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ....deprecation import moved
 from ....engine.toolkit import ToolError
 from .. import validation as v
 
@@ -80,13 +79,3 @@ def convert_all(items: Iterable[Any], model: str) -> tuple[Any, bool]:
 def no_attribute(item: Any, attr: str) -> ToolError:
     """The AttributeError tau2 hits when it reads a field of an unconverted (non-model) list item."""
     return ToolError(f"'{type(item).__name__}' object has no attribute '{attr}'")
-
-
-__getattr__ = moved(
-    __name__,
-    {
-        "lax_int": "verl_rewards.tau2.domains.validation",
-        "lax_float": "verl_rewards.tau2.domains.validation",
-        "LaxError": "verl_rewards.tau2.domains.validation:FieldError",
-    },
-)

@@ -32,7 +32,7 @@ from typing import Any
 from ....engine.state import DBState
 from ....engine.toolkit import GENERIC, READ, WRITE, tool
 from .accounts import AccountTools
-from .catalog import CARD_REWARDS, CARD_TYPES, TRANSFER_REASONS, TransferReason
+from .catalog import TRANSFER_REASONS, TransferReason
 from .common import NOW, deterministic_id, format_discoverable
 from .credit_cards import CreditCardTools
 from .debit_cards import DebitCardTools
@@ -234,15 +234,4 @@ class KnowledgeTools(AccountTools, CreditCardTools, DebitCardTools, DebitOrderTo
     emergency_credit_bureau_incident_transfer_1114 = notice_tool("emergency_credit_bureau_incident_transfer_1114")
 
 
-# The names this module held before the toolkit was split by concern still import from here.
-__all__ = [
-    "CARD_REWARDS",
-    "CARD_TYPES",
-    "DISCOVERABLE_ATTR",
-    "TRANSFER_REASONS",
-    "KnowledgeTools",
-    "KnowledgeUserTools",
-    "TransferReason",
-    "discoverable",
-    "discoverable_definitions",
-]
+__all__ = ["KnowledgeTools"]

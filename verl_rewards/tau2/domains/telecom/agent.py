@@ -18,12 +18,13 @@ import datetime as _dt
 import uuid
 from typing import Any
 
-from ....deprecation import moved
 from ....engine.state import DBState
 from ....engine.toolkit import GENERIC, READ, WRITE, Record, Toolkit, detached_record, tool
 from .. import validation as v
 from ..common import TRANSFER_MESSAGE
 from .data_model import BILL, LINE_ITEM
+
+_EXACT = (str, int)  # value types whose dict lookup finds exactly what a scan with == finds (no bool, float)
 
 TODAY = _dt.date(2025, 2, 25)
 """tau2's fixed "today" in the telecom domain."""
@@ -63,12 +64,36 @@ class TelecomTools(Toolkit):
             raise ValueError(f"Line {line_id} not found for customer {customer_id}")
         return self._line_index(line_id)
 
+    def _first_index(self, collection: str, key: str) -> dict[Any, int] | None:
+        """``{record[key]: index}`` of the first record holding each value, what ``_find`` returns for it; None
+        when a record's value is not a str or int (then ``==`` and a dict lookup could disagree: use ``_find``)."""
+        out: dict[Any, int] = {}
+        for i, rec in self.db.items(collection):
+            value = rec[key]
+            if type(value) not in _EXACT:
+                return None
+            out.setdefault(value, i)
+        return out
+
+    def _indexed(self, index: dict[Any, int] | None, value: Any, find: Any) -> int:
+        """``find(value)`` through ``index`` when both sides are plain str/int values."""
+        if index is not None and type(value) in _EXACT:
+            at = index.get(value)
+            if at is not None:
+                return at
+        return int(find(value))  # raises tau2's "... not found" (or finds what the index could not)
+
     def _customer_by_phone(self, phone_number: Any) -> int:
+        lines: dict[Any, int] | None = None  # one pass over the lines instead of one per line id
+        indexed = False
         for i, customer in self.db.items("customers"):
             if customer["phone_number"] == phone_number:
                 return i
             for line_id in customer["line_ids"]:
-                if self.db.get("lines", self._line_index(line_id))["phone_number"] == phone_number:
+                if not indexed:
+                    lines, indexed = self._first_index("lines", "line_id"), True
+                at = self._indexed(lines, line_id, self._line_index)
+                if self.db.get("lines", at)["phone_number"] == phone_number:
                     return i
         raise ValueError(f"Customer with phone number {phone_number} not found")
 
@@ -89,7 +114,8 @@ class TelecomTools(Toolkit):
         return self._awaiting(customer)
 
     def _awaiting(self, customer: dict[str, Any]) -> list[dict[str, Any]]:
-        bills = [self.db.get("bills", self._bill_index(b)) for b in customer["bill_ids"]]
+        index = self._first_index("bills", "bill_id")
+        bills = [self.db.get("bills", self._indexed(index, b, self._bill_index)) for b in customer["bill_ids"]]
         return [b for b in bills if b["status"] == "Awaiting Payment"]
 
     def mark_bill_paid(self, bill_id: Any) -> str:
@@ -175,7 +201,8 @@ class TelecomTools(Toolkit):
             List of Bill objects, ordered by issue date (newest first).
         """
         customer = self.db.get("customers", self._customer_index(customer_id))
-        bills = [self.db.get("bills", self._bill_index(b)) for b in customer["bill_ids"]]
+        index = self._first_index("bills", "bill_id")
+        bills = [self.db.get("bills", self._indexed(index, b, self._bill_index)) for b in customer["bill_ids"]]
         ordered = sorted(bills, key=lambda bill: bill["issue_date"], reverse=True)
         return [detached_record(b) for b in ordered[:limit]]
 
@@ -474,23 +501,3 @@ class TelecomTools(Toolkit):
             if bill["bill_id"] == overdue_bill_id:
                 return bill["status"] == "Paid"
         return True
-
-
-__getattr__ = moved(
-    __name__,
-    dict.fromkeys(
-        (
-            "LINE_STATUSES",
-            "BILL_STATUSES",
-            "PLAN",
-            "ADDRESS",
-            "PAYMENT_METHOD",
-            "CUSTOMER",
-            "LINE",
-            "DEVICE",
-            "TELECOM_DB",
-            "normalize_db",
-        ),
-        "verl_rewards.tau2.domains.telecom.data_model",
-    ),
-)
