@@ -1,6 +1,9 @@
-"""``verl-rewards smoke --trainer-mode separate_async --resume``: verl's real ``main_ppo`` under its asynchronous V1
-trainer (``cpu_separate_async``: a trainer pool and a standalone rollout pool, weights sent over ``cpu_gloo``), the
-ToolRL recipe, then resumed from its checkpoint for one more step. Read from verl's file-logger JSONL only.
+"""``verl-rewards smoke --trainer-mode colocate_async --resume``: verl's real ``main_ppo`` under its asynchronous V1
+trainer (``cpu_colocate_async``: rollout and training share the one logical GPU, verl's warm-up batch keeps one batch
+of prompts in flight ahead of the trainer), the ToolRL recipe with smoke's default mixed groups (one scripted, one
+sampled rollout per prompt), then resumed from its checkpoint for one more step. Read from verl's file-logger JSONL
+only. The fastest family in the fastest async mode, for the smoke stage; ``separate_async`` (a standalone rollout,
+weights over ``cpu_gloo``) and the tau2 / tau-bench runs are documented commands (docs/guides/cpu-backend.md).
 
 It shows what the sync smoke shows (the actor updated, ``reward_extra/*``, validation before and after, the
 checkpoint) and what the async trainer adds: verl's per-trajectory weights versions (``min_global_steps`` /
@@ -21,7 +24,7 @@ from test_smoke_runs import STEPS, _smoke, _val
 
 pytestmark = [pytest.mark.slow, pytest.mark.smoke]
 
-MODE = "separate_async"
+MODE = "colocate_async"
 SCALE = 1000  # beta_c0 = step / SCALE
 BETA = [
     "reward.reward_kwargs.contribution.beta=0.0",
@@ -53,6 +56,16 @@ def test_the_async_trainer_ran_updated_the_actor_and_resumed(run):
     assert "smoke: PASSED" in run["stdout"] and "(with its TransferQueue state)" in run["stdout"]
     logged = json.loads((Path(run["out"]) / "metrics.jsonl").read_text().splitlines()[0])
     assert logged["step"] == 0  # validation before training
+
+
+def test_every_step_trains_on_mixed_groups_with_non_zero_advantages(run):
+    """Smoke's default groups (one scripted, one sampled rollout per prompt) survive the async trainer's streaming
+    and replay buffer: every step, the resumed one included, trains on groups whose rewards differ."""
+    for step, data in _steps(run):
+        assert data["reward_extra/base_score/min"] < data["reward_extra/base_score/max"], step
+        assert data["critic/advantages/min"] < 0 < data["critic/advantages/max"], step
+        assert data["actor/pg_loss"] != 0, step
+        assert data["reward_extra/reward_error/mean"] == 0, step
 
 
 def test_reward_extra_metrics_and_validation_before_after_and_on_resume(run):
