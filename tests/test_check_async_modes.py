@@ -111,7 +111,7 @@ def test_the_cpu_separate_async_trainer_passes_with_the_cpu_gloo_engine(small_to
         "actor_rollout_ref.rollout.checkpoint_engine.backend=cpu_gloo",
         "trainer.device=cpu",
     )
-    cmd = [sys.executable, "-m", "verl_rewards.cli", "check", "--", *overrides]
+    cmd = [sys.executable, "-m", "verl_rewards.cli", "check", "-v", "--", *overrides]  # -v: the summary lines
     proc = subprocess.run(cmd, env=env, cwd=str(REPO), capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "V1 CpuPPOTrainerSeparateAsync (trainer_mode=cpu_separate_async)" in proc.stdout
