@@ -12,6 +12,11 @@ verl-style scoring function go through
   routing + guarded call, contribution term, extras).
 
     python benchmarks/bench_manager.py [--mode ray|worker|both] [--samples 1024] [--workers 2] [--repeats 7]
+        [--kinds C1 C0 none] [--baseline-tree DIR]
+
+``--baseline-tree DIR`` adds ``contribution(C0)`` with its reward-loop actors importing ``verl_rewards`` from another
+checkout (``PYTHONPATH=DIR``), timed in the same rounds: a change's effect measured against the code before it under
+the same machine load.
 """
 
 from __future__ import annotations
@@ -78,8 +83,10 @@ def make_batch(tok, n: int, seed: int):
 def time_rounds(managers: dict, batch, repeats: int) -> dict[str, list[float]]:
     """Interleave the managers round by round so that machine noise hits all of them alike."""
     times: dict[str, list[float]] = {name: [] for name in managers}
-    for _ in range(repeats):
-        for name, manager in managers.items():
+    names = list(managers)
+    for r in range(repeats):  # the order rotates each round: no manager always runs first or last
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            manager = managers[name]
             start = time.perf_counter()
             manager.compute_rm_score(batch)
             times[name].append(time.perf_counter() - start)
@@ -212,6 +219,8 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=1024)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--kinds", nargs="*", default=["C1", "C0", "none"], help="contribution types in ray mode")
+    parser.add_argument("--baseline-tree", default=None, help="another checkout's root: its contribution(C0) too")
     parser.add_argument("--tokenizer-dir", default=os.path.join(tempfile.gettempdir(), "verl_rewards_qwen_tokenizer"))
     args = parser.parse_args()
 
@@ -235,53 +244,51 @@ def main() -> None:
         worker_mode(batch, tok, tok_dir, args.repeats)
     if args.mode == "worker":
         return
-    print(f"\nverl RewardLoopManager, reward.num_workers={args.workers}, local Ray with 2 CPUs\n")
+    print(f"\nverl RewardLoopManager, reward.num_workers={args.workers}, local Ray with 2 CPUs")
+    print(f"load average (1, 5, 15 min) before: {os.getloadavg()}\n")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    configs = {
-        "naive (verl built-in)": ["reward.reward_manager.name=naive"],
+    c0 = ["reward.reward_manager.name=contribution", "+reward.reward_kwargs.contribution.type=C0"]
+    configs: dict[str, tuple[list[str], str | None]] = {
+        "naive (verl built-in)": (["reward.reward_manager.name=naive"], None),
         **{
-            f"contribution, type={kind}": [
-                "reward.reward_manager.name=contribution",
-                f"+reward.reward_kwargs.contribution.type={kind}",
-            ]
-            for kind in ("C1", "C0", "none")
+            f"contribution, type={kind}": (
+                ["reward.reward_manager.name=contribution", f"+reward.reward_kwargs.contribution.type={kind}"],
+                None,
+            )
+            for kind in args.kinds
         },
     }
+    if args.baseline_tree:
+        configs["contribution, type=C0, baseline"] = (c0, os.path.abspath(args.baseline_tree))
     try:
         fn = [
             "reward.custom_reward_function.path=pkg://verl_rewards.demo",
             "reward.custom_reward_function.name=arith_reward",
         ]
         managers = {
-            name: start_manager(f"m{i}", [*fn, *overrides], tok_dir, args.workers, warm)
-            for i, (name, overrides) in enumerate(configs.items())
+            name: start_manager(f"m{i}", [*fn, *overrides], tok_dir, args.workers, warm, tree)
+            for i, (name, (overrides, tree)) in enumerate(configs.items())
         }
         times = time_rounds(managers, batch, args.repeats)
     finally:
         ray.shutdown()
+    print(f"load average (1, 5, 15 min) after: {os.getloadavg()}")
     rates = {}
     for name, ts in times.items():
         med = statistics.median(ts)
         rates[name] = len(batch) / med
-        print(f"  {name:<26} {rates[name]:>8.1f} samples/s  (median of {len(ts)}: {med:.3f} s, best {min(ts):.3f} s)")
-    naive, off = rates["naive (verl built-in)"], rates["contribution, type=none"]
-    from verl_rewards.contribution import compute_contribution
-
-    prev, cur = batch.non_tensor_batch["prev_step_dict"], batch.non_tensor_batch["cur_step_dict"]
-    print("\ncontribution term alone (compute_contribution over the batch's step dicts, in-process):")
-    for kind in ("C0", "C1"):
-        start = time.perf_counter()
-        for _ in range(20):
-            for p, c in zip(prev, cur, strict=True):
-                compute_contribution(kind, p, c)
-        per = (time.perf_counter() - start) / (20 * len(prev)) * 1e6
-        print(f"  {kind}: {per:.2f} us/sample  (vs {1e6 / rates['naive (verl built-in)']:.0f} us/sample for a step)")
+        print(f"  {name:<34} {rates[name]:>8.1f} samples/s  (median of {len(ts)}: {med:.3f} s, best {min(ts):.3f} s)")
+    naive = rates["naive (verl built-in)"]
     print("\nratios (higher is faster; medians):")
-    print(f"  contribution(none) / naive = {off / naive:.2f}x")
-    for kind in ("C0", "C1"):
-        rate = rates[f"contribution, type={kind}"]
-        cost = 100 * (off / rate - 1)
-        print(f"  contribution({kind})   / naive = {rate / naive:.2f}x   (time cost of {kind} vs none: {cost:+.1f}%)")
+    for name, rate in rates.items():
+        if name != "naive (verl built-in)":
+            print(f"  {name:<34} / naive = {rate / naive:.2f}x")
+    if "contribution, type=none" in rates:
+        off = rates["contribution, type=none"]
+        for kind in ("C0", "C1"):
+            if f"contribution, type={kind}" in rates:
+                cost = 100 * (off / rates[f"contribution, type={kind}"] - 1)
+                print(f"  time cost of {kind} vs none: {cost:+.1f}%")
 
 
 if __name__ == "__main__":

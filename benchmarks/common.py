@@ -6,8 +6,12 @@ import statistics
 from typing import Any
 
 
-def start_manager(prefix: str, overrides: list[str], tok_dir: str, workers: int, warm: Any) -> Any:
-    """verl's RewardLoopManager with actor names prefixed (so managers coexist), started and warmed up."""
+def start_manager(
+    prefix: str, overrides: list[str], tok_dir: str, workers: int, warm: Any, tree: str | None = None
+) -> Any:
+    """verl's RewardLoopManager with actor names prefixed (so managers coexist), started and warmed up; with
+    ``tree``, its reward-loop actors import ``verl_rewards`` from that source tree (``PYTHONPATH``), so two versions
+    of the package can be timed in one cluster."""
     import ray
     from verl.experimental.reward_loop.reward_loop import RewardLoopManager
 
@@ -15,8 +19,9 @@ def start_manager(prefix: str, overrides: list[str], tok_dir: str, workers: int,
 
     class Manager(RewardLoopManager):
         def _init_reward_loop_workers(self) -> None:
+            env = {"runtime_env": {"env_vars": {"PYTHONPATH": tree}}} if tree is not None else {}
             self.reward_loop_workers = [
-                self.reward_loop_workers_class.options(name=f"{prefix}_reward_loop_worker_{i}").remote(
+                self.reward_loop_workers_class.options(name=f"{prefix}_reward_loop_worker_{i}", **env).remote(
                     self.config, self.reward_router_address
                 )
                 for i in range(self.config.reward.num_workers)

@@ -84,7 +84,7 @@ def missing_data_summary(skipped: list) -> str | None:
         return None
     return (
         f"missing benchmark data: {tests} test(s) skipped and {files} test file(s) not collected; "
-        f"to run them: {GET_DATA} all (README: The two commands)"
+        f"to run them: {GET_DATA} all (docs: Getting started, 'The benchmark data')"
     )
 
 

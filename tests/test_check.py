@@ -80,17 +80,57 @@ def one_line(err: str) -> str:
 
 
 def test_a_good_config_prints_the_manager_loop_data_and_routing(capsys, small_tokenizer_dir, rlla):
-    code, out, err = run_check(capsys, base(small_tokenizer_dir, rlla, "reward.reward_kwargs.contribution.type=C1"))
+    code, out, err = run_check(capsys, base(small_tokenizer_dir, rlla, "reward.reward_kwargs.contribution.type=none"))
     assert code == 0, err[-3000:]
     assert out.startswith("verl-rewards check: ok")
     assert "V1 PPOTrainerSync (trainer_mode=sync)" in out
-    assert "reward manager: contribution (ContributionRewardManager); contribution: c1=C1 beta=0.05" in out
+    assert "reward manager: contribution (ContributionRewardManager); contribution: none" in out
     assert f"data.train_files: {rlla}/train.parquet (24 rows)" in out
     assert "rlla (48 rows) -> the toolrl family" in out
+    assert "contribution: rlla" not in out
+
+
+@pytest.mark.parametrize("kind", ["C0", "C1", "C2"])
+def test_a_term_that_can_never_fire_is_one_line_naming_the_data_source_and_the_fix(
+    capsys, small_tokenizer_dir, rlla, kind
+):
+    """ToolRL's rows are played by verl's single_turn_agent, which records no step dicts: C-0 / C-1 / C-2 would
+    add 0 to every sample."""
+    code, out, err = run_check(
+        capsys, base(small_tokenizer_dir, rlla, f"reward.reward_kwargs.contribution.type={kind}")
+    )
+    assert code == 2 and out == ""
+    line = one_line(err)
+    assert line.startswith("verl-rewards check: error: contribution: data source 'rlla': agent loop single_turn_agent")
+    assert f"{kind.lower()} ({kind}," in line and "can never fire" in line
+    assert "reward.reward_kwargs.contribution.type=none" in line and "tau2_agent" in line
+
+
+def test_a_critic_term_needs_a_critic(capsys, small_tokenizer_dir, rlla, tmp_path):
+    from verl_rewards.cpu.model import build_tiny_qwen2
+
+    tiny_model = build_tiny_qwen2(tmp_path / "critic", [])
+    critic = ["reward.reward_kwargs.contribution.type=C1", "+reward.reward_kwargs.contribution.value_source=critic"]
+    code, out, err = run_check(capsys, base(small_tokenizer_dir, rlla, *critic))
+    assert code == 2
+    line = one_line(err)
+    assert line.startswith(
+        "verl-rewards check: error: contribution: reward.reward_kwargs.contribution: term(s) c1 read the critic"
+    )
+    assert "algorithm.adv_estimator=grpo" in line and "algorithm.adv_estimator=gae" in line
+    gae = [
+        "algorithm.adv_estimator=gae",
+        "critic.ppo_micro_batch_size_per_gpu=1",
+        f"critic.model.path={tiny_model}",
+    ]
+    code, out, err = run_check(capsys, base(small_tokenizer_dir, rlla, *critic, *gae))
+    assert code == 0, err[-3000:]
+    assert "contribution: c1 from the critic's values (added before the advantage)" in out
 
 
 def test_without_verbose_a_good_config_prints_its_verdict_alone(capsys, small_tokenizer_dir, rlla):
-    code, out, err = run_check(capsys, base(small_tokenizer_dir, rlla), verbose=False)
+    no_terms = "reward.reward_kwargs.contribution.type=none"  # rlla rows record no step dicts (stage contribution)
+    code, out, err = run_check(capsys, base(small_tokenizer_dir, rlla, no_terms), verbose=False)
     assert code == 0, err[-3000:]
     assert len(out.splitlines()) == 1 and out.startswith("verl-rewards check: ok ("), out[-3000:]
 
@@ -215,7 +255,9 @@ def test_what_crashes_the_first_step_is_one_line_naming_the_key_or_row(
     capsys, small_tokenizer_dir, rlla, first_step, case
 ):
     extra, stage, message = FIRST_STEP[case]
-    code, out, err = run_check(capsys, base(small_tokenizer_dir, rlla, *(e.format(d=first_step) for e in extra)))
+    no_contribution = "reward.reward_kwargs.contribution.type=none"  # single-turn rows record no step dicts
+    given = (e.format(d=first_step) for e in extra)
+    code, out, err = run_check(capsys, base(small_tokenizer_dir, rlla, no_contribution, *given))
     if stage is None:
         assert code == 0 and message in out, err[-3000:]
         return
@@ -238,6 +280,7 @@ def test_tau2_normal_mode_checks_tools_loop_settings_and_routing(capsys, small_t
     assert f"tools: 14 from {out_dir}/tool_config.yaml" in out
     assert "agent loop: tau2_agent (user: scripted)" in out
     assert "tau2/airline (50 rows) -> the tau2 family" in out
+    assert "contribution: tau2/airline: step dicts from agent loop tau2_agent" in out
     # without -v: the verdict line alone, none of the tool schemas verl prints while it builds the tools
     code, out, err = run_check(capsys, overrides, verbose=False)
     assert code == 0 and len(out.splitlines()) == 1 and len(err.splitlines()) < 20, (out + err)[-3000:]
@@ -275,7 +318,7 @@ def test_a_real_run_stops_where_the_trainer_builds_the_reward_loop_manager():
 def test_check_1_in_a_recipe_names_c3(tmp_path):
     """The issue's case: ``CONTRIB_TYPE=C3`` composed without complaint; ``CHECK=1`` names it, one line, exit 2."""
     env = {k: v for k, v in os.environ.items() if k not in ("CONTRIBUTION", "CONTRIB_TYPE", "BETA", "MODE")}
-    env.update(CHECK="1", CONTRIB_TYPE="C3", DATA_DIR=str(tmp_path))
+    env.update(CHECK="1", CONTRIBUTION="1", CONTRIB_TYPE="C3", DATA_DIR=str(tmp_path))
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
     proc = subprocess.run(
         ["bash", str(REPO / "recipes/toolrl_grpo/run_toolrl_grpo.sh")],
@@ -289,6 +332,29 @@ def test_check_1_in_a_recipe_names_c3(tmp_path):
     line = one_line(proc.stderr)
     assert line.startswith("verl-rewards check: error: reward manager: ") and "'C3'" in line
     assert proc.stdout == ""
+
+
+def test_tau2_solo_mode_gets_its_step_dicts_from_the_tools(capsys, small_tokenizer_dir, tmp_path):
+    from verl_rewards.tau2.data import prepare_tau2
+
+    root = require_domain("airline").data_dir.parent
+    out_dir = tmp_path / "airline_solo"
+    prepare_tau2(root, "airline", out_dir, ["train", "test"], mode="solo")
+    tools = [
+        f"actor_rollout_ref.rollout.multi_turn.tool_config_path={out_dir}/tool_config.yaml",
+        "actor_rollout_ref.rollout.multi_turn.enable=True",
+        "data.return_raw_chat=True",
+    ]
+    c1 = ["reward.reward_kwargs.contribution.type=C1", f"+reward.reward_kwargs.tau2.data_dir={root}"]
+    code, out, err = run_check(capsys, base(small_tokenizer_dir, out_dir, *c1, *tools))
+    assert code == 0, err[-3000:]
+    assert "contribution: tau2/airline: step dicts from agent loop tool_agent with the tau2 tools" in out
+    # a C-2 term whose potential no loop records can never fire either
+    c2 = ["reward.reward_kwargs.contribution.type=C2", "+reward.reward_kwargs.contribution.potential_key=phi"]
+    code, out, err = run_check(capsys, base(small_tokenizer_dir, out_dir, *c2, *tools))
+    line = one_line(err)
+    assert code == 2 and "data source 'tau2/airline': agent loop tool_agent with the tau2 tools records only" in line
+    assert "c2 (C2, reads phi)" in line
 
 
 def test_rows_asking_for_an_endpoint_a_credential_or_a_cache_folder_are_refused(capsys, small_tokenizer_dir, tmp_path):

@@ -8,6 +8,7 @@ import importlib.util
 import re
 import sys
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -144,3 +145,30 @@ def test_the_readme_is_short_and_its_links_lead_somewhere() -> None:
     links = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", readme.read_text(encoding="utf-8"))
     local = [link for link in links if "://" not in link]
     assert local and [link for link in local if not (REPO / link).exists()] == []
+
+
+def _loop_valid_keys(parse: Any, section: dict[str, Any]) -> set[str]:
+    """The keys a normal-mode loop's validator accepts, as its own error for an unknown key lists them."""
+    with pytest.raises(ValueError) as err:
+        parse(section)
+    return set(re.findall(r"'([a-z_]+)'", str(err.value).rsplit("valid", 1)[1]))
+
+
+def test_every_agent_loop_key_the_validators_accept_is_in_the_reference_and_back(ref: ModuleType) -> None:
+    from verl_rewards.engine.users import UserConfig
+    from verl_rewards.tau2.normal.agent_loop import NormalSettings
+    from verl_rewards.tau_bench.normal import TauBenchNormalSettings
+
+    user_keys = {f"user.{k}" for k in _loop_valid_keys(UserConfig.from_mapping, {"backend": "scripted", "zz": 1})}
+    assert {"user.backend", "user.base_url", "user.timeout_s"} <= user_keys
+    accepted = {
+        name: _loop_valid_keys(cls.from_mapping, {"user": {"backend": "scripted"}, "zz_unknown": 1}) | user_keys
+        for name, cls in (("tau2", NormalSettings), ("tau_bench", TauBenchNormalSettings))
+    }
+    sections = ref.loop_sections()
+    assert {name: set(keys) for name, keys in sections.items()} == accepted
+    documented = {k for keys in sections.values() for k in keys}
+    assert {k for k in documented if not ref.LOOP_MEANINGS.get(k)} == set()
+    assert set(ref.LOOP_MEANINGS) == documented  # no meaning for a key the code does not have
+    page = ref.loops_page()
+    assert "| `max_steps` | `200` |" in page and "| `user.timeout_s` | `60.0` |" in page

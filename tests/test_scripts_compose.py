@@ -49,7 +49,8 @@ def test_toolrl_recipe_composes_with_toolrl_options():
     assert cfg["actor_rollout_ref"]["rollout"]["n"] == 4
     kwargs = cfg["reward"]["reward_kwargs"]
     settings = ManagerConfig.from_reward_kwargs(kwargs, environ={})
-    assert settings.contribution.type == "C0"
+    assert settings.contribution.type == "none"  # single-turn rows: nothing records step dicts
+    assert cfg["trainer"]["experiment_name"] == "toolrl-grpo"
     options = ToolRLOptions.from_config(kwargs["toolrl"], environ={})
     assert options.with_length and options.correct_max1 and not options.coarse_reward
 

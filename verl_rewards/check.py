@@ -21,6 +21,10 @@ It does what ``python -m verl.trainer.main_ppo`` does at start-up, in this proce
    ``data_source`` they hold, and every row-level ``reward_fn`` names a registered reward;
 7. what the first step runs (:mod:`verl_rewards.check_step`): ``algorithm.adv_estimator`` in verl's registry, every
    row's ``reward_fn`` field and its reward's required inputs, and no row choosing an endpoint, credential or path.
+8. the contribution terms: per data source, what records the step dicts the configured terms read (the rows'
+   own columns, or the agent loop that plays them: ``tool_agent`` with the tau2 / tau-bench tools, ``tau2_agent``,
+   ``tau_bench_agent``); a term that can never fire there (verl's ``single_turn_agent`` records none) fails, and
+   so does a ``value_source: critic`` term in a run without a critic.
 
 The first failure is printed as one line (``verl-rewards check: error: <stage>: <message>``, exit code 2); a good
 config prints its verdict line (exit code 0); ``-v`` adds the summary and what verl printed while building.
@@ -115,6 +119,7 @@ def check(overrides: Sequence[str]) -> list[str]:
         data += first_step(config, manager, files)
     except StepError as exc:
         raise CheckError(exc.stage, str(exc)) from None
+    contribution = _contribution_reach(config, manager, loops)
     took = time.perf_counter() - started
     return [
         f"verl-rewards check: ok ({len(overrides)} overrides, {took:.1f} s)",
@@ -123,6 +128,7 @@ def check(overrides: Sequence[str]) -> list[str]:
         f"  reward manager: {_describe_manager(config, manager)}",
         *(f"  {line}" for line in loops.lines),
         *(f"  {line}" for line in data),
+        *(f"  {line}" for line in contribution),
     ]
 
 
@@ -319,6 +325,7 @@ class _Loops:
         self.lines: list[str] = []
         self.registry: dict[str, Any] = {}
         self.checked: set[str] = set()
+        self.tools: list[Any] = []
 
 
 def _agent_loops(config: Any) -> _Loops:
@@ -341,6 +348,7 @@ def _agent_loops(config: Any) -> _Loops:
             )
         except Exception as exc:  # noqa: BLE001
             raise CheckError("tools", f"{tool_path or function_path}: {_message(exc)}") from None
+        out.tools = list(tools)
         names = [getattr(t, "name", None) or type(t).__name__ for t in tools]
         out.lines.append(f"tools: {len(tools)} from {tool_path or function_path} ({_short(names)})")
     agent = rollout.get("agent") or {}
@@ -472,3 +480,112 @@ def _describe_manager(config: Any, manager: Any) -> str:
 def _short(names: Iterable[Any], limit: int = 6) -> str:
     names = [str(n) for n in names]
     return ", ".join(names[:limit]) + (f", ... ({len(names) - limit} more)" if len(names) > limit else "")
+
+
+# ------------------------------------------------------------------------------------------- contribution
+_STEP_DICT_COLUMNS = ("prev_step_dict", "cur_step_dict")
+_RECORDING_LOOPS = "tool_agent with the tau2 / tau-bench tools, tau2_agent or tau_bench_agent"
+
+
+def _contribution_reach(config: Any, manager: Any, loops: _Loops) -> list[str]:
+    """Per data source, whether the configured contribution terms can get what they read: step dicts (from the
+    rows' own columns or the agent loop that plays them) or, for ``value_source: critic``, a critic. A term that
+    can never fire is a :class:`CheckError` naming the data source and the fix."""
+    settings = getattr(manager, "settings", None)
+    contribution = getattr(settings, "contribution", None)
+    if contribution is None or not contribution.enabled:
+        return []
+    lines = []
+    critic = contribution.critic_terms
+    if critic:
+        from .manager.config import critic_terms_problem
+
+        problem = critic_terms_problem(config, contribution)
+        if problem:
+            raise CheckError("contribution", problem)
+        names = ", ".join(t.name for t in critic)
+        lines.append(f"contribution: {names} from the critic's values (added before the advantage)")
+    terms = contribution.step_terms
+    if not terms:
+        return lines
+    for source, (loop_names, carried) in sorted(_source_loops(config).items()):
+        if carried:
+            lines.append(f"contribution: {source}: step dicts from the rows' own {'/'.join(_STEP_DICT_COLUMNS)}")
+            continue
+        for name in sorted(loop_names):
+            fields, how = _step_dict_fields(config, loops, name)
+            if fields is None:
+                lines.append(f"contribution: {source}: {how}: unknown whether it records step dicts")
+                continue
+            lost = [t for t in terms if t.step_field not in fields]
+            if lost:
+                what = ", ".join(f"{t.name} ({t.type}, reads {t.step_field})" for t in lost)
+                records = f"records only {', '.join(fields)}" if fields else "records no step dicts"
+                raise CheckError(
+                    "contribution",
+                    f"data source {source!r}: {how} {records}, so term(s) {what} can never fire there (a silent "
+                    f"0): turn them off (reward.reward_kwargs.contribution.type=none, or CONTRIBUTION=0) or train "
+                    f"{source!r} with a loop that records them ({_RECORDING_LOOPS})",
+                )
+            lines.append(f"contribution: {source}: step dicts from {how}")
+    return lines
+
+
+def _source_loops(config: Any) -> dict[str, tuple[set[str], bool]]:
+    """data_source -> (the agent loops its rows name, whether its rows carry step-dict columns themselves)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    default = str((config.actor_rollout_ref.rollout.get("agent") or {}).get("default_agent_loop") or "")
+    out: dict[str, tuple[set[str], bool]] = {}
+    for key in ("train_files", "val_files"):
+        for path in _files(config.data.get(key)):
+            local = Path(os.path.expanduser(path))
+            schema = pq.read_schema(local)
+            extra = schema.field("extra_info").type if "extra_info" in schema.names else None
+            carried = all(c in schema.names for c in _STEP_DICT_COLUMNS) or (
+                isinstance(extra, pa.StructType) and all(extra.get_field_index(c) >= 0 for c in _STEP_DICT_COLUMNS)
+            )
+            wanted = [c for c in ("data_source", "agent_name") if c in schema.names]
+            table = pq.read_table(local, columns=wanted)
+            rows = table.num_rows
+            sources = table.column("data_source").to_pylist() if "data_source" in wanted else ["<none>"] * rows
+            agents = table.column("agent_name").to_pylist() if "agent_name" in wanted else [None] * rows
+            for source, agent in zip(sources, agents, strict=True):
+                names, had = out.setdefault(str(source), (set(), True))
+                names.add(str(agent or default))
+                out[str(source)] = (names, had and carried)
+    return out
+
+
+def _step_dict_fields(config: Any, loops: _Loops, name: str, depth: int = 0) -> tuple[tuple[str, ...] | None, str]:
+    """The step-dict fields the agent loop ``name`` records (None: unknown, a loop of someone else's) and how to
+    say which loop that is."""
+    from hydra.utils import get_class
+    from verl.experimental.agent_loop.single_turn_agent_loop import SingleTurnAgentLoop
+    from verl.experimental.agent_loop.tool_agent_loop import ToolAgentLoop
+
+    from .cpu.policy import PolicyAgentLoop
+
+    entry: Any = loops.registry.get(name)
+    target = entry.get("_target_") if entry is not None and hasattr(entry, "get") else None
+    if not target:
+        return None, f"agent loop {name}"
+    cls = get_class(str(target))
+    if issubclass(cls, PolicyAgentLoop) and depth < 3:  # the smoke wrapper plays the row's own loop
+        inner = entry.get("inner_agent") or (config.actor_rollout_ref.rollout.get("agent") or {}).get(
+            "default_agent_loop"
+        )
+        return _step_dict_fields(config, loops, str(inner), depth + 1)
+    if issubclass(cls, SingleTurnAgentLoop):
+        return (), f"agent loop {name}"
+    if issubclass(cls, ToolAgentLoop):
+        recording = [t for t in loops.tools if getattr(t, "step_dict_fields", ())]
+        if not recording:
+            return (), f"agent loop {name} (its tools)"
+        fields = tuple(dict.fromkeys(f for t in recording for f in t.step_dict_fields))
+        return fields, f"agent loop {name} with the {getattr(recording[0], 'label', 'recording')} tools"
+    declared = getattr(cls, "step_dict_fields", None)
+    if declared is None:
+        return None, f"agent loop {name} ({target})"
+    return tuple(declared), f"agent loop {name}"

@@ -11,11 +11,11 @@ import importlib
 import sys
 from collections.abc import Sequence
 from types import ModuleType
-from typing import Any
+from typing import Any, NoReturn
 
 from .commands.common import CliParser
 
-__all__ = ["COMMAND_MODULES", "build_parser", "main"]  # and COMMANDS (see __getattr__)
+__all__ = ["COMMAND_MODULES", "build_parser", "entry", "main"]  # and COMMANDS (see __getattr__)
 
 #: every command, in the order ``--help`` lists them: its name and the module with ``add_parser(subparsers)`` and
 #: ``run(args)``, imported only when needed (a run of one command imports that command's module only)
@@ -65,6 +65,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     return int(args.command_handler(args))
 
 
+def entry() -> NoReturn:
+    """The ``verl-rewards`` console script (and ``python -m verl_rewards.cli``): :func:`main`, then the process ends.
+    What the command built stays in memory to the end, so the interpreter's last garbage collection is told to skip
+    it (``gc.freeze``: ~0.1 s after a command that loaded telecom's 2,285 tasks). :func:`main` itself, called in a
+    longer-lived process, leaves the collector alone."""
+    import gc
+
+    code = main()
+    gc.freeze()
+    sys.exit(code)
+
+
 def __getattr__(name: str) -> Any:
     """``COMMANDS``: the command modules (imported on first access), in ``--help`` order."""
     if name == "COMMANDS":
@@ -74,4 +86,4 @@ def __getattr__(name: str) -> Any:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

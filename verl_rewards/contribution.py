@@ -6,7 +6,10 @@ agent's step) and ``cur_step_dict`` (state after it). Missing dicts or fields ta
 (``bb_hash`` ``"{}"``, ``value_est`` / potential ``0.0``), so a rollout that records nothing earns no contribution.
 
 * **C-0** ``contrib_binary``: 1 if the blackboard hash changed, else 0.
-* **C-1** ``contrib_value_delta``: ``max(v(cur) - v(prev), 0)`` of the critic's ``value_est``.
+* **C-1** ``contrib_value_delta``: ``max(v(cur) - v(prev), 0)`` of the step dicts' ``value_est`` (the environment's
+  progress), or with ``value_source: critic`` of the critic's value ``V`` at the first token of each assistant turn
+  and at the last trained token (:mod:`verl_rewards.critic_terms`: computed in the trainer, before the advantage,
+  in runs with a critic).
 * **C-2** ``contrib_potential``: potential-based shaping ``gamma * phi(cur) - phi(prev)`` with ``phi`` read from
   ``potential_key`` (default ``value_est``) and ``gamma`` in (0, 1] (Ng, Harada & Russell, 1999: a shaping term
   of this form leaves the optimal policy unchanged, which C-1's positive part does not guarantee).
@@ -28,7 +31,8 @@ turns are contiguous). Value reads that are missing or not finite count as 0.0 a
 Configuration (``reward.reward_kwargs.contribution``; Hydra first, environment variables as fallback for the
 one-term form, explicit config wins): either one term given by the section's own keys (``type`` — or
 ``CONTRIBUTION=1`` + ``CONTRIB_TYPE`` — ``beta`` or ``BETA``, ``schedule``, ``beta_end``, ``start_step``,
-``end_step``, ``half_life``, and for C-2 ``gamma``, ``potential_key``), or ``terms``: a list of such mappings,
+``end_step``, ``half_life``, for C-1 ``value_source`` (``progress``, the default, or ``critic``), and for C-2
+``gamma``, ``potential_key``), or ``terms``: a list of such mappings,
 each with an optional ``name`` (default the lowercase type) that names its extras ``contrib_<name>`` (``R``
 before β) and ``beta_<name>`` (β in use). Every value is validated when the manager is built.
 """
@@ -44,18 +48,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .coerce import MAX_MAGNITUDE, finite_float, parse_bool, read_float
+from .step_dicts import MAX_STEP, step_pairs
 
 DEFAULT_BB_HASH = "{}"
 DEFAULT_VALUE_EST = 0.0
 DEFAULT_BETA = 0.05
 DEFAULT_GAMMA = 1.0
 DEFAULT_POTENTIAL_KEY = "value_est"
+VALUE_SOURCES = ("progress", "critic")
+DEFAULT_VALUE_SOURCE = "progress"
 CONTRIB_TYPES = ("C0", "C1", "C2", "none")
 SECTION = "reward.reward_kwargs.contribution"
 _NAME_RE = re.compile(r"[a-z0-9_]{1,32}")
-_MAX_STEP_DICT_CHARS = 1_000_000
-#: the largest training step (exact in a float); a larger one is read as this one
-MAX_STEP = 2**53
 
 
 class ContributionConfigError(ValueError):
@@ -93,53 +97,6 @@ def contrib_value_delta(prev_v: Any, cur_v: Any) -> float:
     Values that are missing, non-numeric, not finite or out of range count as 0.0.
     """
     return max(_as_float(cur_v) - _as_float(prev_v), 0.0)
-
-
-def read_step_dict(value: Any) -> tuple[dict[str, Any] | list[dict[str, Any]], bool]:
-    """Normalise a step dict found in a batch: a dict, a list of dicts, or their JSON text.
-
-    Returns ``(step_dict, malformed)``. Anything unusable (unparsable, oversized or too deeply nested text, a
-    value of another type, non-dict turns) becomes ``{}`` or ``{}`` turns, which mean "use the defaults", and
-    sets ``malformed`` so the sample can be flagged. ``None``, NaN and empty text are simply absent.
-    """
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return {}, False
-    if isinstance(value, str):
-        if not value.strip():
-            return {}, False
-        if len(value) > _MAX_STEP_DICT_CHARS:
-            return {}, True
-        try:
-            value = json.loads(value)
-        except (ValueError, RecursionError):
-            return {}, True
-    if hasattr(value, "tolist") and not isinstance(value, Mapping):
-        value = value.tolist()
-    if isinstance(value, Mapping):
-        return dict(value), False
-    if isinstance(value, list | tuple):
-        turns = [dict(v) if isinstance(v, Mapping) else {} for v in value]
-        return turns, not all(isinstance(v, Mapping) for v in value)
-    return {}, True
-
-
-def parse_step_dict(value: Any) -> dict[str, Any] | list[dict[str, Any]]:
-    """:func:`read_step_dict` without the malformed flag."""
-    return read_step_dict(value)[0]
-
-
-def _pairs(prev: Any, cur: Any) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:
-    prev, cur = parse_step_dict(prev), parse_step_dict(cur)
-    if isinstance(prev, list) and isinstance(cur, list):
-        if len(prev) == len(cur):
-            return list(zip(prev, cur, strict=True))
-        # mismatched per-turn records: compare the first "before" with the last "after"
-        return [(prev[0] if prev else {}, cur[-1] if cur else {})]
-    if isinstance(prev, list):
-        prev = prev[0] if prev else {}
-    if isinstance(cur, list):
-        cur = cur[-1] if cur else {}
-    return [(prev, cur)]
 
 
 def _read_value(step: Mapping[str, Any], key: str) -> tuple[float, bool]:
@@ -187,7 +144,7 @@ def compute_contribution(
     kind = normalise_type(contrib_type)
     if kind == "none":
         return 0.0
-    return _term_value(kind, _pairs(prev_step_dict, cur_step_dict), gamma, potential_key)[0]
+    return _term_value(kind, step_pairs(prev_step_dict, cur_step_dict), gamma, potential_key)[0]
 
 
 def normalise_type(value: Any, source: str = f"{SECTION}.type or CONTRIB_TYPE") -> str:
@@ -243,14 +200,27 @@ class ContributionTerm:
     schedule: BetaSchedule = field(default_factory=BetaSchedule)
     gamma: float = DEFAULT_GAMMA
     potential_key: str = DEFAULT_POTENTIAL_KEY
+    value_source: str = DEFAULT_VALUE_SOURCE
+
+    @property
+    def from_critic(self) -> bool:
+        """A C-1 term over the critic's values: computed in the trainer, not from step dicts."""
+        return self.value_source == "critic"
 
     @property
     def reads_values(self) -> bool:
-        return self.type in ("C1", "C2")
+        return self.type in ("C1", "C2") and not self.from_critic
+
+    @property
+    def step_field(self) -> str | None:
+        """The step-dict field this term reads (None for a critic term, which reads none)."""
+        if self.from_critic:
+            return None
+        return {"C0": "bb_hash", "C1": DEFAULT_POTENTIAL_KEY}.get(self.type, self.potential_key)
 
 
 # which term keys apply to which type / schedule: a key that does not apply is an error, never ignored
-_TYPE_KEYS = {"C0": set(), "C1": set(), "C2": {"gamma", "potential_key"}}
+_TYPE_KEYS = {"C0": set(), "C1": {"value_source"}, "C2": {"gamma", "potential_key"}}
 _SCHEDULE_KEYS = {
     "constant": set(),
     "linear": {"beta_end", "start_step", "end_step"},
@@ -258,7 +228,9 @@ _SCHEDULE_KEYS = {
     "exp": {"beta_end", "start_step", "half_life"},
 }
 SCHEDULES = tuple(_SCHEDULE_KEYS)
-TERM_KEYS = frozenset({"type", "name", "beta", "schedule", "gamma", "potential_key"}.union(*_SCHEDULE_KEYS.values()))
+TERM_KEYS = frozenset(
+    {"type", "name", "beta", "schedule", "gamma", "potential_key", "value_source"}.union(*_SCHEDULE_KEYS.values())
+)
 
 
 def _number(value: Any, source: str, *, positive: bool = False, maximum: float | None = None) -> float:
@@ -296,9 +268,10 @@ def _build_term(entry: Mapping[str, Any], where: str, beta_fallback: tuple[Any, 
         raise ContributionConfigError(
             f"{where}.schedule: unknown schedule {given['schedule']!r}; expected one of {list(_SCHEDULE_KEYS)}"
         )
-    wrong_type = sorted(set(given) & {"gamma", "potential_key"} - _TYPE_KEYS[kind])
+    wrong_type = sorted(set(given) & {"gamma", "potential_key", "value_source"} - _TYPE_KEYS[kind])
     if wrong_type:
-        raise ContributionConfigError(f"{where}.{wrong_type[0]} applies to C2 terms only (this term is {kind})")
+        owner = "C1" if wrong_type[0] == "value_source" else "C2"
+        raise ContributionConfigError(f"{where}.{wrong_type[0]} applies to {owner} terms only (this term is {kind})")
     own = _SCHEDULE_KEYS[schedule_kind]
     wrong_schedule = sorted(set(given) & set().union(*_SCHEDULE_KEYS.values()) - own)
     if wrong_schedule:
@@ -341,7 +314,13 @@ def _build_term(entry: Mapping[str, Any], where: str, beta_fallback: tuple[Any, 
     potential_key = given.get("potential_key", DEFAULT_POTENTIAL_KEY)
     if not isinstance(potential_key, str) or not potential_key:
         raise ContributionConfigError(f"{where}.potential_key must be a step-dict field name, got {potential_key!r}")
-    return ContributionTerm(kind, name, schedule, gamma, potential_key)
+    source = str(given.get("value_source", DEFAULT_VALUE_SOURCE)).strip().lower()
+    if source not in VALUE_SOURCES:
+        raise ContributionConfigError(
+            f"{where}.value_source: {given['value_source']!r} is not one of {list(VALUE_SOURCES)} (progress: the "
+            "step dicts' value_est; critic: the critic's values, in runs with a critic)"
+        )
+    return ContributionTerm(kind, name, schedule, gamma, potential_key, source)
 
 
 def _env_switch(value: str) -> bool:
@@ -388,24 +367,38 @@ class ContributionConfig:
                 text += f"->{s.beta_end:g} ({s.kind} from step {s.start_step})"
             if t.type == "C2":
                 text += f" gamma={t.gamma:g} potential={t.potential_key}"
+            if t.from_critic:
+                text += " value_source=critic"
             parts.append(text)
         return "; ".join(parts)
 
     @property
+    def step_terms(self) -> tuple[ContributionTerm, ...]:
+        """The terms the manager computes from step dicts (all but the critic terms)."""
+        return tuple(t for t in self.terms if not t.from_critic)
+
+    @property
+    def critic_terms(self) -> tuple[ContributionTerm, ...]:
+        """The C-1 terms over the critic's values, which the trainer adds before the advantage."""
+        return tuple(t for t in self.terms if t.from_critic)
+
+    @property
     def extra_keys(self) -> tuple[str, ...]:
-        """The extras every sample reports for these terms (declared when the manager is built)."""
-        keys = [k for t in self.terms for k in (f"contrib_{t.name}", f"beta_{t.name}")]
+        """The extras every sample reports for the step-dict terms (declared when the manager is built); the
+        critic terms' ``contrib_<name>`` / ``beta_<name>`` are logged by the trainer hook."""
+        keys = [k for t in self.step_terms for k in (f"contrib_{t.name}", f"beta_{t.name}")]
         if any(t.reads_values for t in self.terms):
             keys.append("contrib_missing")
         return tuple(keys)
 
     def evaluate(self, prev_step_dict: Any, cur_step_dict: Any, step: int) -> ContributionResult:
-        """``sum_i beta_i(step) * R_i`` of one sample, with ``contrib_<name>``, ``beta_<name>``, ``contrib_missing``."""
-        if not self.terms:
+        """``sum_i beta_i(step) * R_i`` of one sample over the step-dict terms, with ``contrib_<name>``,
+        ``beta_<name>``, ``contrib_missing`` (the critic terms are added in the trainer)."""
+        if not self.step_terms:
             return ContributionResult(0.0, {})
-        pairs = _pairs(prev_step_dict, cur_step_dict)
+        pairs = step_pairs(prev_step_dict, cur_step_dict)
         bonus, missing, extras = 0.0, 0, {}
-        for term in self.terms:
+        for term in self.step_terms:
             value, term_missing = _term_value(term.type, pairs, term.gamma, term.potential_key)
             beta = term.schedule.at(step)
             bonus += beta * value
@@ -453,9 +446,9 @@ class ContributionConfig:
         beta_fallback = (env.get("BETA", DEFAULT_BETA), "BETA")
         if kind == "none":
             # the other keys still have to be valid: a bad beta must not wait for the day the term is turned on
-            _build_term(
-                {**section, "type": "C2" if {"gamma", "potential_key"} & set(section) else "C0"}, SECTION, beta_fallback
-            )
+            placeholder = "C2" if {"gamma", "potential_key"} & set(section) else "C0"
+            placeholder = "C1" if "value_source" in section else placeholder
+            _build_term({**section, "type": placeholder}, SECTION, beta_fallback)
             return cls()
         return cls((_build_term({**section, "type": kind}, SECTION, beta_fallback),))
 

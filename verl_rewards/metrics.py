@@ -12,7 +12,8 @@ them out (:mod:`verl_rewards.scoring.extras`: absent values skipped, undeclared 
   of verl's V1 base class, so every built-in mode (``sync``, ``colocate_async``, ``separate_async``) logs them
   with nothing else changed: the trainer classes, their names and every ``trainer_mode`` comparison stay verl's.
   It also hands the extras that ``algorithm.gdpo_reward_keys`` names to verl's GDPO estimator, which in 0.9.1's
-  V1 trainer would otherwise see only ``uid``.
+  V1 trainer would otherwise see only ``uid``, and adds the contribution terms over the critic's values
+  (``value_source: critic``, :mod:`verl_rewards.critic_terms`) to the token-level rewards the advantage gets.
 * **validation** (both trainers): ``process_validation_metrics`` gets ``None`` for absent values (verl skips
   ``None``) and one list per undeclared component (:func:`install_validation_hook`).
 
@@ -32,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from .coerce import read_float
+from .critic_terms import apply_critic_terms, critic_terms_of
 from .scoring.extras import ABSENT_KEY, UNDECLARED_KEY, present_columns, rows_to_columns
 from .verl_compat import COMPUTE_ADVANTAGE, COMPUTE_METRICS, private_method, replace_private_method
 
@@ -179,13 +181,27 @@ def _tq_extra_rows(keys: list[str], partition_id: str, kv_batch_get: Any) -> lis
     return [r.get("reward_extra_info") if isinstance(r, Mapping) else None for r in rows]
 
 
-def tq_reward_extra_metrics(batch: Any, kv_batch_get: Any) -> dict[str, float]:
-    """V1 trainer: read each row's ``extra_fields["reward_extra_info"]`` from TransferQueue."""
+def tq_reward_extra_metrics(
+    batch: Any, kv_batch_get: Any, added: Mapping[Any, Mapping[str, float]] | None = None
+) -> dict[str, float]:
+    """V1 trainer: read each row's ``extra_fields["reward_extra_info"]`` from TransferQueue; ``added``: extras the
+    trainer added to rows (the critic terms, by TransferQueue key; their ``contrib`` adds to the manager's)."""
     infos = _tq_extra_rows(batch.keys, batch.partition_id, kv_batch_get)
+    if added:
+        infos = [_with_added(info, added.get(key)) for key, info in zip(batch.keys, infos, strict=True)]
     tags = list(getattr(batch, "tags", None) or [])
     if len(tags) == len(infos):
         infos = [r for r, tag in zip(infos, tags, strict=True) if not (tag or {}).get("is_padding", False)]
     return reward_extra_metrics(rows_to_columns(infos))
+
+
+def _with_added(info: Any, added: Mapping[str, float] | None) -> Any:
+    if not added:
+        return info
+    out = dict(info) if isinstance(info, Mapping) else {}
+    out.update({k: v for k, v in added.items() if k != "contrib"})
+    out["contrib"] = (_numeric(out.get("contrib")) or 0.0) + float(added.get("contrib", 0.0))
+    return out
 
 
 def gdpo_columns(infos: list[Any], gdpo_keys: list[str]) -> dict[str, np.ndarray]:
@@ -216,6 +232,42 @@ def _gdpo_layout(data: Any) -> None:
 
 
 _V1_BATCH = threading.local()
+#: the critic terms' extras per TransferQueue key, from the advantage to the step's metrics (bounded)
+CRITIC_EXTRAS: dict[Any, dict[str, float]] = {}
+_CRITIC_EXTRAS_KEPT = 1 << 20
+
+
+def _critic_terms(data: Any, keys: Any) -> None:
+    """Inside verl's advantage: add the critic terms to ``token_level_rewards`` and keep their extras."""
+    critic = getattr(_V1_BATCH, "critic", None)
+    if not critic or not critic[0] or "values" not in data.batch.keys():
+        return
+    terms, step = critic
+    rows = apply_critic_terms(data.batch, terms, step)
+    _V1_BATCH.rewards = data.batch["token_level_rewards"]
+    if keys is not None and len(keys) == len(rows):
+        while len(CRITIC_EXTRAS) > _CRITIC_EXTRAS_KEPT:
+            CRITIC_EXTRAS.pop(next(iter(CRITIC_EXTRAS)))
+        CRITIC_EXTRAS.update(zip(keys, rows, strict=True))
+
+
+def _write_back_rewards(trainer: Any, batch: Any) -> None:
+    """verl writes ``token_level_rewards`` back only with a KL penalty in the reward; with a critic term it holds
+    the bonus, so it goes back too: ``critic/rewards/*`` then logs what the advantage saw."""
+    rewards = getattr(_V1_BATCH, "rewards", None)
+    if rewards is None or trainer.config.algorithm.use_kl_in_reward:
+        return
+    import transfer_queue as tq
+    from tensordict import TensorDict
+    from verl.workers.utils.padding import response_to_nested
+
+    mask = tq.kv_batch_get(keys=batch.keys, partition_id=batch.partition_id, select_fields=["response_mask"])
+    nested = response_to_nested(rewards, mask["response_mask"])
+    tq.kv_batch_put(
+        keys=batch.keys,
+        partition_id=batch.partition_id,
+        fields=TensorDict({"token_level_rewards": nested}, batch_size=len(batch.keys)),
+    )
 
 
 def install_v1_hooks(trainer_base: Any = None) -> bool:
@@ -235,22 +287,29 @@ def install_v1_hooks(trainer_base: Any = None) -> bool:
         try:
             import transfer_queue as tq
 
-            metrics.update(tq_reward_extra_metrics(batch, tq.kv_batch_get))
+            added = {k: CRITIC_EXTRAS.pop(k) for k in batch.keys if k in CRITIC_EXTRAS}
+            metrics.update(tq_reward_extra_metrics(batch, tq.kv_batch_get, added))
         except Exception:  # noqa: BLE001 - metrics must never break a training step
             logger.warning("verl-rewards: reward_extra metrics failed", exc_info=True)
         return out
 
     def compute_advantage(self: Any, batch: Any, metrics: dict) -> Any:
         _V1_BATCH.meta = batch
+        use_critic = getattr(self, "use_critic", False)  # verl sets it in __init__
+        _V1_BATCH.critic = (critic_terms_of(self.config), self.global_steps) if use_critic else None
+        _V1_BATCH.rewards = None
         try:
-            return original_advantage(self, batch, metrics)
+            out = original_advantage(self, batch, metrics)
+            _write_back_rewards(self, batch)
+            return out
         finally:
-            _V1_BATCH.meta = None
+            _V1_BATCH.meta = _V1_BATCH.critic = _V1_BATCH.rewards = None
 
     def compute_advantage_for_multi_trajectories(data: Any, *args: Any, config: Any = None, **kwargs: Any) -> Any:
         keys = list((config.get("gdpo_reward_keys", None) if config is not None else None) or [])
         meta = getattr(_V1_BATCH, "meta", None)
         estimator = kwargs.get("adv_estimator", args[1] if len(args) > 1 else None)
+        _critic_terms(data, kwargs.get("batch_keys", args[0] if args else None))
         if keys and meta is not None and getattr(estimator, "value", estimator) == "gdpo":
             import transfer_queue as tq
 

@@ -30,9 +30,8 @@ from typing import Any
 
 from .files import atomic_path, image_format
 from .json_files import json_lines
+from .manager.build import build_scoring
 from .manager.config import ManagerConfig
-from .manager.core import ScoringCore
-from .manager.routing import Router
 from .scoring.extras import present_columns
 from .scoring.sample import Sample
 
@@ -125,13 +124,12 @@ def score_samples(samples: Iterable[Sample], reward_kwargs: Mapping[str, Any], t
         decode.setdefault("include_prompt", False)
         reward_kwargs["decode"] = decode
     config = ManagerConfig.from_reward_kwargs(reward_kwargs)
-    router = Router(config, custom=None, default=None)
-    # the rows are all known: the run's keys are those of the rewards they route to
-    keys, text = router.extra_keys(samples)
-    core = ScoringCore(tokenizer, config, router, keys, router.modules, text_keys=text)
+    # the rows are all known: each is routed once, and the run's keys are those of the rewards they route to
+    scoring = build_scoring(config, tokenizer, samples=samples)
+    core, routes = scoring.core, scoring.routes or []
 
     async def run_all() -> list:
-        return await asyncio.gather(*(core.score(s) for s in samples))
+        return await asyncio.gather(*(core.score(s, scorer) for s, scorer in zip(samples, routes, strict=True)))
 
     results = asyncio.run(run_all())
     keys = core.extra_keys

@@ -15,7 +15,7 @@ import dataclasses
 import inspect
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,9 @@ CONFIG_MEANINGS: dict[str, str] = {
     "contribution.half_life": "steps for β to halve its distance to `beta_end`; required for exp",
     "contribution.gamma": "C2's discount, in (0, 1]",
     "contribution.potential_key": "the step-dict field C1 and C2 read as the value / potential",
+    "contribution.value_source": "where C1's value comes from: progress (the step dicts' `value_est`) or critic "
+    "(the critic's values at each assistant turn's first token and after the last; runs with a critic, "
+    "`algorithm.adv_estimator=gae`)",
     "contribution.terms": "a list of terms, each with the keys above (and `name`); excludes the one-term keys",
     "decode": "how a rollout becomes text",
     "decode.include_prompt": "decode prompt + response instead of the response (unset: the reward's choice)",
@@ -57,7 +60,7 @@ CONFIG_MEANINGS: dict[str, str] = {
     "`export-sft results`",
     "toolrl": "ToolRL's variants (rows whose data source contains `rlla`); each falls back to ToolRL's variable",
     "toolrl.with_length": "add the think-length reward in [0, 1] (env `WITHLENGTH`)",
-    "toolrl.schedule_length": "the length target grows with the step (env `SCHEDULELENGTH`)",
+    "toolrl.schedule_length": "the length target grows with the step, `256*step/105 + 384` (env `SCHEDULELENGTH`)",
     "toolrl.correct_max1": "correctness range [-1, 1] instead of [-3, 3] (env `CORRECTMAX1`)",
     "toolrl.max1_step30_max3": "correctness ±1 before step 30, ±3 after; format halved from step 30 "
     "(env `MAX1STEP30MAX3`)",
@@ -142,6 +145,9 @@ def config_keys() -> list[ConfigKey]:
             keys.append(_of(contrib.BetaSchedule, "kind", "contribution.schedule", contrib.SCHEDULES, type_="str"))
             for name in ("gamma", "potential_key"):
                 keys.append(_of(contrib.ContributionTerm, name, f"contribution.{name}"))
+            keys.append(
+                _of(contrib.ContributionTerm, "value_source", "contribution.value_source", contrib.VALUE_SOURCES)
+            )
             keys.append(ConfigKey("contribution.terms", "list[mapping]", None))
         elif f.name == "decode":
             keys.append(ConfigKey("decode", "mapping", None))
@@ -199,22 +205,27 @@ def config_page() -> str:
 #: what each per-sample extra key means (logged as ``reward_extra/<key>/mean|max|min`` when numeric)
 METRIC_MEANINGS: dict[str, str] = {
     "base_score": "the scoring function's score before contribution (the task reward)",
-    "contrib": "the contribution bonus added to `base_score`: `sum_i beta_i * R_i`",
-    "contrib_<name>": "a configured term's `R` before β",
-    "beta_<name>": "a configured term's β at that step",
+    "contrib": "the contribution bonus added to `base_score`: `sum_i beta_i * R_i` (0 when contribution is off, "
+    "and when base + bonus would exceed ±2**108: the sample then scores `fallback_reward` plus the bonus if that "
+    "fits, else the fallback alone, with `reward_error=1`)",
+    "contrib_<name>": "a configured term's `R` before β (`contrib_c0`, ...)",
+    "beta_<name>": "a configured term's β at that step (`beta_c0`, ...)",
     "contrib_missing": "with a C1 or C2 term: potential reads that were missing or not finite (counted as 0.0)",
     "reward_error": "1 if the call raised or returned no valid finite score",
     "reward_timeout": "1 if the call exceeded `timeout_s`",
-    "step_dict_error": "1 if a step dict was present but unusable: the defaults were used",
-    "step_error": "1 if a step field was present but not a training step: skipped",
-    "extra_dropped": "values dropped from this sample's extras (not finite, beyond ±2**108, not storable, or an "
-    "undeclared name over 128 characters)",
+    "step_dict_error": "1 if a step dict was present but unusable (bad or too deeply nested JSON, wrong type): the "
+    "defaults were used",
+    "step_error": "1 if a step field was present but not a training step (inf, negative, text, a 400-digit "
+    "integer): skipped, the next source used (0 when none)",
+    "extra_dropped": "values dropped from this sample's extras (not finite or beyond ±2**108: NaN, inf, `10**400`; "
+    "not storable; or an undeclared name over 128 characters)",
     "reward_extra_absent": "text: the declared keys this sample did not report (their 0.0 is a placeholder)",
     "reward_extra_undeclared": "text: components returned without being declared, as JSON (logged all the same)",
     "trajectory_json": "text, with `record_trajectory`: the sample's recorded conversation",
-    "trajectory_error": "with `record_trajectory`: 1 if the recorded messages could not be written as JSON",
+    "trajectory_error": "with `record_trajectory`: 1 if the recorded messages could not be written as JSON (its "
+    "`trajectory_json` is then absent)",
     "acc": "the score, when the function returned a plain number (as verl's `naive` manager)",
-    "format": "ToolRL: the format reward",
+    "format": "ToolRL: the format reward (ToolRL rows, or a function returning a 4-tuple)",
     "correctness": "ToolRL: the correctness reward",
     "length": "ToolRL: the think-length reward; `length_penalty`: the response length",
     "over_length": "`length_penalty`: characters over the limit",
@@ -234,8 +245,12 @@ METRIC_MEANINGS: dict[str, str] = {
     "tau2_write_actions": "tau2: gold write actions",
     "tau2_write_correct": "tau2: gold write actions the trajectory matched",
     "tau2_basis": "text, tau2: the scored components (comma-separated; empty after an early stop)",
-    "termination": "text, tau2 / tau-bench v1: how the episode ended (`agent_stop`, `user_stop`, `max_steps`, ...)",
-    "user_error": "normal mode: 1 when the run ended because the simulated user's backend failed",
+    "termination": "text, tau2 / tau-bench v1: how the episode ended (tau2: `agent_stop`, `user_stop`, "
+    "`max_steps`, ...; tau-bench normal mode: `user_stop`, `transfer`, `max_steps`, `user_error`, ...; instruction "
+    "mode: `agent_reply`, `transfer`, `crash`, `max_steps`); not averaged, but in validation dumps and read by the "
+    "pass^k statistics",
+    "user_error": "normal mode: 1 when the run ended because the simulated user's backend failed (endpoint down, "
+    "timeout after retries, malformed reply)",
     "row_options_refused": "tau2: 1 when the row carried load options only the configuration may choose",
     "tb_r_actions": "tau-bench (both families): the data hash matches the gold's",
     "tb_r_outputs": "tau-bench (both families): the required outputs were said (1 when none)",
@@ -246,17 +261,22 @@ METRIC_MEANINGS: dict[str, str] = {
 
 #: validation metrics ``val-aux/<data_source>/<name>`` (several trials per prompt), and ``verl-rewards eval``
 VALIDATION_MEANINGS: dict[str, str] = {
-    "num_tasks": "tasks evaluated",
+    "num_tasks": "tasks evaluated (prompts: verl's `uid`, so a prompt listed twice counts as two tasks)",
     "num_trials": "trials per task",
-    "task_reward": "mean `base_score` (the task reward, without the contribution bonus)",
-    "pass^k": "share of tasks whose k trials all succeed (tau2's pass^k), for k up to the trials",
-    "pass@k": "share of tasks with at least one success in k trials",
+    "task_reward": "mean task reward (`base_score`, without the contribution bonus; verl's `reward` when a manager "
+    "reports no `base_score`)",
+    "pass^k": "tau2 / tau-bench sources: mean over tasks of `C(c, k) / C(n, k)` (n trials, c successes; success = "
+    "task reward within 1e-6 of 1.0, tau2's rule), for k up to the fewest trials of a task; pass^1 is the success "
+    "rate",
+    "pass@k": "the same trials, unbiased pass@k: mean over tasks of `1 - C(n - c, k) / C(n, k)`",
     "infra_errors": "trials that ended in an infrastructure error (user backend), left out of pass^k",
     "reward_errors": "trials whose reward call failed",
-    "termination/<reason>": "share of trials that ended this way",
-    "db_match_rate": "share of trials whose final DB matched the gold",
+    "termination/<reason>": "share of trials per termination reason (`agent_stop`, `user_stop`, `max_steps`, ...)",
+    "db_match_rate": "share of trials whose final DB matched the gold DB, among those that stopped normally (tau2 "
+    "checks no DB after an early stop)",
     "action_<kind>_accuracy": "matched gold actions of this kind (`read`, `write`) over all of them",
-    "component/<name>": "mean of a reward component over the trials scored on it",
+    "component/<name>": "mean of a reward component over the trials where it was scored (in the task's basis), "
+    "e.g. `component/communicate`",
 }
 
 
@@ -305,6 +325,7 @@ def metrics_page() -> str:
         "|---|---|",
     ]
     lines += [f"| `{k}` | {METRIC_MEANINGS.get(k, '')} |" for k in metric_keys()]
+    lines += ["| any other key of a returned dict | declared: its own column; undeclared: `reward_extra_undeclared` |"]
     lines += [
         "",
         "## Validation: `val-aux/<data_source>/<name>`",
@@ -433,9 +454,101 @@ def rewards_page() -> str:
     return "\n".join(lines) + "\n"
 
 
+# ------------------------------------------------------------------------------------------------ agent loops
+
+#: what each normal-mode agent-loop key means; ``user.*`` keys are shared by both loops (one user-backend validator)
+LOOP_MEANINGS = {
+    "user": "the user simulator's settings (below); required",
+    "user.backend": "`openai` (an OpenAI-compatible endpoint plays the user), `policy` (the policy's own rollout "
+    "server does: self-play), `scripted` (per-task scripts, for tests and smoke runs); required",
+    "user.base_url": "`openai`: the endpoint, ending before `/chat/completions` (`http://host:8000/v1`); required",
+    "user.model": "`openai`: the model name sent with every request; required",
+    "user.api_key_env": "environment variable holding the API key, read at call time (unset: no key is sent)",
+    "user.temperature": "the user's sampling temperature (tau2 uses 0.0)",
+    "user.sampling": "extra request fields sent with every user call (`top_p`, `max_tokens`, ...)",
+    "user.timeout_s": "seconds per attempt; a failed attempt (timeout, connection error, 408/409/429/5xx) is retried",
+    "user.retries": "more attempts after a failed one, with doubling pauses",
+    "user.backoff_s": "the first pause between attempts (doubled per retry)",
+    "user.max_concurrency": "user calls in flight per agent-loop worker, shared by its trajectories",
+    "user.seed": "run seed; a trajectory's user seed is tau2's trial seed (`random.seed(seed)`, "
+    "`randint(0, 1_000_000)` per trial), the trial being the rollout's index within its prompt group",
+    "user.scripts": "`scripted`: a JSON/YAML file `{task_id: [turn, ...]}`, a turn is text or "
+    "`{content, tool_calls: [{name, arguments}]}`; a task without a script gets its default script",
+    "user.max_tokens": "`policy`: tokens per user turn",
+    "max_steps": "tau2's step limit of a conversation",
+    "max_errors": "tau2's limit of tool errors in a conversation",
+    "enforce_communication_protocol": "a message with both text and a tool call ends the run (tau2's option)",
+    "agent_message_errors": "an empty agent message or malformed tool-call JSON: `agent_error` (scored 0) or "
+    "`infrastructure_error` (tau2's rule, left out of pass^k)",
+    "data_dir": "the data folder (else the benchmark's variable, else the folder `data get` installs; a row's "
+    "`data_dir` never chooses it)",
+    "domain_options": "the domain's load options, e.g. banking_knowledge's dense endpoint (`retrieval`, "
+    "`embeddings_*`); a row's `extra_info.domain_options` may choose only what the domain lists",
+    "max_num_steps": "tau-bench's limit of agent steps in a conversation",
+}
+
+
+def _loop_settings() -> dict[str, tuple[type, Collection[str]]]:
+    """Each normal-mode loop's section name, its settings dataclass and the keys its validator accepts."""
+    from verl_rewards.tau2.normal import agent_loop as tau2_loop
+    from verl_rewards.tau_bench import normal as tau_bench_loop
+
+    return {
+        "tau2": (tau2_loop.NormalSettings, tau2_loop._SETTINGS_KEYS),
+        "tau_bench": (tau_bench_loop.TauBenchNormalSettings, tau_bench_loop._SETTINGS_KEYS),
+    }
+
+
+def loop_sections() -> dict[str, list[str]]:
+    """Every key each normal-mode agent loop accepts under ``actor_rollout_ref.rollout.custom.<section>``, from the
+    validators' own key sets (the loop's settings and the shared user backend)."""
+    from verl_rewards.engine import users
+
+    user_keys = [f"user.{k}" for k in sorted(users._KEYS)]
+    return {name: sorted(keys) + user_keys for name, (_, keys) in _loop_settings().items()}
+
+
+def _loop_default(settings: type, key: str) -> Any:
+    """The default the validator applies, read from the section's settings dataclass or the user backend's
+    (``None``: required, unset or a mapping)."""
+    from verl_rewards.engine.client import Endpoint
+    from verl_rewards.engine.users import UserConfig
+
+    if key == "user.temperature":
+        return dict(_default(UserConfig, "sampling"))["temperature"]
+    name = key.removeprefix("user.")
+    for cls in (UserConfig, Endpoint) if key.startswith("user.") else (settings,):
+        if name in {f.name for f in dataclasses.fields(cls)} and name not in ("user", "sampling", "domain_options"):
+            return _default(cls, name)
+    return None
+
+
+def loops_page() -> str:
+    lines = [
+        "# Agent-loop settings (`actor_rollout_ref.rollout.custom.*`)",
+        "",
+        "Generated from the normal-mode loops' validators (`docs/hooks/reference.py`). Set them with Hydra's `+` "
+        "prefix, e.g. `+actor_rollout_ref.rollout.custom.tau2.user.backend=openai`. The loop validates its section "
+        "when it starts: an unknown key or a bad value is an error naming the key.",
+    ]
+    settings = _loop_settings()
+    for section, keys in loop_sections().items():
+        lines += ["", f"## `custom.{section}`", "", "| key | default | meaning |", "|---|---|---|"]
+        for key in keys:
+            default = _loop_default(settings[section][0], key)
+            lines.append(f"| `{key}` | {_cell(default)} | {LOOP_MEANINGS.get(key, '')} |")
+    return "\n".join(lines) + "\n"
+
+
 # ------------------------------------------------------------------------------------------------ writing
 
-PAGES = {"config.md": config_page, "metrics.md": metrics_page, "cli.md": cli_page, "rewards.md": rewards_page}
+PAGES = {
+    "config.md": config_page,
+    "agent-loops.md": loops_page,
+    "metrics.md": metrics_page,
+    "cli.md": cli_page,
+    "rewards.md": rewards_page,
+}
 
 
 def write_pages(out: Path = OUT) -> list[Path]:

@@ -10,7 +10,7 @@
 # CHECK=1 runs `verl-rewards check` on the same overrides instead of training: the config composed, validated and
 # our reward manager, agent loops and data routing built, in seconds, without Ray, a GPU or the model (CHECK=v: with
 # the summary).
-# Data: verl parquet files (see README "Data"); model: any HF chat model path.
+# Data: verl parquet files (see docs/getting-started.md, "Data"); model: any HF chat model path.
 set -euo pipefail
 
 export CONTRIBUTION=${CONTRIBUTION:-1}   # 0 to disable

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GRPO on ToolRL data (data_source "rlla") with the contribution term on.
+# GRPO on ToolRL data (data_source "rlla").
 #
 #   verl-rewards prepare toolrl --input rlla_train.jsonl --out ~/data/rlla --split train
 #   verl-rewards prepare toolrl --input rlla_test.jsonl  --out ~/data/rlla --split test
@@ -25,10 +25,16 @@ fi
 DATA_DIR=${DATA_DIR:-$HOME/data/rlla}
 export TRAIN_FILES=${TRAIN_FILES:-$DATA_DIR/train.parquet}
 export VAL_FILES=${VAL_FILES:-$DATA_DIR/test.parquet}
-export CONTRIBUTION=${CONTRIBUTION:-1}
+# Contribution is off: ToolRL rows are single-turn (verl's single_turn_agent), which records no step dicts, so
+# C0 / C1 / C2 would add 0 to every sample (verl-rewards check refuses them on these rows). A critic's C1 needs no
+# step dicts: CONTRIBUTION=1 CONTRIB_TYPE=C1 with +reward.reward_kwargs.contribution.value_source=critic in a GAE run.
+export CONTRIBUTION=${CONTRIBUTION:-0}
 export CONTRIB_TYPE=${CONTRIB_TYPE:-C0}
 export BETA=${BETA:-0.05}
-export EXPERIMENT_NAME=${EXPERIMENT_NAME:-toolrl-grpo-${CONTRIB_TYPE}-beta${BETA}}
+case "${CONTRIBUTION,,}" in
+  0 | false | no | off) export EXPERIMENT_NAME=${EXPERIMENT_NAME:-toolrl-grpo} ;;
+  *) export EXPERIMENT_NAME=${EXPERIMENT_NAME:-toolrl-grpo-${CONTRIB_TYPE}-beta${BETA}} ;;
+esac
 
 flag() { [ "${1:-0}" = "1" ] && echo true || echo false; }
 

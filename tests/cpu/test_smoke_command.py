@@ -128,7 +128,10 @@ def test_the_cpu_overrides_compose_after_the_recipe_and_before_the_user(tmp_path
     assert cfg["trainer"]["v1"]["trainer_mode"] == "cpu_sync" and cfg["trainer"]["device"] == "cpu"
     assert cfg["trainer"]["logger"] == ["console", "file", "wandb"]
     assert cfg["data"]["train_batch_size"] == 2 and cfg["data"]["max_prompt_length"] == 512
-    assert cfg["reward"]["reward_kwargs"]["contribution"]["type"] == "C0"  # the recipe's own settings stay
+    assert cfg["reward"]["reward_kwargs"]["contribution"]["type"] == "none"  # the recipe's own settings stay
+    # the critic's engine (verl's CriticConfig.engine) seeds its new value head: two runs give the same C-1
+    critic = cfg["critic"]["fsdp"]
+    assert critic["full_determinism"] is True and critic["seed"] == 42
 
 
 def test_the_cpu_backend_is_off_unless_selected(monkeypatch):
@@ -314,3 +317,22 @@ def test_a_timed_out_run_fails_saying_so(tmp_path: Path, capsys):
     err = capsys.readouterr().err
     assert code == 1
     assert "main_ppo timed out after 2 s; see" in err and "exited with" not in err
+
+
+def test_smoke_finds_the_installed_data_folder_without_flag_or_variable(tmp_path: Path, monkeypatch):
+    """The one data-folder rule: with neither ``--data-dir`` nor the variable, smoke uses the folder that
+    ``verl-rewards data get`` fills (it stopped with "needs its data" before); a variable naming no folder is an
+    error, and with nothing at all the error says how to get the data."""
+    from verl_rewards.cpu.smoke_data import family_data_dir
+
+    monkeypatch.delenv("TAU2_DATA_DIR", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "share"))
+    with pytest.raises(SmokeError, match="verl-rewards data get tau2"):
+        family_data_dir(None, "TAU2_DATA_DIR", "tau2")
+    installed = tmp_path / "share" / "verl-rewards" / "tau2"
+    installed.mkdir(parents=True)
+    assert family_data_dir(None, "TAU2_DATA_DIR", "tau2") == str(installed.resolve())
+    assert family_data_dir(str(tmp_path), "TAU2_DATA_DIR", "tau2") == str(tmp_path.resolve())
+    monkeypatch.setenv("TAU2_DATA_DIR", str(tmp_path / "missing"))
+    with pytest.raises(SmokeError, match="is not a folder"):
+        family_data_dir(None, "TAU2_DATA_DIR", "tau2")

@@ -55,7 +55,8 @@ def _val(run: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
 
 @pytest.fixture(scope="module")
 def toolrl_run(tmp_path_factory):
-    """ToolRL with the recipe's C-0 contribution term, wandb offline too."""
+    """ToolRL with the recipe's settings (no contribution term: single-turn rows record no step dicts), wandb
+    offline too."""
     return _smoke(tmp_path_factory.mktemp("smoke") / "toolrl", "toolrl", "--wandb")
 
 
@@ -76,7 +77,7 @@ def tau_bench_run(tmp_path_factory):
 
 
 RUNS = {
-    "toolrl": ("toolrl_run", "rlla", ("format", "correctness", "length", "contrib_c0")),
+    "toolrl": ("toolrl_run", "rlla", ("format", "correctness", "length")),
     "tau2": ("tau2_run", "tau2/airline", ("tau2_db", "tau2_action", "tau2_communicate", "contrib_c1")),
     "tau_bench": ("tau_bench_run", "tau_bench/retail", ("tb_r_actions", "tb_r_outputs", "contrib_c1")),
 }

@@ -125,6 +125,8 @@ def test_the_default_plan_is_the_measured_one():
         ({"n": 1}, "--n must be at least 2"),
         ({"steps": 0}, "--steps must be at least 1"),
         ({"batch_size": 0}, "--batch-size must be at least 1"),
+        ({"mini_batch": 0}, "--mini-batch must be at least 1"),
+        ({"mini_batch": 3}, "--batch-size 8 must be a multiple of --mini-batch 3"),
         ({"lr": 1.5}, "--lr must be within (0, 1)"),
         ({"temperature": 0.0}, "--temperature must be within (0, 2]"),
     ],
@@ -139,3 +141,10 @@ def test_a_used_output_folder_is_refused(tmp_path, capsys):
     (tmp_path / "metrics.jsonl").write_text("")
     assert command.run(_args(out=str(tmp_path))) == 1
     assert f"FAILED at stage set-up: {tmp_path / 'metrics.jsonl'} exists" in capsys.readouterr().err
+
+
+def test_the_mini_batch_sets_the_actor_updates_per_step(tmp_path):
+    plan = command._plan(_args(mini_batch=2))
+    overrides = command._overrides(plan, tmp_path)
+    assert "actor_rollout_ref.actor.ppo_mini_batch_size=2" in overrides
+    assert f"actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu={2 * plan.n}" in overrides

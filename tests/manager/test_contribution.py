@@ -12,8 +12,8 @@ from verl_rewards.contribution import (
     compute_contribution,
     contrib_binary,
     contrib_value_delta,
-    parse_step_dict,
 )
+from verl_rewards.step_dicts import parse_step_dict
 
 
 @pytest.mark.parametrize(

@@ -77,6 +77,7 @@ class ChatServer:
         self.requests: list[dict[str, Any]] = []
         self.probes: list[dict[str, Any]] = []
         self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)  # notified whenever a request is recorded
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -107,6 +108,7 @@ class ChatServer:
                     with outer._lock:
                         n = len(outer.requests)
                         outer.requests.append(body)
+                        outer._arrived.notify_all()
                     action = outer.responder(body, n)
                 if isinstance(action, tuple) and action[0] in ("raw", "html"):
                     self._send_raw(200, action[1], "text/html" if action[0] == "html" else "application/json")
@@ -154,6 +156,11 @@ class ChatServer:
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def wait_for_requests(self, n: int, timeout: float) -> bool:
+        """Block until ``n`` conversation requests were recorded (or ``timeout`` seconds passed); whether they were."""
+        with self._arrived:
+            return self._arrived.wait_for(lambda: len(self.requests) >= n, timeout)
 
     def start(self) -> ChatServer:
         self.thread.start()

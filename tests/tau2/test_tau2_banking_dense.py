@@ -17,7 +17,8 @@ import pytest
 
 from verl_rewards.tau2 import load_domain
 from verl_rewards.tau2.domains.banking_knowledge import retrieval
-from verl_rewards.tau2.domains.banking_knowledge.retrieval import DenseIndex, RetrievalConfigError
+from verl_rewards.tau2.domains.banking_knowledge.dense import DenseIndex
+from verl_rewards.tau2.domains.banking_knowledge.retrieval import RetrievalConfigError
 
 from embeddings_server import EmbeddingsServer, bag_of_words
 from tau2_support import require_data

@@ -37,7 +37,7 @@ def root() -> Path:
 
 @pytest.fixture(scope="module")
 def env_of(root: Path) -> Any:
-    domain = load_domain("banking_knowledge", root, retrieval="grep_only")
+    domain = load_domain("banking_knowledge", root, retrieval="grep_only", document_order="id")  # as recorded
     return domain.make_env
 
 
@@ -70,7 +70,7 @@ def test_a_catastrophic_pattern_is_an_error_observation_and_the_next_call_is_ans
     code = f"""
 import json
 from verl_rewards.tau2 import load_domain
-env = load_domain("banking_knowledge", {str(root)!r}, retrieval="grep_only").make_env()
+env = load_domain("banking_knowledge", {str(root)!r}, retrieval="grep_only", document_order="id").make_env()
 first = env.execute("grep", {{"pattern": {CATASTROPHIC!r}}})
 second = env.execute("grep", {{"pattern": "debit card"}})
 print(json.dumps([first, second]))

@@ -18,6 +18,7 @@ from verl_rewards.engine.trajectory import (
     strip_history,
 )
 from verl_rewards.tau2 import load_domain
+from verl_rewards.tau2.data import prepare_tau2
 from verl_rewards.tau2.domain import Domain, deep_merge
 from verl_rewards.tau2.errors import (
     DataNotFoundError,
@@ -302,11 +303,35 @@ def test_split_validation():
     assert info.value.task_id == "ghost" and info.value.field == "splits.train[1]"
 
 
-def test_bad_task_file_fails_at_load(tmp_path):
+def test_a_bad_task_fails_on_first_use_naming_it_and_before_prepare_writes(tmp_path):
+    """Loading checks ids only; each task is validated on its first use (the error names task, field and file, every
+    time), and ``prepare`` uses every task of its splits before writing anything."""
     require_data("mock")
     root = mock_dir(tmp_path, [mock_task("ok", None), {"id": "bad", "evaluation_criteria": {"actions": 3}}])
-    with pytest.raises(TaskValidationError, match="'bad'.*evaluation_criteria.actions"):
-        load_domain("mock", root)
+    domain = load_domain("mock", root)
+    assert list(domain.tasks) == ["ok", "bad"] and domain.task("ok").id == "ok"
+    for _ in range(2):
+        with pytest.raises(TaskValidationError, match="'bad'.*evaluation_criteria.actions.*tasks.json"):
+            domain.task("bad")
+    out = tmp_path / "out"
+    with pytest.raises(ValueError, match="'bad'.*evaluation_criteria.actions"):
+        prepare_tau2(root, "mock", out, ["base"], mode="solo", progress=False)
+    assert not out.exists() or not any(out.iterdir())
+
+
+def test_loading_validates_no_task_and_each_once_on_first_use(tmp_path, monkeypatch):
+    require_data("mock")
+    from verl_rewards.tau2 import tasks as tasks_module
+
+    calls: list[str] = []
+    original = tasks_module.parse_task
+    monkeypatch.setattr(tasks_module, "parse_task", lambda raw, i=None: calls.append(raw["id"]) or original(raw, i))
+    root = mock_dir(tmp_path, [mock_task("a", None), mock_task("b", None)])
+    domain = load_domain("mock", root)
+    assert calls == [] and len(domain.tasks) == 2 and "b" in domain.tasks and "c" not in domain.tasks
+    assert domain.task("b") is domain.task("b") and calls == ["b"]
+    with pytest.raises(TaskValidationError, match="duplicate task id"):
+        load_domain("mock", mock_dir(tmp_path / "dup", [mock_task("a", None), mock_task("a", None)]))
 
 
 def test_all_real_tasks_load():

@@ -248,7 +248,9 @@ def test_openai_user_over_loopback_http(tool_configs, small_tokenizer, small_tok
 def test_user_endpoint_failures_end_as_user_error_within_the_timeout(
     failure, tool_configs, small_tokenizer, small_tokenizer_dir, tau2_root
 ):
-    timeout_s, retries, backoff_s, batch = 0.3, 2, 0.05, 4
+    # timeout_s bounds a whole attempt (connect, send, answer): it is generous so that under load every attempt
+    # reaches the server before it times out; the count below is then the client's attempts, exactly
+    timeout_s, retries, backoff_s, batch = 2.0, 2, 0.05, 4
     state = {"server": None}
 
     def respond(body: dict[str, Any], n: int) -> Any:
@@ -281,6 +283,10 @@ def test_user_endpoint_failures_end_as_user_error_within_the_timeout(
     try:
         # a safety net against a hang only (the bound below is what the test pins): far above the ~2 s it takes
         outs = asyncio.run(asyncio.wait_for(go(server), timeout=300))
+        # the server's handler threads may record an attempt after the client gave up on it: wait for them (woken
+        # per request, never a clock comparison; the bound is a safety net) before the listening socket closes
+        if failure != "dies_mid_batch":
+            server.wait_for_requests(batch * (retries + 1), timeout=60)
     finally:
         server.httpd.server_close()
     attempts = len(server.requests)

@@ -11,7 +11,13 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn
 
-from ..cli_help import data_dir_help, domain_help  # noqa: F401 - the commands import them from here too
+from ..cli_help import (  # noqa: F401 - the commands import them from here too
+    data_dir_help,
+    domain_help,
+    mode_choices,
+    mode_help,
+    split_help,
+)
 
 #: benchmark -> the prefix of its data sources (``tau2/airline``, ``tau_bench/retail``)
 BENCHMARKS = ("tau2", "tau_bench")

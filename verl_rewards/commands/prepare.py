@@ -10,11 +10,13 @@ from ..tau2 import data as tau2_data
 from ..tau_bench import data as tau_bench_data
 from ..tau_bench.domain import DOMAINS as TAU_BENCH_DOMAINS
 from ..toolrl import data as toolrl_data
-from .common import DATA_DIR_FLAGS, data_dir_help, default_of, domain_help, domain_type, fail
+from .common import DATA_DIR_FLAGS, data_dir_help, default_of, domain_help, domain_type, fail, split_help
 
 HELP = "convert a dataset (ToolRL, tau2, tau-bench) to verl parquet"
 #: prepare_tau2 / prepare_tau_bench arguments named by their flags in errors
 FLAGS = {**DATA_DIR_FLAGS, "holdout": "--holdout", "retrieval": "--retrieval"}
+#: why ``prepare``'s splits default to train,test
+TRAIN_AND_VAL = "the training and validation files of a recipe, data.train_files and data.val_files"
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -36,7 +38,11 @@ def _add_toolrl(datasets: Any) -> None:
     p = datasets.add_parser("toolrl", help=about, description=about)
     p.add_argument("--input", required=True, help=".json, .jsonl or .parquet (docs: Getting started, 'Data')")
     p.add_argument("--out", required=True, help="output directory (<out>/<split>.parquet)")
-    p.add_argument("--split", default=default_of(toolrl_data.prepare_toolrl, "split"), help="name of the split written")
+    p.add_argument(
+        "--split",
+        default=default_of(toolrl_data.prepare_toolrl, "split"),
+        help=split_help("toolrl", default=default_of(toolrl_data.prepare_toolrl, "split"), why="the training file"),
+    )
     p.add_argument("--strict", action="store_true", help="stop at the first malformed row")
 
 
@@ -58,7 +64,9 @@ def _add_tau2(datasets: Any) -> None:
     p.add_argument(
         "--split",
         default=",".join(default_of(tau2_data.prepare_tau2, "splits")),
-        help="comma-separated splits of split_tasks.json, or 'all'",
+        help=split_help(
+            "tau2", default=",".join(default_of(tau2_data.prepare_tau2, "splits")), why=TRAIN_AND_VAL, several=True
+        ),
     )
     p.add_argument(
         "--mode",
@@ -102,7 +110,16 @@ def _add_tau_bench(datasets: Any) -> None:
         metavar="DOMAIN",
         help=domain_help("tau_bench"),
     )
-    p.add_argument("--split", default="train", help="comma-separated: train, test, dev (airline: test)")
+    p.add_argument(
+        "--split",
+        default=",".join(default_of(tau_bench_data.prepare_tau_bench, "splits")),
+        help=split_help(
+            "tau_bench",
+            default=",".join(default_of(tau_bench_data.prepare_tau_bench, "splits")),
+            why=TRAIN_AND_VAL,
+            several=True,
+        ),
+    )
     p.add_argument(
         "--mode",
         default=default_of(tau_bench_data.prepare_tau_bench, "mode"),

@@ -32,7 +32,11 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help=HELP,
         description=HELP + " through the same scoring core as training; optionally a histogram and the scored rows",
     )
-    p.add_argument("input", help="JSONL: verl's trainer.rollout_data_dir dump or the plain format (README)")
+    p.add_argument(
+        "input",
+        help="JSONL: verl's trainer.rollout_data_dir dump or the plain format (docs: Writing your own reward, "
+        "'Offline scoring')",
+    )
     p.add_argument("--reward", help="registered reward name (default: the built-in routing by data_source)")
     p.add_argument(
         "--module", action="append", default=[], help="module name or .py file to import (repeat for several)"

@@ -16,10 +16,20 @@ from ..engine.client import Endpoint
 from ..engine.conversation import AGENT_MESSAGE_ERRORS
 from ..engine.simulate import RunConfig, SimulateError
 from ..engine.termination import TerminationReason
+from ..tau2.normal.simulate import DEFAULT_SPLIT as TAU2_SPLIT
 from ..tau2.normal.simulate import SimulateConfig
 from ..tau_bench.simulate import DEFAULT_SPLIT as TAU_BENCH_SPLIT
 from ..tau_bench.simulate import TauBenchSimulateConfig
-from .common import DATA_DIR_FLAGS, DomainError, data_dir_help, default_of, domain_help, fail, split_domain
+from .common import (
+    DATA_DIR_FLAGS,
+    DomainError,
+    data_dir_help,
+    default_of,
+    domain_help,
+    fail,
+    split_domain,
+    split_help,
+)
 
 #: seconds one model call attempt may take (the endpoints' own default is shorter; a run's long turns need more)
 CALL_TIMEOUT_S = 120.0
@@ -103,13 +113,17 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         nargs="+",
         default=None,
         metavar="ID",
-        help="tasks to run (default: all; tau-bench: '<split>/<index>' or an index of --split)",
+        help="tasks to run (default: those of --split; tau-bench: '<split>/<index>' or an index of --split)",
     )
     p.add_argument(
         "--split",
         default=None,
-        help="tau2: a split of split_tasks.json (instead of --task-ids); tau-bench: train, test or dev "
-        f"(default: {TAU_BENCH_SPLIT})",
+        help=split_help(
+            "tau2",
+            "tau_bench",
+            default=f"tau2 {TAU2_SPLIT}, tau_bench {TAU_BENCH_SPLIT}",
+            why="each benchmark's own runner's default; instead of --task-ids",
+        ),
     )
     p.add_argument(
         "--retrieval", default=None, help="tau2 banking_knowledge: the retrieval configuration (default: bm25)"
@@ -243,6 +257,9 @@ def run(args: argparse.Namespace) -> int:
     interrupted."""
     import asyncio
 
+    from ..engine.client import asyncio_only_http
+
+    asyncio_only_http()  # this process runs its HTTP on asyncio only
     try:
         benchmark, domain = split_domain(args.domain)
         check_options(args, benchmark)

@@ -24,10 +24,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..cli_help import data_dir_help, domain_help
+from ..cli_help import data_dir_help, domain_help, mode_choices, mode_help
 from ..coerce import finite_float
 from .smoke_checks import check_run, check_signal, failed_stage, first_reward_error, stage_timings
-from .smoke_data import SmokeData, SmokeError, _build_data, _prepare, _prompt_tokens, _wrap_loops, read_metrics
+from .smoke_data import (
+    SmokeData,
+    SmokeError,
+    _build_data,
+    _prepare,
+    _prompt_tokens,
+    _wrap_loops,
+    family_data_dir,
+    read_metrics,
+)
 from .smoke_modes import MODES, mode_overrides, resumed_from, run_resume
 from .smoke_process import ended as _ended
 from .smoke_process import stream as _stream
@@ -93,16 +102,22 @@ def _add_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--mode",
-        choices=["normal", "solo", "instruction"],
+        choices=mode_choices("tau2", "tau_bench"),
         default=None,
-        help="tau2: normal or solo; tau_bench: normal or instruction (default: normal)",
+        help=mode_help("tau2", "tau_bench", default="normal"),
     )
     p.add_argument(
         "--retrieval",
         default=None,
         help="tau2 banking_knowledge: the retrieval configuration, passed to prepare (default: bm25)",
     )
-    p.add_argument("--steps", type=int, default=2, help="training steps (default: 2)")
+    p.add_argument(
+        "--steps",
+        type=int,
+        default=2,
+        help="training steps; validation runs before the first and after the last, the checkpoint after the last "
+        "(default: 2)",
+    )
     p.add_argument(
         "--policy",
         choices=["auto", "script", "sample"],
@@ -124,24 +139,38 @@ def _add_options(p: argparse.ArgumentParser) -> None:
         metavar="MODULE:FUNC",
         help="where scripted turns come from (default: verl_rewards.gold:gold_assistant_turns)",
     )
-    p.add_argument("--user", choices=["scripted", "policy"], default="scripted", help="normal mode's user simulator")
+    p.add_argument(
+        "--user",
+        choices=["scripted", "policy"],
+        default="scripted",
+        help="normal mode's user: scripted (the task's instructions first, ###STOP### after the agent's last "
+        "message) or policy (the policy plays it)",
+    )
     p.add_argument("--batch-size", type=int, default=2, help="prompts per step (default: 2)")
     p.add_argument("--n", type=int, default=2, help="rollouts per prompt (default: 2)")
-    p.add_argument("--val-rows", type=int, default=2, help="validation prompts (default: 2)")
+    p.add_argument(
+        "--val-rows", type=int, default=2, help="validation prompts, 2 trials each: pass^1, pass^2 (default: 2)"
+    )
     p.add_argument(
         "--data-dir",
         default=None,
         help=data_dir_help("tau2", "tau_bench"),
     )
     p.add_argument(
-        "--out", default=None, help="output folder (default: ./smoke/<EXPERIMENT_NAME or family-domain-mode>-<time>)"
+        "--out",
+        default=None,
+        help="output folder, which must not hold an earlier run (default: ./smoke/<EXPERIMENT_NAME or "
+        "family-domain-mode>-<time>)",
     )
-    p.add_argument("--wandb", action="store_true", help="also log to wandb, offline (files under OUT/wandb)")
+    p.add_argument(
+        "--wandb", action="store_true", help="also log to wandb, offline (OUT/wandb; `wandb sync` uploads it later)"
+    )
     p.add_argument(
         "--sft",
         action="store_true",
         help="tau2 / tau_bench: first verl's SFT trainer on the split's gold conversations (export-sft gold), then "
-        "GRPO from its checkpoint, both through recipes/warm_start",
+        "GRPO from its checkpoint, both through recipes/warm_start (SFT losses in OUT/sft_metrics.jsonl, its "
+        "checkpoint in OUT/sft/)",
     )
     p.add_argument("--sft-steps", type=int, default=2, help="SFT steps with --sft (default: 2)")
     p.add_argument(
@@ -154,7 +183,13 @@ def _add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--resume", action="store_true", help="then run main_ppo again from the last checkpoint for one more step"
     )
-    p.add_argument("--timeout-s", type=_seconds, default=1800.0, help="seconds before the run is stopped")
+    p.add_argument(
+        "--timeout-s",
+        type=_seconds,
+        default=1800.0,
+        help="seconds (at most a week) before the run is stopped, with every process it started; it then fails "
+        "saying 'timed out after N s'",
+    )
     p.add_argument("--recipe", default=None, help="the recipe script to run (default: the family's, in recipes/)")
 
 
@@ -219,10 +254,7 @@ def _policy(args: argparse.Namespace) -> tuple[str, str]:
 def _data_dir(args: argparse.Namespace, spec: FamilySpec) -> str:
     if not spec.data_env:
         return ""
-    path = args.data_dir or os.environ.get(spec.data_env)
-    if not path or not Path(path).is_dir():
-        raise SmokeError("set-up", f"{args.family} needs its data: --data-dir or ${spec.data_env} (got {path!r})")
-    return str(Path(path).resolve())
+    return family_data_dir(args.data_dir, spec.data_env, args.family)  # --data-dir, the variable, the installed
 
 
 # -- the run ---------------------------------------------------------------------------------------------------
@@ -268,18 +300,14 @@ def cpu_overrides(
         f"{rollout}.n={n}",
         f"{rollout}.calculate_log_probs=True",
         f"{rollout}.agent.num_workers=1",
-        f"{rollout}.val_kwargs.n=2",
-        f"{rollout}.val_kwargs.do_sample=True",
-        f"{rollout}.val_kwargs.temperature=1.0",
+        *(f"{rollout}.val_kwargs.{kv}" for kv in ("n=2", "do_sample=True", "temperature=1.0")),
         f"data.train_batch_size={batch}",
         f"data.val_batch_size={batch * 4}",
         f"data.max_prompt_length={prompt_len}",
         f"data.max_response_length={response_len}",
         "data.dataloader_num_workers=0",
         "data.shuffle=False",
-        "trainer.device=cpu",
-        "trainer.n_gpus_per_node=1",
-        "trainer.nnodes=1",
+        *(f"trainer.{kv}" for kv in ("device=cpu", "n_gpus_per_node=1", "nnodes=1")),
         f"trainer.total_training_steps={steps}",
         "trainer.total_epochs=1000",
         f"trainer.test_freq={steps}",
@@ -292,6 +320,13 @@ def cpu_overrides(
         "ray_kwargs.ray_init.num_cpus=32",
         "transfer_queue.backend.SimpleStorage.num_data_storage_units=2",
         "reward.num_workers=1",
+        # the critic, in runs that have one (algorithm.adv_estimator=gae): the actor's CPU settings
+        *("critic.strategy=fsdp2", f"critic.model.path={model}", "critic.model.use_remove_padding=False"),
+        *("+critic.model.override_config.attn_implementation=sdpa", "critic.model.enable_gradient_checkpointing=False"),
+        f"critic.ppo_micro_batch_size_per_gpu={batch * n}",
+        # transformers gives the tiny model a new, random value head when the critic loads it; verl's engine seeds
+        # it (critic.fsdp.seed) only in full-determinism mode: without, every run's critic and C-1 differ
+        "critic.fsdp.full_determinism=True",
     ]
     if policy != "script":  # sampled turns of a random model: short (scripted turns are never cut by the cap)
         out_list.append(f"+{rollout}.engine_kwargs.hf_cpu.max_new_tokens={max_new_tokens}")
@@ -510,7 +545,8 @@ def _summary(
     for key in ("reward_extra/base_score/max", "reward_extra/base_score/min"):
         if key in first:
             # max: the gold reward of the scripted rollouts (1.0 for tau2 / tau-bench rows whose gold episode
-            # scores 1.0 under the scripted user; not every row's does: see the README); min: a sampled one's
+            # scores 1.0 under the scripted user; not every row's does: docs/guides/smoke-and-check.md); min: a
+            # sampled one's
             print(f"  {'step 1 ' + key:<40} {first[key]:.6g}")
     for key in ("critic/advantages/max", "critic/advantages/min", "actor/pg_loss", "actor/grad_norm",
                 "training/rollout_probs_diff_max", "training/off_policy/trajectory_staleness_worst/max"):  # fmt: skip

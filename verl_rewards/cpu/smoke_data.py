@@ -25,6 +25,23 @@ class SmokeError(Exception):
         self.stage = stage
 
 
+def family_data_dir(explicit: str | None, env_var: str, family: str) -> str:
+    """The family's data folder by the one data-folder rule (:mod:`verl_rewards.engine.data_dir`): ``--data-dir``,
+    else the variable, else the folder ``verl-rewards data get`` installs; a :class:`SmokeError` when there is none
+    or the variable names no folder."""
+    from ..engine.data_dir import BENCHMARKS, choose_data_dir
+    from ..engine.errors import DataNotFoundError
+
+    data = next(b for b in BENCHMARKS.values() if b.env_var == env_var)
+    try:
+        path = choose_data_dir(explicit, data, where="--data-dir")
+    except DataNotFoundError as exc:
+        raise SmokeError("set-up", str(exc)) from None
+    if not path or not Path(path).is_dir():
+        raise SmokeError("set-up", f"{family} needs its data: --data-dir, ${env_var} or {data.how_to_get()}")
+    return str(Path(path).resolve())
+
+
 def _prepare(
     family: str, domain: str, mode: str, data_dir: str, out: Path, retrieval: str | None = None
 ) -> tuple[Path, Path | None]:

@@ -135,6 +135,9 @@ class ConversationAgentLoop(TurnLoop):
     """
 
     agent_name = "conversation_agent"
+    step_dict_fields: tuple[str, ...] = ()
+    """The step-dict fields this loop records (a benchmark's loop that gives its progress rule: ``STEP_FIELDS``;
+    read by ``verl-rewards check``)."""
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)

@@ -16,14 +16,25 @@ import functools
 import json
 import os
 import ssl
+import sys
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
-
 from .conversation import PlayerError, Reply
+
+# httpx's __init__ imports its command-line client (click, rich, pygments: ~100 modules, 40-130 ms of every start-up)
+# when those happen to be installed, and falls back to a stub when they are not: take the fallback, only while httpx
+# itself is first imported (``httpx._main`` stays importable afterwards)
+_SKIP_CLI = "httpx" not in sys.modules and "httpx._main" not in sys.modules
+if _SKIP_CLI:
+    sys.modules["httpx._main"] = None  # type: ignore[assignment]
+try:
+    import httpx
+finally:
+    if _SKIP_CLI and sys.modules.get("httpx._main", ...) is None:
+        del sys.modules["httpx._main"]
 
 MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 MAX_BACKOFF_S = 30.0
@@ -120,7 +131,7 @@ class ChatClient:
         if self._http is None:
             limits = httpx.Limits(max_connections=self.endpoint.max_concurrency)
             timeout = httpx.Timeout(self.endpoint.timeout_s)
-            self._http = httpx.AsyncClient(timeout=timeout, limits=limits, verify=tls_context())
+            self._http = httpx.AsyncClient(timeout=timeout, limits=limits, verify=client_tls(self.endpoint.url))
             self._slots = asyncio.Semaphore(self.endpoint.max_concurrency)
         return self._http
 
@@ -266,6 +277,32 @@ def tls_context() -> ssl.SSLContext:
     """httpx's default TLS context (its CA bundle; ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` honoured), built once per
     process and shared by every client: building one reads the CA bundle (tens of ms), and each client built its own."""
     return httpx.create_ssl_context()
+
+
+@functools.cache
+def _trusting_no_one() -> ssl.SSLContext:
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies certificates and host names, and trusts no CA
+
+
+def client_tls(url: str) -> ssl.SSLContext:
+    """The TLS context of a client that sends only to ``url`` (redirects are not followed): :func:`tls_context` for
+    https; for http, one that trusts no certificate authority, built without reading a CA bundle (a local server
+    costs no CA loading at start-up): such a client makes no TLS connection, and would refuse one."""
+    return tls_context() if url.lower().startswith("https://") else _trusting_no_one()
+
+
+def asyncio_only_http() -> None:
+    """Import httpcore (httpx's transport) without trio, which it imports when installed (~90 ms) to run on trio's
+    event loop: for a process whose HTTP runs on asyncio only, such as a ``verl-rewards`` command, called before its
+    first request. Nothing happens when httpcore or trio is already imported."""
+    if "httpcore" in sys.modules or "trio" in sys.modules:
+        return
+    sys.modules["trio"] = None  # type: ignore[assignment]
+    try:
+        import httpcore  # noqa: F401
+    finally:
+        if sys.modules.get("trio", ...) is None:
+            del sys.modules["trio"]
 
 
 def wire_model(model: str) -> str:

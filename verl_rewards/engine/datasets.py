@@ -8,6 +8,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+#: the splits a ``prepare`` writes when none are named: a recipe's training and validation files
+DEFAULT_SPLITS = ("train", "test")
+
 
 def tools_kwargs(names: Iterable[str], create: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """A row's ``tools_kwargs``: the same ``create_kwargs`` (task id, domain, data folder) for every tool."""

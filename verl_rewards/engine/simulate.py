@@ -13,10 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from ..files import OutputPathError, WriterLockError, check_output_path, writer_lock
-from .client import Endpoint, parse_completion, shared_client, tls_context, wire_model
+from .client import Endpoint, client_tls, httpx, parse_completion, shared_client, wire_model  # httpx: as it imports it
 from .conversation import PlayerError, Reply
 from .termination import TerminationReason
 
@@ -173,7 +171,7 @@ async def check_reachable(endpoint: Endpoint, role: str) -> None:
     timeout = max(REACHABLE_TIMEOUT_S, endpoint.timeout_s)
     where = f"the {role} endpoint {endpoint.base_url}"
     try:
-        async with httpx.AsyncClient(timeout=timeout, verify=tls_context()) as client:
+        async with httpx.AsyncClient(timeout=timeout, verify=client_tls(endpoint.url)) as client:
             resp = await client.post(endpoint.url, json=body, headers=endpoint.headers())
     except httpx.TimeoutException:
         raise SimulateError(

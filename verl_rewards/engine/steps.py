@@ -29,6 +29,8 @@ from typing import Any
 from .environment import Environment
 
 STEP_KEYS = ("prev_step_dict", "cur_step_dict")
+#: the fields of each step dict (what ``verl-rewards check`` matches the configured terms against)
+STEP_FIELDS = ("turn", "bb_hash", "value_est")
 
 
 def _never(target: Any, name: str, arguments: dict[str, Any]) -> bool:

@@ -54,7 +54,7 @@ from verl.tools.schemas import (
 from .data_dir import BenchmarkData, choose_data_dir
 from .environment import Environment
 from .offload import STEP_TIMEOUT_S, StepTimeout, run_step
-from .steps import Progress, StepRecorder
+from .steps import STEP_FIELDS, Progress, StepRecorder
 from .termination import TerminationReason
 
 logger = logging.getLogger(__name__)
@@ -359,6 +359,8 @@ class EpisodeTool(BaseTool):
 
     label = "episode"
     """The benchmark's name in messages (``"tau2"``, ``"tau-bench"``)."""
+    step_dict_fields = STEP_FIELDS
+    """The step-dict fields this tool's episodes record (read by ``verl-rewards check``)."""
     benchmark_data: BenchmarkData
     """The benchmark's data (its environment variable and installed folder)."""
 

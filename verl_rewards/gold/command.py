@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..commands.common import data_dir_help, default_of, domain_help
+from ..commands.common import data_dir_help, default_of, domain_help, mode_choices, mode_help, split_help
 from .export import export_gold, export_results
 
+#: the split ``export-sft gold`` exports when none is named
+GOLD_SPLIT = "train"
 HELP = "write verl multi-turn SFT parquet: gold trajectories, or successful runs of simulate results"
 
 
@@ -28,13 +30,21 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     )
     gold.add_argument("--rows", default=None, help="toolrl (required): a parquet of `verl-rewards prepare toolrl`")
     gold.add_argument(
-        "--split", required=True, help="a split of the domain (tau2: split_tasks.json or 'all'); toolrl: the file name"
+        "--split",
+        default=GOLD_SPLIT,
+        help=split_help(
+            "tau2",
+            "tau_bench",
+            "toolrl",
+            default=GOLD_SPLIT,
+            why="gold conversations are training data; a held-out split is exported only when named",
+        ),
     )
     gold.add_argument(
         "--mode",
-        choices=["solo", "normal", "instruction"],
+        choices=mode_choices("tau2", "tau_bench"),
         default=None,
-        help="tau2: solo or normal; tau_bench: normal or instruction (default: as `prepare`)",
+        help=mode_help("tau2", "tau_bench", default="as `prepare`"),
     )
     gold.add_argument(
         "--data-dir",

@@ -45,7 +45,7 @@ REWARD_KWARGS: dict[str, Any] = {"contribution": {"type": "none"}}
 
 @dataclass(frozen=True)
 class Plan:
-    """A learning run's settings (the defaults are the measured ones of the README)."""
+    """A learning run's settings (the defaults are the measured ones of docs/guides/learn.md)."""
 
     seed: int = 1
     sft_steps: int = 120
@@ -54,6 +54,7 @@ class Plan:
     steps: int = 12
     lr: float = 3e-4
     batch: int = 8
+    mini_batch: int = 8
     n: int = 8
     trials: int = 4
     temperature: float = 0.7
@@ -76,6 +77,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--steps", type=int, default=DEFAULT.steps, help="GRPO steps (verl's main_ppo)")
     p.add_argument("--lr", type=float, default=DEFAULT.lr, help="GRPO learning rate of the actor")
     p.add_argument("--batch-size", type=int, default=DEFAULT.batch, help="prompts per GRPO step")
+    p.add_argument(
+        "--mini-batch", type=int, default=DEFAULT.mini_batch,
+        help="prompts per actor update (verl's ppo_mini_batch_size): batch-size / mini-batch updates per GRPO step",
+    )  # fmt: skip
     p.add_argument("--n", type=int, default=DEFAULT.n, help="sampled rollouts per prompt (the GRPO group)")
     p.add_argument("--trials", type=int, default=DEFAULT.trials, help="validation samples per row (pass^1..pass^k)")
     p.add_argument(
@@ -91,11 +96,15 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 def _plan(args: argparse.Namespace) -> Plan:
     plan = Plan(
         seed=args.seed, sft_steps=args.sft_steps, sft_lr=args.sft_lr, steps=args.steps, lr=args.lr,
-        batch=args.batch_size, n=args.n, trials=args.trials, test_freq=args.test_freq, temperature=args.temperature,
+        batch=args.batch_size, mini_batch=args.mini_batch, n=args.n, trials=args.trials, test_freq=args.test_freq,
+        temperature=args.temperature,
     )  # fmt: skip
-    for name in ("sft_steps", "steps", "batch", "n", "trials", "test_freq"):
+    for name in ("sft_steps", "steps", "batch", "mini_batch", "n", "trials", "test_freq"):
         if getattr(plan, name) < 1:
-            raise SmokeError("set-up", f"--{name.replace('_', '-').replace('batch', 'batch-size')} must be at least 1")
+            option = "batch-size" if name == "batch" else name.replace("_", "-")
+            raise SmokeError("set-up", f"--{option} must be at least 1")
+    if plan.batch % plan.mini_batch:
+        raise SmokeError("set-up", f"--batch-size {plan.batch} must be a multiple of --mini-batch {plan.mini_batch}")
     if plan.n < 2:
         raise SmokeError("set-up", "--n must be at least 2: GRPO's advantage compares the rollouts of one prompt")
     if not 0 < plan.temperature <= 2:
@@ -137,13 +146,16 @@ def _data(plan: Plan, source: Path, out: Path) -> tuple[SmokeData, list[dict[str
 
 def _overrides(plan: Plan, out: Path) -> list[str]:
     """The learning run's Hydra overrides, after the CPU ones: sampled rollouts only, no KL term (no reference model
-    to run), the actor's learning rate, the random seeds, validation every ``test_freq`` steps with ``trials``
-    samples per row and its dumps, the ordered batches and a Hugging Face copy of the last actor."""
+    to run), the actor's learning rate, ``batch / mini_batch`` actor updates per step (one forward each), the random
+    seeds, validation every ``test_freq`` steps with ``trials`` samples per row and its dumps, the ordered batches and
+    a Hugging Face copy of the last actor."""
     from ..cpu.sampler import SAMPLER_OVERRIDES
 
     rollout = "actor_rollout_ref.rollout"
     return [
         f"actor_rollout_ref.actor.optim.lr={plan.lr}",
+        f"actor_rollout_ref.actor.ppo_mini_batch_size={plan.mini_batch}",
+        f"actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu={plan.mini_batch * plan.n}",
         "actor_rollout_ref.actor.use_kl_loss=False",
         "actor_rollout_ref.actor.entropy_coeff=0",
         "actor_rollout_ref.actor.checkpoint.save_contents=[model,optimizer,extra,hf_model]",

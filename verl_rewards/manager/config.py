@@ -247,7 +247,36 @@ def check_trainer_config(config: Any) -> None:
     manager = reward.get("reward_manager") or {}
     if manager.get("source", "register") != "register" or manager.get("name") != MANAGER_NAME:
         return
-    configured_family_scorers(ManagerConfig.from_reward_kwargs(reward.get("reward_kwargs")))
+    settings = ManagerConfig.from_reward_kwargs(reward.get("reward_kwargs"))
+    configured_family_scorers(settings)
+    problem = critic_terms_problem(config, settings.contribution)
+    if problem:
+        raise ManagerConfigError(problem)
+
+
+def critic_terms_problem(config: Any, contribution: ContributionConfig) -> str | None:
+    """Why the ``value_source: critic`` terms cannot run with this trainer config (None when they can, or there are
+    none): they need a critic (``algorithm.adv_estimator=gae``) and verl's V1 trainer, whose advantage step adds
+    them (:mod:`verl_rewards.critic_terms`)."""
+    terms = contribution.critic_terms
+    if not terms:
+        return None
+    from verl.trainer.ppo.utils import need_critic
+
+    names = ", ".join(t.name for t in terms)
+    if not need_critic(config):
+        estimator = config.algorithm.adv_estimator
+        return (
+            f"reward.reward_kwargs.contribution: term(s) {names} read the critic (value_source: critic), but this run "
+            f"has no critic (algorithm.adv_estimator={estimator}): use algorithm.adv_estimator=gae with a critic, or "
+            "value_source: progress"
+        )
+    if not config.trainer.get("use_v1", True):
+        return (
+            f"reward.reward_kwargs.contribution: term(s) {names} read the critic (value_source: critic), which verl's "
+            "V1 trainer adds before the advantage: use trainer.use_v1=True (the default)"
+        )
+    return None
 
 
 def install_startup_check(manager_cls: Any) -> None:

@@ -4,8 +4,9 @@ For one :class:`~verl_rewards.scoring.sample.Sample` it picks the reward (:class
 Router`), runs its :class:`~verl_rewards.scoring.contract.Scorer` under the run's concurrency bound (the scorer
 bounds the call itself by ``timeout_s``, counted from when a thread or worker process starts it, so starting
 worker processes is never charged to a call), turns failures into the fallback score with flags, adds the
-contribution terms ``sum_i beta_i * R_i`` (:mod:`verl_rewards.contribution`) and lays the components onto the
-run's fixed extra keys (:class:`~verl_rewards.scoring.extras.ExtraKeys`). Scorers see a frozen
+contribution terms ``sum_i beta_i * R_i`` (:mod:`verl_rewards.contribution`; a run whose step dicts never arrive
+is warned about once, :mod:`.step_watch`) and lays the components onto the run's fixed extra keys
+(:class:`~verl_rewards.scoring.extras.ExtraKeys`). Scorers see a frozen
 :class:`~verl_rewards.scoring.contract.ScoringContext`, never the engine.
 """
 
@@ -28,8 +29,8 @@ from ..scoring.extras import ExtraKeys
 from ..scoring.recorded import RECORDED_KEYS, recorded_extras
 from ..scoring.result import ScoreResult, ScoreResultError
 from ..scoring.sample import Sample
-from ..scoring.spec import get_reward, registered_names
 from .config import ManagerConfig, ManagerConfigError
+from .step_watch import StepDictWatch
 
 logger = logging.getLogger("verl_rewards")
 _LOGGED_FAILURES_MAX = 5
@@ -54,11 +55,13 @@ class ScoringCore:
         declared_keys: Iterable[str] = (),
         modules: Sequence[str] = (),
         text_keys: Iterable[str] = (),
+        start_pool: bool = False,
     ):
         self.tokenizer = tokenizer
         self.config = config
         self.route = route
         self.failures = FailureLog()
+        self.step_dicts = StepDictWatch(config.contribution.step_terms)
         self._modules = tuple(modules)
         self._runner: Any = None
         self.context = ScoringContext(
@@ -82,8 +85,8 @@ class ScoringCore:
             raise ManagerConfigError(str(exc)) from None
         self._semaphores: dict[int, asyncio.Semaphore] = {}
         thread_executor().ensure_capacity(config.max_concurrency)  # admitted calls never queue behind hung ones
-        if config.executor == "process" or any(get_reward(n).executor == "process" for n in registered_names()):
-            self._process_runner().start()  # the workers start now, not during the first batch
+        if start_pool:  # a reachable reward runs in worker processes: they start now, not during the first batch
+            self._process_runner().start()
 
     @property
     def extra_keys(self) -> list[str]:
@@ -104,12 +107,14 @@ class ScoringCore:
             self._semaphores[id(loop)] = sem
         return sem
 
-    async def score(self, sample: Sample) -> SampleScore:
-        """Score one sample; failures become the fallback score with flags unless ``on_error=raise``."""
-        scorer = self.route(sample)
+    async def score(self, sample: Sample, scorer: Scorer | None = None) -> SampleScore:
+        """Score one sample (with ``scorer`` when it was routed already); failures become the fallback score with
+        flags unless ``on_error=raise``."""
+        scorer = self.route(sample) if scorer is None else scorer
         error = timeout = 0
         # before the call: the reward gets copies of the step dicts, and its term must not depend on it anyway
         contrib = self.config.contribution.evaluate(sample.prev_step_dict, sample.cur_step_dict, sample.step)
+        self.step_dicts.observe(sample.data_source, sample.step, sample.has_step_dicts)
         async with self._semaphore():
             try:
                 result = await scorer.run(sample, self.context)  # bounded by timeout_s inside (see the module doc)

@@ -20,9 +20,8 @@ from verl.experimental.reward_loop.reward_manager.base import RewardManagerBase
 
 from ..scoring.contract import RESPONSE_DECODE
 from ..scoring.sample import sample_from_row, samples_from_batch
+from .build import build_scoring
 from .config import MANAGER_NAME, ManagerConfig, to_plain
-from .core import ScoringCore
-from .routing import Router
 
 logger = logging.getLogger("verl_rewards")
 
@@ -86,15 +85,15 @@ class ContributionRewardManager(RewardManagerBase):
             default = None
             custom_path = None
         self.settings = ManagerConfig.from_reward_kwargs(kwargs)
-        self.router = Router(
+        scoring = build_scoring(
             self.settings,
+            tokenizer,
             custom=custom,
             default=default or _verl_default_score(),
             custom_path=custom_path,
-            tokenizer=tokenizer,
+            family_tokenizer=tokenizer,
         )
-        keys, text_keys = self.router.extra_keys()
-        self.core = ScoringCore(tokenizer, self.settings, self.router, keys, self.router.modules, text_keys=text_keys)
+        self.router, self.core = scoring.router, scoring.core
         logger.info(
             "verl-rewards: contribution manager ready (contribution: %s; timeout_s=%s, on_error=%s)",
             self.settings.contribution.describe(),

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from .. import catalog
-from ..rewards.decorators import BaseReward, RewardFunction, RewardRegistryError, get_reward, registered_names
+from ..rewards.decorators import BaseReward, RewardFunction, RewardRegistryError, get_reward
 from ..scoring.contract import RewardInputError, Scorer, ScoringContext
 from ..scoring.families import Family, families
 from ..scoring.loading import RewardModuleError, load_modules
@@ -114,7 +114,7 @@ class Router:
             if name:
                 self._named_scorer(name)  # unknown names fail now, not at the first sample
         self._families: dict[str, Scorer] = configured_family_scorers(config, tokenizer)
-        self._by_source: dict[str, tuple[Scorer, str]] = {}
+        self._by_source: dict[str, tuple[Scorer, str, Scorer | Family]] = {}
 
     # ----------------------------------------------------------------------------------- setup
     @staticmethod
@@ -140,18 +140,15 @@ class Router:
     def _build(self, family: Family) -> Scorer:
         return family_scorer(family, self.config, self.tokenizer)
 
-    def reachable(self, samples: Iterable[Sample] | None = None) -> list[Scorer | Family]:
+    def reachable(self) -> list[Scorer | Family]:
         """The rewards and families the run's configuration can reach, known before the first sample.
 
         ``reward_fn_by_source``'s rewards; ``reward_fn``; without it the custom function, else every built-in family
-        (matched by data source) and verl's default. The set must not depend on which samples come first. With
-        ``samples`` (an offline run, whose rows are all known): exactly what those rows route to, their own
-        ``reward_fn`` fields included. A training row naming another reward in its ``reward_fn`` field reports that
-        reward's components as undeclared (logged, see :mod:`verl_rewards.scoring.extras`) unless
-        ``reward.reward_kwargs.extra_keys`` declares them.
+        (matched by data source) and verl's default. The set must not depend on which samples come first (an
+        offline run, whose rows are all known, uses :meth:`plan`). A training row naming another reward in its
+        ``reward_fn`` field reports that reward's components as undeclared (logged, see
+        :mod:`verl_rewards.scoring.extras`) unless ``reward.reward_kwargs.extra_keys`` declares them.
         """
-        if samples is not None:
-            return self._routed(samples)
         out: list[Scorer | Family] = [self._named_scorer(name) for name in self.by_source.values()]
         if self.reward_fn:
             out.append(self._named_scorer(self.reward_fn))
@@ -163,38 +160,53 @@ class Router:
                 out.append(self.default)
         return out
 
-    def _routed(self, samples: Iterable[Sample]) -> list[Scorer | Family]:
-        out: dict[int, Scorer | Family] = {}
-        registered = {n.lower() for n in registered_names()}
+    def plan(self, samples: Iterable[Sample]) -> tuple[list[Scorer], list[Scorer | Family]]:
+        """Route every sample once (an offline run, whose rows are all known): each sample's scorer, and exactly
+        the rewards and families those rows reach, their own ``reward_fn`` fields included (the run's extra keys).
+        The first sample whose routing fails raises that error, as scoring it would."""
+        scorers: list[Scorer] = []
+        targets: dict[int, Scorer | Family] = {}
         for sample in samples:
-            choice = _row_choice(sample)[1]
-            target: Scorer | Family | None = None
-            if isinstance(choice, str) and choice.lower() in registered:
-                target = self._named_scorer(choice)
-            elif choice is None:
-                target = self._rule_for(sample.data_source)[0]
+            scorer, target = self._route(sample)
+            scorers.append(scorer)
             if target is not None:
-                out.setdefault(id(target), target)
-        return list(out.values())
+                targets.setdefault(id(target), target)
+        return scorers, list(targets.values())
 
-    def extra_keys(self, samples: Iterable[Sample] | None = None) -> tuple[list[str], list[str]]:
-        """Every extra key a sample of this run may report (those of :meth:`reachable`, in a fixed order), and those
-        of them that hold text (a sample without one reports ``""``)."""
-        targets = self.reachable(samples)
+    @staticmethod
+    def keys_of(targets: Iterable[Scorer | Family]) -> tuple[list[str], list[str]]:
+        """Every extra key ``targets`` may report, in a fixed order, and those of them that hold text (a sample
+        without one reports ``""``)."""
+        targets = list(targets)
         declared = list(dict.fromkeys(k for target in targets for k in target.extra_keys))
         return declared, list(dict.fromkeys(k for target in targets for k in target.text_keys))
 
+    def extra_keys(self) -> tuple[list[str], list[str]]:
+        """The extra keys of :meth:`reachable` (see :meth:`keys_of`)."""
+        return self.keys_of(self.reachable())
+
     # --------------------------------------------------------------------------------- routing
     def __call__(self, sample: Sample) -> Scorer:
+        return self._route(sample)[0]
+
+    def _route(self, sample: Sample) -> tuple[Scorer, Scorer | Family | None]:
+        """The sample's scorer and what declares its extra keys (a family, not its scorer; None for a row whose
+        ``reward_fn`` field is not a name)."""
         raw, row_choice = _row_choice(sample)
         if row_choice is _NOT_A_NAME:
-            return _NotAName(raw)
+            return _NotAName(raw), None
         if row_choice:
             try:
-                return self._named_scorer(str(row_choice))
+                scorer = self._named_scorer(str(row_choice))
             except ManagerConfigError as exc:
                 raise RewardInputError(f"sample {sample.sample_id}: reward_fn field: {exc}") from None
-        return self._for_source(sample.data_source)[0]
+            return scorer, scorer
+        scorer, _, target = self._for_source(sample.data_source)
+        return scorer, target
+
+    def built_family(self, name: str) -> Scorer | None:
+        """The scorer of family ``name`` if it is built (its section is configured, or a row reached it)."""
+        return self._families.get(name)
 
     def named(self, name: str) -> Scorer:
         """The registered reward ``name`` (ManagerConfigError when there is none)."""
@@ -204,9 +216,9 @@ class Router:
         """Which rule scores rows of ``data_source`` without their own ``reward_fn`` field (``verl-rewards check``)."""
         return self._for_source(data_source)[1]
 
-    def _for_source(self, data_source: str) -> tuple[Scorer, str]:
-        """The scorer of ``data_source`` and the rule that chose it (:meth:`_rule_for`; a family's scorer is built
-        once), remembered per data source."""
+    def _for_source(self, data_source: str) -> tuple[Scorer, str, Scorer | Family]:
+        """The scorer of ``data_source``, the rule that chose it (:meth:`_rule_for`; a family's scorer is built
+        once) and what it chose (the family itself for a family), remembered per data source."""
         hit = self._by_source.get(data_source)
         if hit is not None:
             return hit
@@ -216,9 +228,11 @@ class Router:
         if isinstance(target, Family):
             if target.name not in self._families:
                 self._families[target.name] = self._build(target)
-            target = self._families[target.name]
-        self._by_source[data_source] = (target, rule)
-        return target, rule
+            scorer = self._families[target.name]
+        else:
+            scorer = target
+        self._by_source[data_source] = (scorer, rule, target)
+        return scorer, rule, target
 
     def _rule_for(self, data_source: str) -> tuple[Scorer | Family | None, str]:
         """Rules 2-6 of the module doc: what scores ``data_source`` (a family, not yet its scorer; None when nothing

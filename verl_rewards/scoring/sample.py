@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..coerce import read_float
-from ..contribution import MAX_STEP, read_step_dict
+from ..step_dicts import MAX_STEP, read_step_dict
 
 STEP_DICT_KEYS = ("prev_step_dict", "cur_step_dict")
 
@@ -51,6 +51,8 @@ class Sample:
     step_error: bool = False
     #: what the agent loop recorded (``tool_extra_fields``, parsed when it is JSON text)
     tool_extra: dict[str, Any] = field(default_factory=dict)
+    #: the row, the agent loop or ``extra_info`` gave step dicts (even empty ones: a trajectory with no tool turn)
+    has_step_dicts: bool = False
 
     @property
     def response_length(self) -> int:
@@ -79,6 +81,7 @@ class Sample:
             step_dict_error=malformed,
             step_error=step_error,
             tool_extra=_as_dict(row.get("tool_extra_fields")),
+            has_step_dicts=has_step_dicts(row, {}, extra_info),
         )
 
 
@@ -108,7 +111,7 @@ def find_step_dict(
 ) -> tuple[Any, bool]:
     """``prev_step_dict``/``cur_step_dict`` from the top level, ``tool_extra_fields`` or ``extra_info``.
 
-    Returns ``(step_dict, malformed)`` as :func:`~verl_rewards.contribution.read_step_dict` does.
+    Returns ``(step_dict, malformed)`` as :func:`~verl_rewards.step_dicts.read_step_dict` does.
     """
     for source in (row, tool_extra, extra_info):
         if name in source:
@@ -116,6 +119,16 @@ def find_step_dict(
             if value is not None:
                 return read_step_dict(value)
     return {}, False
+
+
+def has_step_dicts(row: Mapping[str, Any], tool_extra: Mapping[str, Any], extra_info: Mapping[str, Any]) -> bool:
+    """Whether any of the three places holds a step dict that is not ``None`` (what :func:`find_step_dict` reads)."""
+    return any(
+        _scalar(source.get(name)) is not None
+        for source in (row, tool_extra, extra_info)
+        for name in STEP_DICT_KEYS
+        if name in source
+    )
 
 
 def step_dicts(
@@ -212,6 +225,7 @@ def sample_from_row(
         step_dict_error=malformed,
         step_error=step_error,
         tool_extra=tool_extra,
+        has_step_dicts=has_step_dicts(row, tool_extra, extra_info),
     )
 
 

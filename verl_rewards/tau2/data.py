@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..engine.datasets import PrepareReport, tools_kwargs
+from ..engine.datasets import DEFAULT_SPLITS, PrepareReport, tools_kwargs
 from ..files import OutputPathError, check_output_path, replace_together, write_text_atomic
 from .domain import Domain, load_domain
 from .errors import DataFileError, DataNotFoundError, TaskValidationError, UnknownDomainError
@@ -355,7 +355,7 @@ def prepare_tau2(
     data_dir: str | os.PathLike[str] | None,
     domain: str,
     out_dir: str | os.PathLike[str],
-    splits: Sequence[str] = ("train", "test"),
+    splits: Sequence[str] = DEFAULT_SPLITS,
     *,
     mode: str | None = None,
     progress: bool = True,

@@ -29,13 +29,15 @@ from ..engine.toolkit import ToolSpec
 from .domain_spec import DomainSpec
 from .errors import DataFileError, DataNotFoundError, TaskDataError, TaskValidationError
 from .registry import domain_spec
-from .tasks import Task, load_splits, load_tasks, read_json
+from .tasks import Task, TaskTable, load_splits, load_tasks, read_json
 
 logger = logging.getLogger(__name__)
 
 DATA_DIR_ENV = TAU2_DATA.env_var
 
 _cache: dict[tuple[str, str, str], Domain] = {}
+#: where a task names env functions (checked against its toolkit at load)
+ENV_CALL_FIELDS = (("initial_state", "initialization_actions"), ("evaluation_criteria", "env_assertions"))
 _cache_lock = threading.Lock()
 
 
@@ -158,7 +160,7 @@ class Domain:
                 self.policy = policy_path.read_text(encoding="utf-8") if policy_path.is_file() else ""
             except UnicodeDecodeError as exc:
                 raise DataFileError(f"tau2 data file {policy_path} is not valid UTF-8 ({exc.reason})") from None
-        self.tasks: dict[str, Task] = load_tasks(self.data_dir / files["tasks"])
+        self.tasks: TaskTable = load_tasks(self.data_dir / files["tasks"])
         split_name = files.get("split")
         split_path = self.data_dir / split_name if split_name else None
         if split_path is not None and split_path.is_file():
@@ -175,32 +177,34 @@ class Domain:
         self._gold_hashes: dict[tuple[str, bool], str] = {}
 
     def _check_env_functions(self) -> None:
-        """Every initialisation action and env assertion names a public method of its toolkit (checked at load,
-        so a typo in tasks.json fails here, naming the task, the field and the file, not mid-training)."""
+        """Every initialisation action and env assertion names a public method of its toolkit: checked at load on
+        the tasks' JSON (each task is validated on first use; an entry too malformed to read here fails then), so a
+        typo in tasks.json fails here, naming the task, the field and the file, not mid-training."""
         kits = {"assistant": self.spec.agent_toolkit, "user": self.spec.user_toolkit}
-        tasks_file = self.data_dir / self.spec.files["tasks"]
-        for task in self.tasks.values():
-            calls: list[tuple[str, Any]] = []
-            if task.initial_state is not None:
-                calls += [
-                    (f"initial_state.initialization_actions[{i}].func_name", c)
-                    for i, c in enumerate(task.initial_state.initialization_actions or ())
-                ]
-            if task.evaluation_criteria is not None:
-                calls += [
-                    (f"evaluation_criteria.env_assertions[{i}].func_name", c)
-                    for i, c in enumerate(task.evaluation_criteria.env_assertions or ())
-                ]
-            for field_path, call in calls:
-                kit = kits.get(call.env_type)
-                name = call.func_name
-                if kit is None or name.startswith("_") or not callable(getattr(kit, name, None)):
-                    side = "agent" if call.env_type == "assistant" else call.env_type
-                    raise TaskValidationError(
-                        task.id,
-                        field_path,
-                        f"the {side} toolkit of domain {self.name!r} has no function {name!r} (in {tasks_file})",
-                    )
+        known: dict[str, frozenset[str]] = {
+            side: frozenset(n for n in dir(kit) if not n.startswith("_") and callable(getattr(kit, n, None)))
+            for side, kit in kits.items()
+            if kit is not None
+        }
+        for task_id in self.tasks:
+            raw = self.tasks.raw(task_id)
+            for outer, inner in ENV_CALL_FIELDS:
+                part = raw.get(outer)
+                calls = part.get(inner) if isinstance(part, dict) else None
+                if not isinstance(calls, list):
+                    continue
+                for i, call in enumerate(calls):  # an entry that is not an object with a string func_name: validation
+                    if not isinstance(call, dict):
+                        continue
+                    side, name = call.get("env_type"), call.get("func_name")
+                    if side in kits and isinstance(name, str) and name not in known.get(side, ()):
+                        who = "agent" if side == "assistant" else side
+                        raise TaskValidationError(
+                            task_id,
+                            f"{outer}.{inner}[{i}].func_name",
+                            f"the {who} toolkit of domain {self.name!r} has no function {name!r} "
+                            f"(in {self.data_dir / self.spec.files['tasks']})",
+                        )
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         """Pickle by reference: unpickling reloads (or reuses) the domain from the same data folder and options."""

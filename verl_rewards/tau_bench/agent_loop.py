@@ -22,6 +22,7 @@ from typing import Any
 from ..engine.agent_loop import ConversationAgentLoop, settings_of
 from ..engine.conversation import Conversation
 from ..engine.data_dir import TAU_BENCH_DATA, choose_data_dir, row_data_dir
+from ..engine.steps import STEP_FIELDS
 from .domain import TauBenchDomain, load_domain
 from .normal import AGENT_LOOP_NAME, CONFIG_PATH, TauBenchNormalSettings, default_script, open_conversation
 from .verl_tools import progress
@@ -31,6 +32,7 @@ class TauBenchAgentLoop(ConversationAgentLoop):
     """``tau_bench_agent``: the conversation engine's verl loop playing tau-bench v1 episodes."""
 
     agent_name = AGENT_LOOP_NAME
+    step_dict_fields = STEP_FIELDS
 
     @staticmethod
     def load_settings(config: Any) -> TauBenchNormalSettings:

@@ -38,10 +38,11 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..engine.datasets import PrepareReport, tools_kwargs
+from ..engine.datasets import DEFAULT_SPLITS, PrepareReport, tools_kwargs
 from ..engine.errors import DataFileError, DataNotFoundError, TaskValidationError, UnknownDomainError
 from ..files import replace_together
 from .domain import TauBenchDomain, TauBenchTask, load_domain
@@ -128,7 +129,7 @@ def prepare_tau_bench(
     data_dir: str | os.PathLike[str] | None,
     domain: str,
     out_dir: str | os.PathLike[str],
-    splits: list[str],
+    splits: Sequence[str] = DEFAULT_SPLITS,
     *,
     mode: str = DEFAULT_MODE,
     progress: bool = True,

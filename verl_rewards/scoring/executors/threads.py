@@ -95,7 +95,7 @@ class ThreadExecutor:
         self.max_abandoned = max_abandoned
         self.overload_at = overload_at
         self._queue: collections.deque[_Job] = collections.deque()
-        self._cond = threading.Condition()
+        self._cond = threading.Condition(threading.Lock())  # never re-entered: a plain lock is cheaper
         self._live = 0  # threads not abandoned
         self._idle = 0  # waiting threads not yet claimed by a submit
         self._abandoned = 0  # abandoned threads whose call still runs (or that run work a call left behind)
@@ -193,41 +193,35 @@ class ThreadExecutor:
         return call
 
     async def _await(self, fn: Callable[[_Worker], Any], timeout_s: float | None) -> Any:
-        loop = asyncio.get_running_loop()
-        started: asyncio.Future = loop.create_future()
+        """Await ``fn`` in a pool thread, bounded by ``timeout_s`` from when the thread starts it.
 
-        def on_start() -> None:  # runs in the pool thread
-            now = time.monotonic()
-            try:
-                loop.call_soon_threadsafe(_set_start, started, now)
-            except RuntimeError:  # the caller's loop is closed
-                pass
-
-        fut = self._submit(fn, on_start)
+        The thread notes its start time in a plain cell (no wake-up of the loop): the loop waits ``timeout_s`` on
+        the call alone, and only when that wait ends without a result does it read the cell and wait out the rest
+        (or give up on a call that never found a thread). A call that finishes in time costs one timed wait and
+        the completion's wake-up, as ``run_in_executor`` costs."""
+        started: list[float] = []  # set once by the pool thread when it starts fn
+        fut = self._submit(fn, lambda: started.append(time.monotonic()))
         wrapped = asyncio.wrap_future(fut)
         try:
             if timeout_s is None:
                 return await asyncio.shield(wrapped)
-            done, _ = await asyncio.wait({started, wrapped}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
-            if not done:
-                raise TimeoutError(f"reward call waited {timeout_s}s for a free thread")
-            if not wrapped.done():
-                remaining = started.result() + float(timeout_s) - time.monotonic()
-                try:
-                    await asyncio.wait_for(asyncio.shield(wrapped), max(0.0, remaining))
-                except TimeoutError:
+            wait_s = float(timeout_s)
+            while True:
+                done, _ = await asyncio.wait((wrapped,), timeout=wait_s)
+                if done:
+                    return wrapped.result()
+                if not started:
+                    raise TimeoutError(f"reward call waited {timeout_s}s for a free thread")
+                wait_s = started[0] + float(timeout_s) - time.monotonic()
+                if wait_s <= 0:
                     if wrapped.done():  # finished as the timer fired
                         return wrapped.result()
-                    raise TimeoutError(f"reward call timed out after {timeout_s}s") from None
-            return wrapped.result()
+                    raise TimeoutError(f"reward call timed out after {timeout_s}s")
         except BaseException:
             if not wrapped.done():
                 self._abandon(fut)
             wrapped.add_done_callback(_retrieve)  # an abandoned call's outcome is nobody's: never "not retrieved"
             raise
-        finally:
-            if not started.done():
-                started.cancel()
 
     def _submit(self, fn: Callable[[_Worker], Any], on_start: Callable[[], None]) -> concurrent.futures.Future:
         fut: concurrent.futures.Future = concurrent.futures.Future()
@@ -356,11 +350,6 @@ def _exit_if_forked(home_pid: int) -> None:
     them held at the fork stays held there for good and the copy would hang as an orphan."""
     if os.getpid() != home_pid:
         os._exit(0)
-
-
-def _set_start(started: asyncio.Future, when: float) -> None:
-    if not started.done():
-        started.set_result(when)
 
 
 def _retrieve(fut: asyncio.Future) -> None:

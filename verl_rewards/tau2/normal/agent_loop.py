@@ -59,6 +59,7 @@ from ...engine.agent_loop import settings_of as engine_settings_of
 from ...engine.conversation import AGENT_MESSAGE_ERRORS, Conversation
 from ...engine.data_dir import TAU2_DATA, choose_data_dir, row_data_dir
 from ...engine.rules import DEFAULT_MAX_ERRORS, DEFAULT_MAX_STEPS
+from ...engine.steps import STEP_FIELDS
 from ...engine.termination import TerminationReason
 from ...engine.users import UserConfig, positive_setting, user_settings
 from ..domain import Domain, load_domain
@@ -123,6 +124,7 @@ class Tau2AgentLoop(ConversationAgentLoop):
     """``tau2_agent``: ToolAgentLoop whose tool and text turns are played by the normal-mode conversation engine."""
 
     agent_name = AGENT_NAME
+    step_dict_fields = STEP_FIELDS
 
     # ------------------------------------------------------------------ set-up
     @staticmethod

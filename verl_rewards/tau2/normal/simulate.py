@@ -65,6 +65,9 @@ from .results import failed_record, message_dumps, results_info, simulation_reco
 from .reward_info import reward_info
 
 MAX_RETRY_DELAY_S = 3600.0
+#: the tasks of a run without --task-ids or --split: tau2's runner default (``tau2 run --task-split-name base``; a
+#: domain without a splits file has every task in ``base``)
+DEFAULT_SPLIT = "base"
 
 
 @dataclass
@@ -112,15 +115,15 @@ def _load(config: SimulateConfig) -> tuple[Domain, list[str]]:
         unknown = [t for t in ids if t not in domain.tasks]
         if unknown:
             raise SimulateError(f"unknown task id(s) {unknown[:10]} in domain {domain.name!r}")
-    elif config.split:
-        if config.split not in domain.splits:
-            raise SimulateError(
-                f"domain {domain.name!r} has no split {config.split!r}; available: {sorted(domain.splits)}"
-            )
-        ids = domain.split(config.split)
     else:
-        ids = list(domain.tasks)
-    return domain, list(dict.fromkeys(ids))
+        from ..data import split_ids
+
+        try:
+            ids = split_ids(domain, config.split or DEFAULT_SPLIT)
+        except ValueError as exc:
+            raise SimulateError(str(exc)) from None
+    chosen = set(ids)
+    return domain, [t for t in domain.tasks if t in chosen]  # in tasks.json order, as tau2's runner filters
 
 
 def _info(config: SimulateConfig, domain: Domain) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """tau2-bench 1.0.1's ``banking_knowledge`` domain (τ³): a bank's knowledge base, discoverable tools, user tools.
 
 ``load_domain("banking_knowledge", data_dir=None, retrieval="bm25")`` loads ``db.json``, the 97 task files of
-``tasks/`` (file-name order) and the 698 documents of ``documents/`` (sorted by id) from the data folder
+``tasks/`` (file-name order) and the 698 documents of ``documents/`` (tau2's order: the folder's listing;
+``document_order="id"`` sorts them) from the data folder
 (``TAU2_DATA_DIR``); the package ships no copy of them. Other load options: :data:`retrieval.OPTION_NAMES`.
 
 As in tau2:
@@ -86,12 +87,13 @@ def _configure(data_dir: Path, options: dict[str, Any]) -> DomainSpec:
     opts = retrieval.check_options(options)
     mixins, attrs = retrieval.retrieval_tools(Path(data_dir), opts)
     name = opts["retrieval"]
+    order = opts.get("document_order")
 
     def policy_text(folder: Any, solo: bool = False, **_: Any) -> str:
-        return retrieval.policy_text(Path(folder), name)
+        return retrieval.policy_text(Path(folder), name, document_order=order)
 
     def task_policy(folder: Any, task: Any) -> str:
-        return retrieval.policy_text(Path(folder), name, task.required_documents)
+        return retrieval.policy_text(Path(folder), name, task.required_documents, order)
 
     # the registered spec with this configuration's tools, policy and schemas (and nothing left to configure)
     return _with_schemas(

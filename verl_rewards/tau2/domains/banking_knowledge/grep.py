@@ -172,7 +172,7 @@ def _shown(pattern: str, limit: int = 80) -> str:
 
 def grep_workers(kb: KnowledgeBase) -> GrepWorkers:
     """The process's grep workers of ``kb``."""
-    return build_once(("grep", str(kb.folder)), lambda: GrepWorkers(kb))
+    return build_once(("grep", *kb.key), lambda: GrepWorkers(kb))
 
 
 class GrepIndex:

@@ -9,9 +9,10 @@ dense retrieval against any OpenAI-compatible ``/embeddings`` endpoint (options 
 ``embeddings_model``; every answer validated, the document vectors cached on disk: :mod:`.dense`). tau2's ``shell``
 (sandboxed shell, configs ``terminal_use*`` and ``alltools``) and its LLM rerankers are not provided.
 
-Documents are loaded **sorted by id** (tau2 iterates the folder in file-system order, which changes ties and the
-``full_kb`` prompt between machines). Every index is built once per process and data folder and shared by every
-environment of the worker.
+Documents are in tau2's order by default: the order the file system lists the folder in, which may differ between
+machines and copies of the data and decides BM25 ties, grep's result order and the ``full_kb`` prompt; the load
+option ``document_order="id"`` sorts them by id, the same everywhere. Every index is built once per process, data
+folder and order, and shared by every environment of the worker.
 
 * BM25: ``rank_bm25.BM25Okapi`` (k1=1.5, b=0.75, epsilon=0.25) over ``content.lower().split()`` of each document;
   the query is tokenised the same way; all documents are ranked by score (stable, descending: ties keep document
@@ -32,18 +33,25 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ....engine.toolkit import READ, tool
 from ...errors import DataFileError, DataNotFoundError
-from .dense import DEFAULT_TIMEOUT_S as EMBEDDINGS_TIMEOUT_S
-from .dense import DenseIndex
 from .grep import GrepIndex
-from .knowledge import DEFAULT_TOP_K, Document, KnowledgeBase, RetrievalConfigError, build_once, knowledge_base
+from .knowledge import (
+    DEFAULT_TOP_K,
+    DOCUMENT_ORDERS,
+    Document,
+    KnowledgeBase,
+    RetrievalConfigError,
+    build_once,
+    knowledge_base,
+)
 
-__all__ = ["DenseIndex", "Document", "GrepIndex", "KnowledgeBase", "RetrievalConfigError", "knowledge_base"]
+if TYPE_CHECKING:  # numpy (~0.15 s) is imported when an index is first built, not when the domain loads
+    import numpy as np
+
+__all__ = ["Document", "GrepIndex", "KnowledgeBase", "RetrievalConfigError", "knowledge_base"]
 
 
 # ------------------------------------------------------------------------------------------------- BM25
@@ -51,6 +59,7 @@ class BM25Index:
     """tau2's BM25 retriever over a KB; see the module doc for the scoring rules."""
 
     def __init__(self, kb: KnowledgeBase):
+        import numpy as np
         from rank_bm25 import BM25Okapi
 
         self.kb = kb
@@ -73,6 +82,8 @@ class BM25Index:
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every document (float64, document order); equals ``BM25Okapi.get_scores``."""
+        import numpy as np
+
         out = np.zeros(len(self.ids))
         idf = self.model.idf
         for term in query.lower().split():
@@ -88,13 +99,15 @@ class BM25Index:
         """tau2's BM25 results: ``[(doc id, score)]``, at most ``top_k``."""
         if not query or not query.strip():  # a non-string query raises here, as in tau2
             return []
+        import numpy as np
+
         scores = self.scores(query)
         order = np.argsort(-scores, kind="stable")[: min(top_k, len(self.ids))]
         return [(self.ids[i], float(scores[i])) for i in order]
 
 
 def bm25_index(kb: KnowledgeBase) -> BM25Index:
-    return build_once(("bm25", str(kb.folder)), lambda: BM25Index(kb))
+    return build_once(("bm25", *kb.key), lambda: BM25Index(kb))
 
 
 # --------------------------------------------------------------------------------------------- output
@@ -208,6 +221,7 @@ UNSUPPORTED = {
 DEFAULT_CONFIG = "bm25"
 OPTION_NAMES = (
     "retrieval",
+    "document_order",
     "top_k",
     "grep_top_k",
     "case_sensitive",
@@ -254,6 +268,10 @@ def check_options(options: dict[str, Any]) -> dict[str, Any]:
                 raise RetrievalConfigError(f"{key} must be a positive integer, got {value!r}")
     if "case_sensitive" in out and not isinstance(out["case_sensitive"], bool):
         raise RetrievalConfigError("case_sensitive must be true or false")
+    if out.get("document_order") is not None and out["document_order"] not in DOCUMENT_ORDERS:
+        raise RetrievalConfigError(
+            f"document_order must be one of {list(DOCUMENT_ORDERS)}, got {out['document_order']!r}"
+        )
     timeout = out.get("embeddings_timeout_s")
     if timeout is not None and (
         isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout < float("inf")
@@ -276,7 +294,7 @@ def check_options(options: dict[str, Any]) -> dict[str, Any]:
 def retrieval_tools(data_dir: Path, options: dict[str, Any]) -> tuple[tuple[type, ...], dict[str, Any]]:
     """The mixins (in tau2's tool order) and class attributes of a configuration's retrieval tools."""
     config = resolve_config(options.get("retrieval"))
-    kb = knowledge_base(data_dir)
+    kb = knowledge_base(data_dir, options.get("document_order"))
     mixins: list[type] = []
     attrs: dict[str, Any] = {"_kb": kb}
     top_k = options.get("top_k") or DEFAULT_TOP_K
@@ -284,6 +302,9 @@ def retrieval_tools(data_dir: Path, options: dict[str, Any]) -> tuple[tuple[type
         mixins.append(KBSearchMixin)
         attrs["_kb_search"] = _BM25Search(kb, top_k)  # the index is built on the first search (~0.3 s)
     elif config.kb_search == "dense":
+        from .dense import DEFAULT_TIMEOUT_S as EMBEDDINGS_TIMEOUT_S
+        from .dense import DenseIndex
+
         mixins.append(KBSearchMixin)
         key_env = options.get("embeddings_api_key_env")
         api_key = os.environ.get(key_env) if key_env else None
@@ -297,7 +318,7 @@ def retrieval_tools(data_dir: Path, options: dict[str, Any]) -> tuple[tuple[type
             "timeout_s": float(options.get("embeddings_timeout_s") or EMBEDDINGS_TIMEOUT_S),
         }
         # one index per process and everything that changes its answers (the key's hash, never the key itself)
-        key = [str(kb.folder), *(str(v) for k, v in settings.items() if k != "api_key")]
+        key = [*kb.key, *(str(v) for k, v in settings.items() if k != "api_key")]
         key.append(hashlib.sha256(str(api_key).encode()).hexdigest())
         attrs["_kb_search"] = build_once(("dense", *key), lambda: DenseIndex(kb=kb, **settings))
     if config.grep:
@@ -334,16 +355,19 @@ def _read(path: Path) -> str:
     return path.read_text(encoding="utf-8")
 
 
-def policy_text(data_dir: Path, config_name: str | None, required_documents: Any = None) -> str:
+def policy_text(
+    data_dir: Path, config_name: str | None, required_documents: Any = None, document_order: str | None = None
+) -> str:
     """The agent policy of a configuration, assembled as tau2's ``build_policy`` does.
 
-    ``required_documents``: the task's ``required_documents`` (``golden_retrieval`` only).
+    ``required_documents``: the task's ``required_documents`` (``golden_retrieval`` only); ``document_order``: the
+    KB's (``full_kb`` lists every document in it).
     """
     config = resolve_config(config_name)
     prompts = Path(data_dir) / "prompts"
     text = _read(prompts / config.template)
     text = _COMPONENT.sub(lambda m: _read(prompts / "components" / f"{m.group(1)}.md"), text)
-    kb = knowledge_base(data_dir) if config.prompt != "standard" else None
+    kb = knowledge_base(data_dir, document_order) if config.prompt != "standard" else None
     if config.prompt == "full_kb" and kb is not None and _FULL_KB.search(text):
         text = _FULL_KB.sub(kb.render(kb.documents), text)
     if config.prompt == "golden" and kb is not None:
