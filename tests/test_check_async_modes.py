@@ -18,6 +18,8 @@ SEPARATE = [
     "actor_rollout_ref.rollout.nnodes=1",
     "actor_rollout_ref.rollout.n_gpus_per_node=1",
 ]
+#: rlla rows record no step dicts: a run that passes has its contribution terms off (check stage contribution)
+NO_TERMS = "reward.reward_kwargs.contribution.type=none"
 
 
 @pytest.mark.parametrize(
@@ -87,14 +89,16 @@ def test_an_async_mode_constraint_is_one_line(capsys, small_tokenizer_dir, rlla,
 
 
 def test_colocate_async_prints_its_settings(capsys, small_tokenizer_dir, rlla):  # noqa: F811
-    code, out, err = run_check(capsys, base(small_tokenizer_dir, rlla, "trainer.v1.trainer_mode=colocate_async"))
+    code, out, err = run_check(
+        capsys, base(small_tokenizer_dir, rlla, "trainer.v1.trainer_mode=colocate_async", NO_TERMS)
+    )
     assert code == 0, err[-3000:]
     assert "V1 PPOTrainerColocateAsync (trainer_mode=colocate_async)" in out
     assert "trainer mode: colocate_async (parameter_sync_step 1, max_off_policy_threshold 8 (drop), " in out
 
 
 def test_the_sync_trainer_has_no_async_line(capsys, small_tokenizer_dir, rlla):  # noqa: F811
-    code, out, _ = run_check(capsys, base(small_tokenizer_dir, rlla))
+    code, out, _ = run_check(capsys, base(small_tokenizer_dir, rlla, NO_TERMS))
     assert code == 0 and "trainer mode:" not in out
 
 
@@ -110,6 +114,7 @@ def test_the_cpu_separate_async_trainer_passes_with_the_cpu_gloo_engine(small_to
         "trainer.v1.trainer_mode=cpu_separate_async",
         "actor_rollout_ref.rollout.checkpoint_engine.backend=cpu_gloo",
         "trainer.device=cpu",
+        NO_TERMS,
     )
     cmd = [sys.executable, "-m", "verl_rewards.cli", "check", "-v", "--", *overrides]  # -v: the summary lines
     proc = subprocess.run(cmd, env=env, cwd=str(REPO), capture_output=True, text=True, timeout=600)
