@@ -11,7 +11,9 @@ checkpoint) and what the async trainer adds: verl's per-trajectory weights versi
 dispatch (verl's warm-up batch), the TransferQueue state in the checkpoint and back on resume, and a β schedule
 that reads the step verl hands the reward: the step the prompt was dispatched at (``global_steps``).
 
-β is linear from 0 at step 0 to 1 at step 1000, so ``1000 * beta_c0`` is the step each sample's reward read.
+β is linear from 0 at step 0 to 1 at step 1000, so ``1000 * beta_c0`` is the step each sample's reward read. The
+term is C0 (the recipe has none: ToolRL's single-turn rows record no step dicts, so ``contrib_c0`` is 0 there); its
+``beta_c0`` is the schedule's value at the step the reward was given, whatever the term adds.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.smoke]
 MODE = "colocate_async"
 SCALE = 1000  # beta_c0 = step / SCALE
 BETA = [
+    "reward.reward_kwargs.contribution.type=C0",
     "reward.reward_kwargs.contribution.beta=0.0",
     "+reward.reward_kwargs.contribution.schedule=linear",
     "+reward.reward_kwargs.contribution.beta_end=1.0",
