@@ -16,6 +16,12 @@ from verl_rewards.verl_compat import PRIVATES
 @pytest.mark.parametrize("module_name,attr,where,why", PRIVATES, ids=[p[1] for p in PRIVATES])
 def test_each_verl_private_is_still_there(module_name, attr, where, why):
     module = importlib.import_module(module_name)
+    if attr == "trainer_mode section":
+        source = inspect.getsource(module.PPOTrainer.__init__)
+        assert "self.config.trainer.v1.get(self.trainer_mode" in source, (
+            f"{where}: the V1 trainer no longer reads trainer.v1.<trainer_mode> ({why})"
+        )
+        return
     if attr.startswith("trainer_mode"):
         source = inspect.getsource(module)
         assert 'self.trainer_mode == "sync"' in source or 'self.trainer_mode != "sync"' in source, (
@@ -29,6 +35,11 @@ def test_each_verl_private_is_still_there(module_name, attr, where, why):
         source = inspect.getsource(obj._init_resource_pool_mgr)
         assert "self.role_worker_mapping[" in source and "ActorRolloutRefWorker" in source, (
             f"{where}: PPOTrainer._init_resource_pool_mgr no longer maps roles to ActorRolloutRefWorker ({why})"
+        )
+    elif head == "PPOTrainerSeparateAsync":
+        source = inspect.getsource(obj._init_resource_pool_mgr)
+        assert "self.role_worker_mapping[" in source and "DetachActorWorker" in source, (
+            f"{where}: {attr} no longer maps roles to DetachActorWorker ({why})"
         )
     elif tail in ("_server_handle", "_server_address"):
         prop = getattr(obj, tail.lstrip("_"), None)

@@ -8,7 +8,9 @@ It does what ``python -m verl.trainer.main_ppo`` does at start-up, in this proce
 2. composes verl's ``ppo_trainer.yaml`` with Hydra and the overrides (``hydra.searchpath=[pkg://verl_rewards.configs]``
    and ``+verl_rewards=contribution`` included), then runs ``main_ppo``'s driver checks: ``auto_set_device`` and
    ``validate_config``;
-3. the task runner's: the V1 trainer class of ``trainer.v1.trainer_mode``, the config resolved;
+3. the task runner's: the V1 trainer class of ``trainer.v1.trainer_mode``, the config resolved; for the async modes
+   (``colocate_async``, ``separate_async`` and trainers built on them) what their trainer, replay buffer and
+   checkpoint engine assert at start-up;
 4. builds the reward manager the way each reward worker does (``load_reward_manager``: the manager by name, the
    custom reward function, every ``reward.reward_kwargs`` key and family section; the tokenizer too when
    ``actor_rollout_ref.model`` names a local folder);
@@ -106,6 +108,7 @@ def check(overrides: Sequence[str]) -> list[str]:
     config = _compose(overrides)
     _driver(config)
     trainer = _task_runner(config)
+    trainer_mode = _async_mode_constraints(config)
     manager = _reward_manager(config)
     loops = _agent_loops(config)
     data = _data(config, manager, loops)
@@ -121,6 +124,7 @@ def check(overrides: Sequence[str]) -> list[str]:
     return [
         f"verl-rewards check: ok ({len(overrides)} overrides, {took:.1f} s)",
         f"  trainer: {trainer}",
+        *([f"  {trainer_mode}"] if trainer_mode else []),
         f"  reward manager: {_describe_manager(config, manager)}",
         *(f"  {line}" for line in loops.lines),
         *(f"  {line}" for line in data),
@@ -176,6 +180,106 @@ def _task_runner(config: Any) -> str:
     except Exception as exc:  # noqa: BLE001
         raise CheckError("trainer", _message(exc)) from None
     return f"{mode}, adv_estimator={config.algorithm.adv_estimator}, rollout.n={config.actor_rollout_ref.rollout.n}"
+
+
+def _async_mode_constraints(config: Any) -> str | None:
+    """What verl's async V1 trainers assert when they start (``trainer_base.py``, ``replay_buffer.py``,
+    ``trainer_separate_async.py``), checked here: the first one broken is the error (stage ``trainer mode
+    <mode>``), else a summary line. ``None`` for the sync trainer and the legacy one."""
+    if not config.trainer.use_v1:
+        return None
+    from verl.trainer.ppo.utils import need_reward_model
+    from verl.trainer.ppo.v1 import PPOTrainerColocateAsync, PPOTrainerSeparateAsync, get_trainer_cls
+
+    cls = get_trainer_cls(str(config.trainer.v1.trainer_mode))
+    if issubclass(cls, PPOTrainerSeparateAsync):
+        mode = "separate_async"
+    elif issubclass(cls, PPOTrainerColocateAsync):
+        mode = "colocate_async"
+    else:
+        return None
+    v1, rollout = config.trainer.v1, config.actor_rollout_ref.rollout
+    section = v1.get(mode) or {}
+    batch, sync_step = int(config.data.train_batch_size), section.get("parameter_sync_step", 1)
+    mini, sampler = int(config.actor_rollout_ref.actor.ppo_mini_batch_size), v1.sampler
+    threshold, strategy = sampler.get("max_off_policy_threshold"), sampler.get("max_off_policy_strategy")
+    engine = rollout.checkpoint_engine
+    rules: list[tuple[bool, str]] = [
+        (
+            threshold is None or (isinstance(threshold, int) and not isinstance(threshold, bool) and threshold > 0),
+            f"trainer.v1.sampler.max_off_policy_threshold must be an integer > 0 or null, got {threshold!r} "
+            "(verl/trainer/ppo/v1/replay_buffer.py)",
+        ),
+        (
+            strategy in ("drop", "wait"),
+            f"trainer.v1.sampler.max_off_policy_strategy must be drop or wait, got {strategy!r} "
+            "(verl/trainer/ppo/v1/replay_buffer.py)",
+        ),
+        (
+            isinstance(sync_step, int) and sync_step > 0 and batch % sync_step == 0,
+            f"data.train_batch_size ({batch}) must be divisible by trainer.v1.{mode}.parameter_sync_step "
+            f"({sync_step}) (verl/trainer/ppo/v1/trainer_base.py, PPOTrainer.step)",
+        ),
+    ]
+    if mode == "separate_async":
+        switch = bool((section.get("hybrid_rollout") or {}).get("enable_switch", False))
+        rules += [
+            (
+                batch == sync_step * mini,
+                f"data.train_batch_size ({batch}) must equal trainer.v1.separate_async.parameter_sync_step "
+                f"({sync_step}) x actor_rollout_ref.actor.ppo_mini_batch_size ({mini}) "
+                "(verl/trainer/ppo/v1/trainer_separate_async.py)",
+            ),
+            (
+                int(rollout.nnodes) > 0,
+                f"actor_rollout_ref.rollout.nnodes must be > 0 (the standalone rollout's nodes), got {rollout.nnodes} "
+                "(verl/trainer/ppo/v1/trainer_separate_async.py)",
+            ),
+            (
+                int(rollout.n_gpus_per_node) > 0,
+                "actor_rollout_ref.rollout.n_gpus_per_node must be > 0 (the standalone rollout's devices per node), "
+                f"got {rollout.n_gpus_per_node} (verl/trainer/ppo/v1/trainer_separate_async.py)",
+            ),
+            (
+                engine.backend != "naive",
+                "actor_rollout_ref.rollout.checkpoint_engine.backend must not be naive: the standalone rollout runs "
+                "in other processes (nccl, nixl, ...; cpu_gloo on the CPU) "
+                "(verl/trainer/ppo/v1/trainer_separate_async.py)",
+            ),
+            (
+                not need_reward_model(config) or bool(config.reward.reward_model.enable_resource_pool),
+                "reward.reward_model.enable_resource_pool must be True with a reward model: the standalone rollout "
+                "never pauses to free the devices (verl/trainer/ppo/v1/trainer_separate_async.py)",
+            ),
+            (
+                not (switch and bool((rollout.get("disaggregation") or {}).get("enabled", False))),
+                "trainer.v1.separate_async.hybrid_rollout.enable_switch does not support "
+                "actor_rollout_ref.rollout.disaggregation.enabled (verl/trainer/ppo/v1/trainer_separate_async.py)",
+            ),
+        ]
+    for ok, message in rules:
+        if not ok:
+            raise CheckError(f"trainer mode {mode}", message)
+    _checkpoint_backend(engine)
+    parts = [f"parameter_sync_step {sync_step}", f"max_off_policy_threshold {threshold} ({strategy})"]
+    parts.append(f"num_warmup_batches {section.get('num_warmup_batches', 1)}")
+    if mode == "separate_async":
+        parts.insert(1, f"standalone rollout {rollout.nnodes} x {rollout.n_gpus_per_node} devices")
+        parts.insert(2, f"checkpoint engine {engine.backend}")
+    return f"trainer mode: {mode} ({', '.join(parts)})"
+
+
+def _checkpoint_backend(engine: Any) -> None:
+    """The actor workers build ``checkpoint_engine.backend`` from verl's registry (``verl/workers/engine_workers.py``),
+    after importing ``custom_backend_module``."""
+    from verl.checkpoint_engine import CheckpointEngineRegistry
+    from verl.utils.import_utils import import_external_libs
+
+    try:
+        import_external_libs(engine.get("custom_backend_module") or None)
+        CheckpointEngineRegistry.get(str(engine.backend))
+    except Exception as exc:  # noqa: BLE001 - ImportError, ValueError naming the registered backends
+        raise CheckError("checkpoint engine", f"actor_rollout_ref.rollout.checkpoint_engine: {_message(exc)}") from None
 
 
 def _known_trainer_mode(name: str) -> None:

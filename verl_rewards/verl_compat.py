@@ -122,10 +122,23 @@ PRIVATES: tuple[tuple[str, str, str, str], ...] = (
         "GoldSFTDataset (gold/sft_dataset.py) overrides it to read a row's messages from messages_json",
     ),
     (
+        "verl.trainer.ppo.v1.trainer_separate_async",
+        "PPOTrainerSeparateAsync._init_resource_pool_mgr",
+        "verl/trainer/ppo/v1/trainer_separate_async.py",
+        "the separate_async trainer maps its roles to DetachActorWorker there; the CPU trainer swaps that class",
+    ),
+    (
         "verl.trainer.ppo.v1.trainer_base",
         'trainer_mode == "sync"',
         "verl/trainer/ppo/v1/trainer_base.py",
         'the V1 trainer behaves as the sync trainer only when trainer.v1.trainer_mode is literally "sync"',
+    ),
+    (
+        "verl.trainer.ppo.v1.trainer_base",
+        "trainer_mode section",
+        "verl/trainer/ppo/v1/trainer_base.py",
+        "the V1 trainer reads its mode's settings (parameter_sync_step, num_warmup_batches) from the trainer.v1 "
+        "section named by trainer_mode; the CPU trainers set verl's own name back",
     ),
 )
 
@@ -195,6 +208,16 @@ def replace_worker_class(trainer: Any, old: type, new: type) -> int:
 
 #: the ``trainer.v1.trainer_mode`` value verl's V1 trainer compares with (``verl/trainer/ppo/v1/trainer_base.py``)
 SYNC_TRAINER_MODE = "sync"
+#: verl's V1 trainer modes: each is also the name of its settings section, ``trainer.v1.<mode>``
+V1_TRAINER_MODES = (SYNC_TRAINER_MODE, "colocate_async", "separate_async")
+
+
+def verl_trainer_mode(mode: str) -> str:
+    """The ``trainer.v1.trainer_mode`` a trainer of verl's mode ``mode`` must leave for verl to read: the literal
+    it compares with ``"sync"`` and the name of the ``trainer.v1.<mode>`` section it reads its settings from."""
+    if mode not in V1_TRAINER_MODES:
+        raise ValueError(f"verl/trainer/ppo/v1/: {mode!r} is not one of verl's V1 trainer modes {V1_TRAINER_MODES}")
+    return mode
 
 
 # ----------------------------------------------------------------------------------------- private methods (hooks)
@@ -287,7 +310,7 @@ def check_privates() -> list[str]:
     missing: list[str] = []
     for module_name, attr, where, _ in PRIVATES:
         if attr.startswith("trainer_mode"):
-            continue  # a behaviour, checked by tests/test_verl_compat.py
+            continue  # behaviours, checked by tests/test_verl_compat.py
         try:
             obj: Any = importlib.import_module(module_name)
         except ImportError as exc:

@@ -1,5 +1,6 @@
-"""verl on the CPU: a platform, a rollout backend (``hf_cpu``), a trainer mode (``cpu_sync``) and an engine,
-active only when selected with ``VERL_PLATFORM=cpu`` (``verl-rewards smoke`` sets it).
+"""verl on the CPU: a platform, a rollout backend (``hf_cpu``), a trainer per V1 mode (``cpu_sync``,
+``cpu_colocate_async``, ``cpu_separate_async``), a checkpoint engine (``cpu_gloo``) and an engine, active only when
+selected with ``VERL_PLATFORM=cpu`` (``verl-rewards smoke`` sets it).
 
 Everything goes through verl's own registries; the few verl privates it needs are in
 :mod:`verl_rewards.verl_compat`. The plugin (:mod:`verl_rewards.plugin`) calls the ``on_*`` functions when the
@@ -11,9 +12,18 @@ from __future__ import annotations
 import os
 from types import ModuleType
 
-from .names import ADAPTER_TARGET, PLATFORM_ENV, ROLLOUT_NAME, TRAINER_MODE
+from .names import ADAPTER_TARGET, CHECKPOINT_BACKEND, PLATFORM_ENV, ROLLOUT_NAME, TRAINER_MODE, TRAINER_MODES
 
-__all__ = ["ADAPTER_TARGET", "HOOKS", "PLATFORM_ENV", "ROLLOUT_NAME", "TRAINER_MODE", "selected"]
+__all__ = [
+    "ADAPTER_TARGET",
+    "CHECKPOINT_BACKEND",
+    "HOOKS",
+    "PLATFORM_ENV",
+    "ROLLOUT_NAME",
+    "TRAINER_MODE",
+    "TRAINER_MODES",
+    "selected",
+]
 
 
 def selected() -> bool:
@@ -48,7 +58,28 @@ def on_trainer_sync(module: ModuleType) -> None:
     """Register the ``cpu_sync`` trainer mode (``verl.trainer.ppo.v1.trainer_sync``)."""
     from .training import register_trainer
 
-    register_trainer(module)
+    register_trainer(module.PPOTrainerSync, "sync")
+
+
+def on_trainer_colocate_async(module: ModuleType) -> None:
+    """Register ``cpu_colocate_async`` (``verl.trainer.ppo.v1.trainer_colocate_async``)."""
+    from .training import register_trainer
+
+    register_trainer(module.PPOTrainerColocateAsync, "colocate_async")
+
+
+def on_trainer_separate_async(module: ModuleType) -> None:
+    """Register ``cpu_separate_async`` (``verl.trainer.ppo.v1.trainer_separate_async``)."""
+    from .training import register_trainer
+
+    register_trainer(module.PPOTrainerSeparateAsync, "separate_async")
+
+
+def on_checkpoint_engine(module: ModuleType) -> None:
+    """Register the ``cpu_gloo`` checkpoint engine (``verl.checkpoint_engine.base``)."""
+    from .checkpoint import register
+
+    register(module)
 
 
 def on_fsdp_engine(module: ModuleType) -> None:
@@ -64,5 +95,8 @@ HOOKS = (
     ("verl.workers.rollout.replica", "cpu_rollout_replica", on_replica),
     ("verl.workers.rollout.base", "cpu_rollout_adapter", on_rollout_base),
     ("verl.trainer.ppo.v1.trainer_sync", "cpu_trainer", on_trainer_sync),
+    ("verl.trainer.ppo.v1.trainer_colocate_async", "cpu_trainer_colocate_async", on_trainer_colocate_async),
+    ("verl.trainer.ppo.v1.trainer_separate_async", "cpu_trainer_separate_async", on_trainer_separate_async),
+    ("verl.checkpoint_engine.base", "cpu_checkpoint_engine", on_checkpoint_engine),
     ("verl.workers.engine.fsdp.transformer_impl", "cpu_engine", on_fsdp_engine),
 )

@@ -5,24 +5,19 @@ It builds a tiny Qwen2 and a tokenizer on this machine (:mod:`.model`), a small 
 CPU overrides after the recipe's own and the user's overrides last: N steps, validation before and after, one
 checkpoint, verl's file logger (``DIR/metrics.jsonl``), wandb offline on request. Each training group mixes
 scripted gold rollouts and sampled ones (``--script-ratio``), so its rewards differ and the update gets a real
-advantage. It exits non-zero naming the stage that failed (set-up, sft, rollout, reward, update, validation or
-checkpoint) and the cause, also when ``main_ppo`` exited 0 but every reward of a step failed, no step had a non-zero
-advantage or ``actor/pg_loss`` was 0 throughout (:mod:`.smoke_checks`); the first reward error of the log is
+advantage. It exits non-zero naming the stage that failed (set-up, sft, rollout, reward, update, validation,
+checkpoint or resume) and the cause, also when ``main_ppo`` exited 0 but every reward of a step failed, no step had
+a non-zero advantage or ``actor/pg_loss`` was 0 throughout (:mod:`.smoke_checks`); the first reward error of the log is
 printed either way.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import math
 import os
-import re
 import shlex
-import signal
-import subprocess
 import sys
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -42,11 +37,14 @@ from .smoke_data import (
     family_data_dir,
     read_metrics,
 )
+from .smoke_modes import MODES, mode_overrides, resumed_from, run_resume
+from .smoke_process import ended as _ended
+from .smoke_process import stream as _stream
 from .smoke_sft import _sft_data, check_sft, sft_checkpoint, sft_env
 
 HELP = "run a family's recipe through verl's real main_ppo on the CPU (tiny model, a few steps)"
 OVERRIDES_HELP = "-- OVERRIDES: Hydra overrides for main_ppo, after ours (yours win), passed on unchanged"
-STAGES = ("set-up", "sft", "rollout", "reward", "update", "validation", "checkpoint")
+STAGES = ("set-up", "sft", "rollout", "reward", "update", "validation", "checkpoint", "resume")
 WARM_START_RECIPE = "recipes/warm_start/run_warm_start.sh"
 REPO = Path(__file__).resolve().parents[2]
 #: the default share of scripted rollouts per training group: with two rollouts per prompt one gold, one sampled
@@ -176,6 +174,16 @@ def _add_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--sft-steps", type=int, default=2, help="SFT steps with --sft (default: 2)")
     p.add_argument(
+        "--trainer-mode",
+        choices=MODES,
+        default="sync",
+        help="verl's V1 trainer mode, run by the CPU trainer of that mode (cpu_<mode>; separate_async: two logical "
+        "GPUs, trainer and standalone rollout) (default: sync)",
+    )
+    p.add_argument(
+        "--resume", action="store_true", help="then run main_ppo again from the last checkpoint for one more step"
+    )
+    p.add_argument(
         "--timeout-s",
         type=_seconds,
         default=1800.0,
@@ -263,6 +271,7 @@ def cpu_overrides(
     loops_yaml: Path | None,
     wandb: bool,
     max_new_tokens: int = 48,
+    trainer_mode: str = "sync",
 ) -> list[str]:
     """The Hydra overrides that put a recipe on the CPU (after the recipe's own, before the user's). ``policy``:
     ``script`` (every rollout scripted), ``mixed`` (scripted and sampled ones) or ``sample``; sampled turns are cut
@@ -307,8 +316,7 @@ def cpu_overrides(
         f"trainer.default_local_dir={out / 'checkpoints'}",
         "trainer.resume_mode=disable",
         "trainer.logger=[console,file,wandb]" if wandb else "trainer.logger=[console,file]",
-        "trainer.v1.trainer_mode=cpu_sync",
-        "+ray_kwargs.ray_init.num_gpus=1",
+        *mode_overrides(trainer_mode),
         "ray_kwargs.ray_init.num_cpus=32",
         "transfer_queue.backend.SimpleStorage.num_data_storage_units=2",
         "reward.num_workers=1",
@@ -366,64 +374,6 @@ def recipe_env(
     return env
 
 
-def _stream(cmd: list[str], env: Mapping[str, str], log_path: Path, timeout: float, cwd: Path) -> int | None:
-    """Run ``cmd`` with its output in ``log_path`` (the interesting lines echoed); its exit code, or None when it was
-    stopped after ``timeout`` seconds. It runs in a process group of its own, killed whole at the timeout (also a
-    run that prints nothing) and when this process stops early."""
-    expired = threading.Event()
-    with log_path.open("w", encoding="utf-8") as log:
-        proc = subprocess.Popen(
-            cmd,
-            env=dict(env),
-            cwd=str(cwd),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            start_new_session=True,
-        )
-
-        def stop() -> None:
-            expired.set()
-            _kill_group(proc)
-
-        timer = threading.Timer(timeout, stop)
-        timer.daemon = True
-        timer.start()
-        try:
-            assert proc.stdout is not None
-            for line in proc.stdout:
-                log.write(line)
-                if os.environ.get("VERL_REWARDS_SMOKE_QUIET") != "1" and _interesting(line):
-                    sys.stdout.write(line)
-                    sys.stdout.flush()
-            code = proc.wait()
-        finally:
-            timer.cancel()
-            if proc.poll() is None:  # interrupted (Ctrl-C): the run's group goes with us
-                _kill_group(proc)
-        if expired.is_set():
-            log.write(f"\nsmoke: stopped after {timeout:g} s\n")
-            return None
-        return code
-
-
-def _kill_group(proc: subprocess.Popen[str]) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-
-
-def _ended(code: int | None, timeout: float) -> str:
-    """How a stage ended: ``exited with 3`` or ``timed out after 60 s``."""
-    return f"timed out after {timeout:g} s" if code is None else f"exited with {code}"
-
-
-_NOISE = re.compile(r"UserWarning|warnings\.warn|target_num_threads|FutureWarning|DeprecationWarning")
-
-
-def _interesting(line: str) -> bool:
-    return bool(line.strip()) and not _NOISE.search(line)
-
-
 def run(args: argparse.Namespace) -> int:
     started = time.monotonic()
     reward_error: str | None = None
@@ -478,6 +428,7 @@ def run(args: argparse.Namespace) -> int:
             policy=policy if args.script_ratio >= 1.0 or policy == "sample" else "mixed",
             loops_yaml=loops,
             wandb=args.wandb,
+            trainer_mode=args.trainer_mode,
         )
         cmd += overrides
         (out / "command.sh").write_text(
@@ -486,7 +437,10 @@ def run(args: argparse.Namespace) -> int:
             + "\n",
             encoding="utf-8",
         )
-        print(f"smoke: {args.family} {domain} {mode}, policy {policy}, {args.steps} steps -> {out}")
+        print(
+            f"smoke: {args.family} {domain} {mode}, policy {policy}, {args.steps} steps, trainer mode "
+            f"{args.trainer_mode} -> {out}"
+        )
         print(f"smoke: data {data.train} ({args.batch_size * args.steps} rows), {data.val}; dropped {data.dropped}")
         print(f"smoke: model {model} (prompt <= {prompt_tokens} tokens)")
         if sft is not None:
@@ -511,6 +465,10 @@ def run(args: argparse.Namespace) -> int:
             raise SmokeError(stage, f"main_ppo {_ended(code, args.timeout_s)}; see {out / 'run.log'}")
         check_run(out, args.steps, records)
         check_signal(records, out / "run.log")
+        if args.resume:
+            t2 = time.monotonic()
+            run_resume(cmd, env, out, args.steps, args.timeout_s, REPO)
+            print(f"smoke: resumed {resumed_from(out, args.steps)} in {time.monotonic() - t2:.0f} s")
     except SmokeError as exc:
         print(f"smoke: FAILED at stage {exc.stage}: {exc}", file=sys.stderr)
         if reward_error and "first error:" not in str(exc):
@@ -591,6 +549,6 @@ def _summary(
             # sampled one's
             print(f"  {'step 1 ' + key:<40} {first[key]:.6g}")
     for key in ("critic/advantages/max", "critic/advantages/min", "actor/pg_loss", "actor/grad_norm",
-                "training/rollout_probs_diff_max"):  # fmt: skip
+                "training/rollout_probs_diff_max", "training/off_policy/trajectory_staleness_worst/max"):  # fmt: skip
         if key in last:
             print(f"  {key:<40} {last[key]:.6g}")

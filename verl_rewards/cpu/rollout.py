@@ -5,8 +5,12 @@ Three parts, as verl's vLLM backend has them (``verl/workers/rollout/replica.py`
 * :class:`HFCpuServer`, a Ray actor holding a copy of the policy: verl's token-in-token-out ``generate``
   (``transformers`` ``generate`` honouring ``temperature``, ``top_p``, ``top_k``, ``max_tokens`` and
   ``stop_token_ids``; real log-probs of the sampled tokens, computed like the actor computes them:
-  ``log_softmax(logits / temperature)``), ``update_weights`` and the control calls verl makes on a server, which
-  are no-ops on a CPU;
+  ``log_softmax(logits / temperature)``; ``extra_fields["global_steps"]``, the weights' version, which verl's
+  server client turns into the trajectory's ``min_global_steps`` / ``max_global_steps``), ``update_weights`` and
+  the control calls verl makes on a server. Memory calls (sleep, wake-up, KV cache) are no-ops on a CPU; the
+  partial-rollout calls of the async trainers are real: ``abort_all_requests`` stops the generations in flight
+  (they return their tokens so far with ``stop_reason="aborted"``, which verl's ``FullyAsyncLLMServerClient``
+  resumes) and holds new requests (or refuses them, ``reject_request=True``) until ``resume_generation``;
 * :class:`HFCpuReplica`, registered as ``hf_cpu`` in verl's public ``RolloutReplicaRegistry``: starts one server;
 * :class:`HFCpuServerAdapter`, the worker-side adapter (verl's private ``_ROLLOUT_REGISTRY``, reached through
   :mod:`verl_rewards.verl_compat`): hands the actor's current weights to the server after every update, so the
@@ -28,8 +32,10 @@ from typing import Any
 
 import ray
 import torch
+from transformers import StoppingCriteria, StoppingCriteriaList
 from verl.workers.rollout.base import BaseRollout
 from verl.workers.rollout.replica import RolloutReplica, TokenOutput
+from verl.workers.rollout.utils import ensure_async_iterator
 
 from .. import verl_compat
 from .names import ROLLOUT_NAME
@@ -38,6 +44,17 @@ logger = logging.getLogger("verl_rewards.cpu")
 
 #: sampling_params key of a scripted response: the token ids to score instead of sampling
 FORCED_RESPONSE_KEY = "verl_rewards_forced_response_ids"
+
+
+class _AbortCriteria(StoppingCriteria):
+    """A ``transformers`` stopping criterion: stop every sequence once ``abort_all_requests`` set the event."""
+
+    def __init__(self, event: threading.Event) -> None:
+        super().__init__()
+        self.event = event
+
+    def __call__(self, input_ids: torch.Tensor, scores: Any, **_: Any) -> torch.Tensor:
+        return torch.full((input_ids.shape[0],), self.event.is_set(), dtype=torch.bool)
 
 
 def server_name(replica_rank: int) -> str:
@@ -92,7 +109,14 @@ class HFCpuServer:
         self.eos_ids = _eos_ids(self.model, path)
         self.global_steps = 0
         self.weight_updates = 0
+        self.aborted = 0
         self._lock = threading.Lock()
+        #: set by abort_all_requests: generations in flight stop at their next token
+        self._abort = threading.Event()
+        self._paused = False
+        self._reject = False
+        self._in_flight = 0
+        self._resumed: asyncio.Event | None = None
 
     # -- verl's server interface -------------------------------------------------------------------------------
     async def generate(
@@ -114,17 +138,36 @@ class HFCpuServer:
         cap = self._turn_cap()
         if forced is None and cap:
             max_tokens = min(max_tokens, cap)
-        if forced is not None:
-            ids, logps = await asyncio.to_thread(self._score, prompt, [int(t) for t in forced][:max_tokens], params)
-            stop = "completed"
-        else:
-            ids, logps, stop = await asyncio.to_thread(self._sample, prompt, params, max_tokens)
-        return TokenOutput(
-            token_ids=ids,
-            log_probs=logps,
-            stop_reason=stop,
-            extra_fields={"global_steps": int(self.global_steps)},
-        )
+        if not await self._admitted():
+            return TokenOutput(token_ids=[], log_probs=[], stop_reason="aborted", extra_fields=self._version())
+        self._in_flight += 1
+        try:
+            if forced is not None:
+                forced_ids = [int(t) for t in forced][:max_tokens]
+                ids, logps, version = await asyncio.to_thread(self._score, prompt, forced_ids, params)
+                stop = "completed"
+            else:
+                ids, logps, stop, version = await asyncio.to_thread(self._sample, prompt, params, max_tokens)
+        finally:
+            self._in_flight -= 1
+        return TokenOutput(token_ids=ids, log_probs=logps, stop_reason=stop, extra_fields={"global_steps": version})
+
+    def _version(self) -> dict[str, Any]:
+        return {"global_steps": int(self.global_steps)}
+
+    async def _admitted(self) -> bool:
+        """Wait while generation is paused (``abort_all_requests`` .. ``resume_generation``); False when the
+        pause refuses requests (``reject_request=True``: the replica is leaving the load balancer)."""
+        while self._paused:
+            if self._reject:
+                return False
+            await self._resume_event().wait()
+        return True
+
+    def _resume_event(self) -> asyncio.Event:
+        if self._resumed is None:  # created on the actor's own event loop
+            self._resumed = asyncio.Event()
+        return self._resumed
 
     def _turn_cap(self) -> int | None:
         """``rollout.engine_kwargs.hf_cpu.max_new_tokens``: a cap on sampled tokens per turn (scripted turns are
@@ -145,7 +188,7 @@ class HFCpuServer:
             wanted = min(cfg.response_length, cfg.prompt_length + cfg.response_length - len(prompt))
         return max(1, min(int(wanted), room))
 
-    def _sample(self, prompt: list[int], params: dict[str, Any], max_tokens: int) -> tuple[list[int], list, str]:
+    def _sample(self, prompt: list[int], params: dict[str, Any], max_tokens: int) -> tuple[list[int], list, str, int]:
         from transformers import GenerationConfig
 
         temperature = float(params.get("temperature", 1.0) or 0.0)
@@ -173,25 +216,34 @@ class HFCpuServer:
                 generation_config=gen,
                 return_dict_in_generate=True,
                 output_logits=True,
+                stopping_criteria=StoppingCriteriaList([_AbortCriteria(self._abort)]),
             )
+            version = int(self.global_steps)
         ids = out.sequences[0, len(prompt) :]
         logits = torch.stack([step[0] for step in out.logits]) if out.logits else torch.zeros(0, 1)
         ids = ids[: logits.shape[0]]
         logps = token_log_probs(logits, ids, temperature) if len(ids) else []
         token_ids = ids.tolist()
-        stop = "completed" if token_ids and token_ids[-1] in stops else "length"
-        return token_ids, logps, stop
+        if token_ids and token_ids[-1] in stops:
+            stop = "completed"
+        elif self._abort.is_set() and len(token_ids) < max_tokens:
+            stop = "aborted"
+            self.aborted += 1
+        else:
+            stop = "length"
+        return token_ids, logps, stop, version
 
-    def _score(self, prompt: list[int], forced: list[int], params: dict[str, Any]) -> tuple[list[int], list]:
+    def _score(self, prompt: list[int], forced: list[int], params: dict[str, Any]) -> tuple[list[int], list, int]:
         if not forced:
-            return [], []
+            return [], [], int(self.global_steps)
         temperature = float(params.get("temperature", 1.0) or 0.0)
         with self._lock, torch.no_grad():
             ids = torch.tensor([prompt + forced], dtype=torch.long)
             logits = self.model(input_ids=ids, attention_mask=torch.ones_like(ids)).logits[0]
+            version = int(self.global_steps)
         # logits at position i predict token i + 1
         pred = logits[len(prompt) - 1 : len(prompt) - 1 + len(forced)]
-        return forced, token_log_probs(pred, torch.tensor(forced), temperature)
+        return forced, token_log_probs(pred, torch.tensor(forced), temperature), version
 
     def update_weights(self, named_tensors: Iterable[tuple[str, torch.Tensor]], global_steps: int | None = None) -> int:
         """Load the actor's weights (HF names); returns how many tensors were loaded."""
@@ -212,7 +264,12 @@ class HFCpuServer:
         self.global_steps = int(global_steps)
 
     def stats(self) -> dict[str, int]:
-        return {"weight_updates": self.weight_updates, "global_steps": self.global_steps}
+        return {
+            "weight_updates": self.weight_updates,
+            "global_steps": self.global_steps,
+            "aborted": self.aborted,
+            "paused": int(self._paused),
+        }
 
     async def wake_up(self, tags: Any = None) -> None:
         return None
@@ -230,10 +287,17 @@ class HFCpuServer:
         return None
 
     async def abort_all_requests(self, reject_request: bool = False) -> dict[str, Any]:
-        return {"aborted_count": 0, "request_ids": []}
+        """Stop the generations in flight (partial tokens, ``stop_reason="aborted"``) and hold new requests until
+        :meth:`resume_generation`; with ``reject_request`` new requests are answered ``aborted`` at once."""
+        self._paused, self._reject = True, bool(reject_request)
+        self._resume_event().clear()
+        self._abort.set()
+        return {"aborted_count": self._in_flight, "request_ids": []}
 
     async def resume_generation(self) -> None:
-        return None
+        self._abort.clear()
+        self._paused, self._reject = False, False
+        self._resume_event().set()
 
     async def wait_for_requests_to_drain(self) -> None:
         return None
@@ -297,7 +361,7 @@ class HFCpuServerAdapter(BaseRollout):
         if kwargs.get("peft_config") is not None:
             raise NotImplementedError("hf_cpu: LoRA adapters are not supported; merge them (model.lora.merge=True)")
         named = []
-        for name, tensor in weights:
+        async for name, tensor in ensure_async_iterator(weights):  # the cpu_gloo engine yields asynchronously
             full = tensor.full_tensor() if hasattr(tensor, "full_tensor") else tensor
             named.append((name, full.detach().to("cpu").clone()))
         if not self.is_leader:
