@@ -18,6 +18,10 @@ SEPARATE = [
     "actor_rollout_ref.rollout.nnodes=1",
     "actor_rollout_ref.rollout.n_gpus_per_node=1",
 ]
+SWITCH = [
+    "trainer.v1.separate_async.hybrid_rollout.enable_switch=True",
+    "actor_rollout_ref.rollout.disaggregation.enabled=True",
+]
 #: rlla rows record no step dicts: a run that passes has its contribution terms off (check stage contribution)
 NO_TERMS = "reward.reward_kwargs.contribution.type=none"
 
@@ -53,6 +57,22 @@ NO_TERMS = "reward.reward_kwargs.contribution.type=none"
             "reward.reward_model.enable_resource_pool must be True",
         ),
         (
+            [*SEPARATE, "actor_rollout_ref.rollout.checkpoint_engine.backend=nope", *SWITCH],
+            "trainer mode separate_async",
+            "trainer.v1.separate_async.hybrid_rollout.enable_switch does not support "
+            "actor_rollout_ref.rollout.disaggregation.enabled",
+        ),
+        (  # verl ignores the switch without hybrid replicas: the next stage is reached
+            [
+                *SEPARATE,
+                "actor_rollout_ref.rollout.checkpoint_engine.backend=nope",
+                *SWITCH,
+                "actor_rollout_ref.hybrid_engine=False",
+            ],
+            "checkpoint engine",
+            "Checkpoint engine nope not registered",
+        ),
+        (
             ["trainer.v1.trainer_mode=colocate_async", "+trainer.v1.colocate_async.parameter_sync_step=3"],
             "trainer mode colocate_async",
             "data.train_batch_size (4) must be divisible by trainer.v1.colocate_async.parameter_sync_step (3)",
@@ -75,6 +95,8 @@ NO_TERMS = "reward.reward_kwargs.contribution.type=none"
         "naive-engine",
         "unregistered-engine",
         "colocated-reward-model",
+        "switch-with-disaggregation",
+        "switch-ignored-without-hybrid-engine",
         "colocate-sync-step",
         "staleness-threshold",
         "staleness-strategy",

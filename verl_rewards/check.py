@@ -222,7 +222,9 @@ def _async_mode_constraints(config: Any) -> str | None:
         ),
     ]
     if mode == "separate_async":
-        switch = bool((section.get("hybrid_rollout") or {}).get("enable_switch", False))
+        # verl ignores the switch without hybrid replicas (actor_rollout_ref.hybrid_engine=False)
+        hybrid = bool(config.actor_rollout_ref.get("hybrid_engine", True))
+        switch = hybrid and bool((section.get("hybrid_rollout") or {}).get("enable_switch", False))
         rules += [
             (
                 batch == sync_step * mini,
