@@ -819,6 +819,49 @@ def dump_grep(out: Path) -> None:
     _dump(out / "tau2_grep.json", {"_source": _tau2_source(importlib.metadata.version("tau2")), "cases": cases})
 
 
+#: telecom phones played one after another in one process: (phone, initialisation actions when it is set up, user
+#: tool calls); a phone named again continues where it was.
+VPN_STEPS: list[tuple[str, list[str], list[str]]] = [
+    ("A", [], ["connect_vpn", "check_vpn_status", "run_speed_test"]),
+    ("B", ["break_vpn"], ["check_vpn_status", "run_speed_test"]),
+    ("A", [], ["check_vpn_status", "run_speed_test", "disconnect_vpn", "connect_vpn", "check_vpn_status"]),
+    ("C", [], ["connect_vpn", "check_vpn_status", "run_speed_test"]),
+]
+
+
+def dump_vpn(out: Path) -> None:
+    """telecom's VPN details across phones of one process (:data:`VPN_STEPS`): each user tool's output and the
+    user DB hash after it, through tau2's environment (``get_response``, then ``sync_tools``)."""
+    import importlib.metadata
+
+    from tau2.data_model.message import ToolCall
+    from tau2.data_model.tasks import EnvFunctionCall
+    from tau2.registry import registry
+
+    envs: dict[str, Any] = {}
+    steps = []
+    for name, init, calls in VPN_STEPS:
+        if name not in envs:
+            env = registry.get_env_constructor("telecom")()
+            actions = [EnvFunctionCall(env_type="user", func_name=f, arguments={}) for f in init]
+            env.set_state(initialization_data=None, initialization_actions=actions, message_history=[])
+            envs[name] = env
+        env = envs[name]
+        for call in calls:
+            resp = env.get_response(ToolCall(id=call, name=call, arguments={}, requestor="user"))
+            env.sync_tools()
+            steps.append(
+                {
+                    "phone": name,
+                    "call": call,
+                    "content": resp.content,
+                    "error": resp.error,
+                    "user_db_hash": env.get_user_db_hash(),
+                }
+            )
+    _dump(out / "tau2_telecom_vpn.json", {"_source": _tau2_source(importlib.metadata.version("tau2")), "steps": steps})
+
+
 def _tau2_source(version: str | None) -> str:
     return f"tau2-bench {version or '?'} (commit a2c024725189473d2d7cea3a5cfdbcc67478e41f), dump_reference.py"
 
@@ -868,7 +911,9 @@ def write_package(reference: Path, package: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("which", choices=["tau2", "tau_bench", "package", "validation", "trajectories", "runs", "grep"])
+    parser.add_argument(
+        "which", choices=["tau2", "tau_bench", "package", "validation", "trajectories", "runs", "grep", "vpn"]
+    )
     parser.add_argument("--out", type=Path, default=Path(__file__).parent)
     parser.add_argument("--src", type=Path, help="tau-bench checkout (tau_bench)")
     parser.add_argument("--tau2", default="tau2", help="tau2-bench's command (runs)")
@@ -883,6 +928,8 @@ def main() -> None:
         dump_runs(args.out, args.tau2)
     elif args.which == "grep":
         dump_grep(args.out)
+    elif args.which == "vpn":
+        dump_vpn(args.out)
     elif args.which == "package":
         repo = Path(__file__).resolve().parents[3]
         write_package(Path(__file__).with_name("tau2_tools.json"), repo / "verl_rewards" / "tau2" / "tool_schemas")

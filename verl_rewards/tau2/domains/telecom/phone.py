@@ -78,7 +78,20 @@ class VpnDetails(TypedDict):
 
 
 DEFAULT_VPN: VpnDetails = {"server_address": "192.168.1.1", "protocol": "OpenVPN", "server_performance": "excellent"}
-"""What ``connect_vpn`` connects to (see :mod:`.user_tools` on how this differs from tau2)."""
+"""What ``connect_vpn`` connects to with ``vpn_details="episode"``."""
+
+VPN_SCOPES = ("process", "episode")
+"""The telecom load option ``vpn_details`` (see :mod:`.user_tools`): ``process``, tau2's, or ``episode``."""
+
+PROCESS_VPN: VpnDetails = DEFAULT_VPN.copy()
+"""The VPN details every phone of this process connects to with ``vpn_details="process"``: tau2 keeps one
+``default_vpn_details`` object on its user-tools class (``user_tools.py`` line 35), ``connect_vpn`` stores that
+object (line 765) and ``break_vpn`` degrades it in place (line 790)."""
+
+
+def reset_process_vpn() -> None:
+    """Put :data:`PROCESS_VPN` back to excellent performance, as a fresh process has it (tests, benchmarks)."""
+    PROCESS_VPN.update(DEFAULT_VPN)
 
 
 class AppStatus(TypedDict):
@@ -277,9 +290,26 @@ def normalize_user_db(raw: Any) -> dict[str, Any]:
 class Phone:
     """The phone of one environment: typed state (:attr:`device`, :attr:`surroundings`) and the device model."""
 
-    def __init__(self, db: DBState) -> None:
+    def __init__(self, db: DBState, vpn_details: str = "process") -> None:
         self.device = DeviceState(db)
         self.surroundings = Surroundings(db)
+        self.vpn_scope = vpn_details
+        self.vpn_shared = False  # connected to :data:`PROCESS_VPN` (process scope): its changes show here
+
+    def vpn(self) -> VpnDetails | None:
+        """The VPN details, first taking over a degradation of :data:`PROCESS_VPN` when connected to it."""
+        dev = self.device
+        if self.vpn_shared and dev.vpn_connected and dev.vpn_details is not None:
+            if dev.vpn_details != PROCESS_VPN:
+                dev.vpn_details = PROCESS_VPN.copy()
+        return dev.vpn_details
+
+    def degrade_vpn(self) -> None:
+        """``break_vpn``'s in-place change: this phone's VPN, and the process's when connected to it."""
+        vpn = cast(VpnDetails, DeviceState.vpn_details.edit(self.device))
+        vpn["server_performance"] = "poor"
+        if self.vpn_shared:
+            PROCESS_VPN["server_performance"] = "poor"
 
     # ------------------------------------------------------------------ derived state
     def sim_status(self) -> SimStatus:
@@ -304,7 +334,7 @@ class Phone:
         if not self.mobile_data_working():
             return None, "No Connection"
         dev = self.device
-        details = dev.vpn_details
+        details = self.vpn()
         poor_vpn = dev.vpn_connected and details and details["server_performance"] == "poor"
         base = 0.1 if poor_vpn else 1.0
         if dev.data_saver_mode:
@@ -421,12 +451,14 @@ class Phone:
         dev.wifi_signal_strength = "none"
 
     def connect_vpn(self) -> bool:
-        """Connect the VPN at excellent performance; False when it was already connected."""
+        """Connect the VPN (to :data:`PROCESS_VPN` in process scope, else at excellent performance); False when
+        it was already connected."""
         dev = self.device
         if dev.vpn_connected:
             return False
         dev.vpn_connected = True
-        dev.vpn_details = DEFAULT_VPN.copy()
+        self.vpn_shared = self.vpn_scope == "process"
+        dev.vpn_details = (PROCESS_VPN if self.vpn_shared else DEFAULT_VPN).copy()
         return True
 
     def disconnect_vpn(self) -> bool:
@@ -436,4 +468,5 @@ class Phone:
             return False
         dev.vpn_connected = False
         dev.vpn_details = None
+        self.vpn_shared = False
         return True

@@ -5,20 +5,19 @@ refused with pydantic's message (:mod:`..validation`); the device model behind t
 :class:`~.phone.Phone`. :class:`TelecomUserTools` is the user toolkit: these tools, plus the initialisation actions
 (:mod:`.initialization`) and env assertions (:mod:`.assertions`) tau2 calls on the same object.
 
-Deliberate differences from tau2 (none is reached by a task's initial state or gold actions):
+Load option ``vpn_details``: ``"process"`` (default) is tau2's behaviour: its ``connect_vpn`` stores one VPN-details
+object shared by every phone in the process and ``break_vpn`` (an initialisation action of 128 tasks) degrades it,
+so after any ``break_vpn`` every phone connected through ``connect_vpn`` in that process, earlier or later, has a
+poor VPN; in training, episodes sharing a worker then depend on each other's order. ``"episode"`` keeps each phone's
+VPN its own (``connect_vpn`` always connects at excellent performance).
 
-* tau2's ``connect_vpn`` stores one VPN-details object shared by every phone in the process, which
-  ``break_vpn`` then degrades to poor performance, so after any ``break_vpn`` every later ``connect_vpn`` in
-  that process connects at poor performance. Here ``connect_vpn`` always connects at excellent performance
-  (so reconnecting after disconnecting a broken VPN gives fast data here and slow data in tau2).
-* tau2's ``set_apn_settings`` stores a non-object argument as the APN settings and then fails, leaving a
-  broken phone; here it fails first and changes nothing. Likewise tau2's ``set_network_mode_preference``
-  stores a non-string mode (a number, say) before failing; here it is refused like any unknown mode.
+Still unlike tau2: ``set_apn_settings`` with a non-object argument and ``set_network_mode_preference`` with a
+non-string mode fail without changing the phone (tau2 stores the value first, then fails).
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, cast
+from typing import Any, ClassVar, Literal, cast
 
 from ....engine.state import DBState
 from ....engine.toolkit import READ, WRITE, Toolkit, tool
@@ -68,9 +67,12 @@ class TelecomUserTools(Toolkit, PhoneSetup, PhoneAssertions):
     kept in sync with the agent DB).
     """
 
+    vpn_details: ClassVar[str] = "process"
+    """The load option ``vpn_details`` this toolkit was configured with (see the module doc)."""
+
     def __init__(self, db: DBState) -> None:
         super().__init__(db)
-        self.phone = Phone(db)
+        self.phone = Phone(db, self.vpn_details)
 
     def set_surrounding(self, field: str, value: Any) -> None:
         """Set one field of the surroundings by name."""
@@ -275,7 +277,7 @@ class TelecomUserTools(Toolkit, PhoneSetup, PhoneAssertions):
         """Checks if you're using a VPN (Virtual Private Network) connection. Shows if a VPN is active,
         connected, and displays any available connection details."""
         dev = self.phone.device
-        details = dev.vpn_details
+        details = self.phone.vpn()
         if dev.vpn_connected:
             if details:
                 shown = (
