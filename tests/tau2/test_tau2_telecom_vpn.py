@@ -68,3 +68,12 @@ def test_unknown_scope_is_refused_naming_the_option() -> None:
         load_domain("telecom", require_data("telecom"), vpn_details="thread")
     with pytest.raises(ValueError, match="only the load option vpn_details"):
         load_domain("telecom", require_data("telecom"), vpn_detail="episode")
+
+
+def test_trainer_config_checks_the_option_when_built() -> None:
+    from verl_rewards.tau2.normal.agent_loop import NormalSettings
+
+    user = {"backend": "scripted"}
+    assert NormalSettings.from_mapping({"user": user, "domain_options": {"vpn_details": "episode"}}).domain_options
+    with pytest.raises(ValueError, match=r"custom\.tau2\.domain_options\.vpn_details \(telecom\) must be one of"):
+        NormalSettings.from_mapping({"user": user, "domain_options": {"vpn_details": "worker"}})

@@ -137,5 +137,4 @@ SPEC = DomainSpec(
     policy_types=POLICY_TYPES,
     tool_schemas="telecom.json",  # tau2-bench's own schemas (tool_schemas/PROVENANCE.md)
     configure=configure,
-    row_options=frozenset({"vpn_details"}),
 )

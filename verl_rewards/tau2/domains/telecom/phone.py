@@ -311,6 +311,14 @@ class Phone:
         if self.vpn_shared:
             PROCESS_VPN["server_performance"] = "poor"
 
+    def apn_record(self, attribute: str) -> ApnSettings:
+        """The active APN settings, or tau2's ``AttributeError`` naming ``attribute`` when a value of another type
+        was stored (tau2's ``set_apn_settings`` stores a non-object argument before failing on it)."""
+        apn = self.device.active_apn_settings
+        if not isinstance(apn, dict):
+            raise AttributeError(f"'{type(apn).__name__}' object has no attribute '{attribute}'")
+        return apn
+
     # ------------------------------------------------------------------ derived state
     def sim_status(self) -> SimStatus:
         """The SIM status as the phone reports it (``missing`` when the card is out)."""
@@ -361,7 +369,7 @@ class Phone:
             return False
         if dev.wifi_calling_enabled and dev.wifi_calling_mms_over_wifi:
             return False
-        if dev.active_apn_settings["mmsc_url"] is None:
+        if self.apn_record("mmsc_url")["mmsc_url"] is None:
             return False
         app = dev.app_statuses.get("messaging")
         return app is not None and bool(app["permissions"]["storage"] and app["permissions"]["sms"])
@@ -402,15 +410,19 @@ class Phone:
         if self.sim_status() == "active":
             dev.network_connection_status = "connected"
             signals = self.surroundings.signal_strength
-            pref = dev.network_mode_preference
-            tech: Technology = _MODE_TECH.get(pref, "4G")
+            pref = dev.network_mode_preference  # tau2 may have stored a mode of another type: 4G then
+            tech: Technology = _MODE_TECH.get(pref, "4G") if isinstance(pref, str) else "4G"
             if pref == "4g_5g_preferred" and signals.get("5G", "none") != "none":
                 tech = "5G"
             dev.network_technology_connected = tech
             dev.network_signal_strength = signals.get(tech, "none")
         else:
             self._no_service()
-        if dev.airplane_mode or dev.active_apn_settings["apn_name"] == "broken" or not self.surroundings.line_active:
+        if dev.airplane_mode:
+            self._no_service()
+        if self.apn_record("apn_name")["apn_name"] == "broken":  # read even in airplane mode, as tau2 does
+            self._no_service()
+        if not self.surroundings.line_active:
             self._no_service()
 
     def _no_service(self) -> None:
