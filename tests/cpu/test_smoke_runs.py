@@ -1,7 +1,7 @@
 """``verl-rewards smoke``: verl's real ``main_ppo`` (V1 sync trainer, GRPO, FSDP2, the hf_cpu rollout) runs the
 family recipes on the CPU with a tiny model, each training group mixing a scripted gold rollout and a sampled one
-(validation plays the gold script). Everything is read from verl's
-file-logger JSONL (and once from the offline wandb run), never from log text.
+(validation plays the gold script); the tau-bench run uses GAE with a critic and C-1 read from the critic's values.
+Everything is read from verl's file-logger JSONL (and once from the offline wandb run), never from log text.
 
 Each run takes a few minutes on 2 cores (mostly Ray and the actors starting): run these under the shared lock.
 """
@@ -68,12 +68,26 @@ def tau2_run(tmp_path_factory):
     return _smoke(out, "tau2", "--domain", "airline", "--mode", "normal", "--user", "scripted", "--data-dir", str(data))
 
 
+#: C-1 read from the critic (``value_source: critic``) in a run with GAE and a critic (verl's ``TrainingWorker`` on the
+#: CPU backend): the tau-bench run below carries it, so one start of Ray and the actors covers both
+BETA = 0.5
+CRITIC = (
+    "--",
+    "algorithm.adv_estimator=gae",
+    "reward.reward_kwargs.contribution.type=C1",
+    f"reward.reward_kwargs.contribution.beta={BETA}",
+    "+reward.reward_kwargs.contribution.value_source=critic",
+)
+
+
 @pytest.fixture(scope="module")
 def tau_bench_run(tmp_path_factory):
-    """tau-bench v1 retail, normal mode, the scripted user."""
+    """tau-bench v1 retail, normal mode, the scripted user; GAE with a critic and C-1 from the critic's values.
+    Normal-mode rows have several assistant turns with user and tool messages between them, so the critic's value
+    has points to rise between (a one-turn ToolRL row has only its first and last token)."""
     data = require_root(TAU_BENCH_DATA, "retail")
     out = tmp_path_factory.mktemp("smoke") / "tau_bench"
-    return _smoke(out, "tau_bench", "--domain", "retail", "--mode", "normal", "--data-dir", str(data))
+    return _smoke(out, "tau_bench", "--domain", "retail", "--mode", "normal", "--data-dir", str(data), *CRITIC)
 
 
 RUNS = {
@@ -148,12 +162,35 @@ def test_each_group_mixes_the_gold_reward_with_sampled_ones(run):
 
 
 def test_the_reward_reached_the_update(run):
-    """GRPO's advantages are non-zero in some step and so is the policy-gradient loss (with scripted groups only,
-    both were 0 in every step)."""
-    _, result, _, _ = run
+    """The advantages are non-zero in some step and so is the policy's gradient (with scripted groups only, both
+    were 0 in every step). GRPO: the policy-gradient loss is non-zero. GAE (the tau-bench run): verl whitens the
+    advantages over the batch's tokens, so with one update per step (ratio 1) the token-mean loss is their mean,
+    ~0 by construction; the gradient norm is the evidence there."""
+    family, result, _, _ = run
     train = _train(result)
     assert any(s["critic/advantages/max"] > 0 > s["critic/advantages/min"] for s in train)
-    assert any(s["actor/pg_loss"] != 0 for s in train)
+    if family == "tau_bench":
+        assert all(s["actor/grad_norm"] > 1e-3 and abs(s["actor/pg_loss"]) < 1e-4 for s in train)
+    else:
+        assert any(s["actor/pg_loss"] != 0 for s in train)
+
+
+def test_the_critic_trains_and_the_critic_term_is_logged_non_zero(tau_bench_run):
+    train = _train(tau_bench_run)
+    for step in train:
+        assert "critic/vf_loss" in step and "critic/values/mean" in step  # verl's critic ran
+        for stat in ("mean", "max", "min"):
+            assert f"reward_extra/contrib_c1/{stat}" in step
+        assert step["reward_extra/beta_c1/mean"] == pytest.approx(BETA)
+    assert max(step["num_turns/max"] for step in train) > 2  # multi-turn rows
+    assert any(step["reward_extra/contrib_c1/max"] > 0 and step["reward_extra/contrib_c1/mean"] > 0 for step in train)
+
+
+def test_the_total_reward_the_advantage_saw_is_the_score_plus_the_logged_bonus(tau_bench_run):
+    for step in _train(tau_bench_run):
+        bonus = step["reward_extra/contrib/mean"]
+        assert bonus == pytest.approx(BETA * step["reward_extra/contrib_c1/mean"], abs=1e-5)
+        assert step["critic/rewards/mean"] == pytest.approx(step["critic/score/mean"] + bonus, abs=1e-4)
 
 
 def test_wandb_offline_history_has_the_same_metric_names(toolrl_run):
