@@ -9,6 +9,7 @@ default) must give tau2's outputs and hashes; ``episode`` keeps each phone's VPN
 from __future__ import annotations
 
 import json
+import pickle
 from collections.abc import Iterator
 from typing import Any
 
@@ -61,6 +62,20 @@ def test_episode_scope_keeps_each_phone_its_own_vpn() -> None:
     # A before and after B's break, A reconnected, C: excellent; only B (broken itself) is poor
     assert [s.endswith(excellent) for s in status] == [True, False, True, True, True]
     assert [s["content"] for s in got if s["phone"] == "B"] == [s["content"] for s in STEPS if s["phone"] == "B"]
+
+
+@pytest.mark.parametrize("scope", ["process", "episode"])
+def test_an_environment_pickles_under_either_scope(scope: str) -> None:
+    """A process-pool reward or a Ray worker receives environments by value: both toolkits must pickle, and the copy
+    keeps the scope (under ``episode`` a reconnect after a break is excellent again)."""
+    env = load_domain("telecom", require_data("telecom"), vpn_details=scope).make_env()
+    env.run_env_function("user", "break_vpn", {})
+    copy = pickle.loads(pickle.dumps(env))
+    assert type(copy.user_tools) is type(env.user_tools) and copy.user_tools.vpn_details == scope
+    for call in ("disconnect_vpn", "connect_vpn"):
+        copy.step(call, {}, "user")
+    status = copy.step("check_vpn_status", {}, "user")
+    assert status.endswith("'server_performance': <PerformanceLevel.EXCELLENT: 'excellent'>}") == (scope == "episode")
 
 
 def test_unknown_scope_is_refused_naming_the_option() -> None:

@@ -30,7 +30,7 @@ from ...errors import DataNotFoundError
 from .agent import TODAY, TelecomTools
 from .data_model import normalize_db
 from .phone import VPN_SCOPES, normalize_user_db
-from .user_tools import TelecomUserTools
+from .user_tools import EpisodeVpnUserTools, TelecomUserTools
 
 POLICY_TYPES = ("manual", "workflow")
 _POLICY_FILES = {
@@ -114,8 +114,7 @@ def configure(data_dir: Path, options: dict[str, Any]) -> DomainSpec:
         raise ValueError(f"telecom load option vpn_details must be one of {list(VPN_SCOPES)}, got {scope!r}")
     if scope == TelecomUserTools.vpn_details:
         return dataclasses.replace(SPEC, configure=None)
-    toolkit = type("TelecomUserTools", (TelecomUserTools,), {"vpn_details": scope, "__module__": __name__})
-    return dataclasses.replace(SPEC, user_toolkit=toolkit, configure=None)
+    return dataclasses.replace(SPEC, user_toolkit=EpisodeVpnUserTools, configure=None)
 
 
 SPEC = DomainSpec(

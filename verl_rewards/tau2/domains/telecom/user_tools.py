@@ -428,3 +428,10 @@ class TelecomUserTools(Toolkit, PhoneSetup, PhoneAssertions):
         request = cast(PaymentRequest, Surroundings.payment_request.edit(around))
         request["paid"] = True
         return f"Payment of {request['amount_due']} USD has been made for bill {request['bill_id']}."
+
+
+class EpisodeVpnUserTools(TelecomUserTools):
+    """The user toolkit under the load option ``vpn_details: episode``: a class of its own, defined at module level,
+    so that an environment built with it pickles (a process-pool reward or a Ray worker receives one by value)."""
+
+    vpn_details: ClassVar[str] = "episode"
