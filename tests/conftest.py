@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import pytest
 
@@ -104,3 +105,13 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatu
     line = missing_data_summary(terminalreporter.stats.get("skipped", []))
     if line:
         terminalreporter.write_line(line + (" [CI: this fails the run]" if _in_ci() else ""), yellow=True)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_telecom_process_vpn() -> Iterator[None]:
+    """telecom's process-wide VPN details (load option ``vpn_details="process"``, tau2's) start fresh per test."""
+    from verl_rewards.tau2.domains.telecom.phone import reset_process_vpn
+
+    reset_process_vpn()
+    yield
+    reset_process_vpn()

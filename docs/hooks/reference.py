@@ -483,7 +483,8 @@ LOOP_MEANINGS = {
     "data_dir": "the data folder (else the benchmark's variable, else the folder `data get` installs; a row's "
     "`data_dir` never chooses it)",
     "domain_options": "the domain's load options, e.g. banking_knowledge's dense endpoint (`retrieval`, "
-    "`embeddings_*`); a row's `extra_info.domain_options` may choose only what the domain lists",
+    "`embeddings_*`) or telecom's `vpn_details` (`process`, tau2's default: one VPN shared by the worker's episodes; "
+    "`episode`: each its own); a row's `extra_info.domain_options` may choose only what the domain lists",
     "max_num_steps": "tau-bench's limit of agent steps in a conversation",
 }
 

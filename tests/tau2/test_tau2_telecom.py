@@ -338,16 +338,18 @@ def test_apn_reset_waits_for_reboot(telecom_domain) -> None:
     assert env.user_db.get("device", "active_apn_settings")["apn_name"] == "internet"
 
 
-def test_set_apn_settings_validates_before_changing_anything(telecom_domain) -> None:
+def test_set_apn_settings_validates_an_object_before_changing_anything(telecom_domain) -> None:
     env = _env(telecom_domain)
     before = env.get_user_data_hash()
     bad = env.step("set_apn_settings", {"apn_settings": {"apn_name": "weird"}}, "user")
     assert bad.startswith(
         "Error: 1 validation error for APNSettings\napn_name\n  Input should be 'internet' or 'broken'"
     )
-    assert env.step("set_apn_settings", {"apn_settings": "internet"}, "user").startswith("Error: ")
     assert env.step("set_apn_settings", {"apn_settings": {"colour": 1}}, "user").startswith("Error: 1 validation error")
     assert env.get_user_data_hash() == before
+    # a non-object is stored before failing, as in tau2 (test_tau2_telecom_stored.py: every later tool)
+    assert env.step("set_apn_settings", {"apn_settings": "internet"}, "user").startswith("Error: ")
+    assert env.get_user_data_hash() != before
 
 
 def test_sync_mirrors_the_line_into_the_phone(telecom_domain) -> None:

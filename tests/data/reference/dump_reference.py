@@ -819,6 +819,109 @@ def dump_grep(out: Path) -> None:
     _dump(out / "tau2_grep.json", {"_source": _tau2_source(importlib.metadata.version("tau2")), "cases": cases})
 
 
+#: telecom phones played one after another in one process: (phone, initialisation actions when it is set up, user
+#: tool calls); a phone named again continues where it was.
+VPN_STEPS: list[tuple[str, list[str], list[str]]] = [
+    ("A", [], ["connect_vpn", "check_vpn_status", "run_speed_test"]),
+    ("B", ["break_vpn"], ["check_vpn_status", "run_speed_test"]),
+    ("A", [], ["check_vpn_status", "run_speed_test", "disconnect_vpn", "connect_vpn", "check_vpn_status"]),
+    ("C", [], ["connect_vpn", "check_vpn_status", "run_speed_test"]),
+]
+
+
+def dump_vpn(out: Path) -> None:
+    """telecom's VPN details across phones of one process (:data:`VPN_STEPS`): each user tool's output and the
+    user DB hash after it, through tau2's environment (``get_response``, then ``sync_tools``)."""
+    import importlib.metadata
+
+    from tau2.data_model.message import ToolCall
+    from tau2.data_model.tasks import EnvFunctionCall
+    from tau2.registry import registry
+
+    envs: dict[str, Any] = {}
+    steps = []
+    for name, init, calls in VPN_STEPS:
+        if name not in envs:
+            env = registry.get_env_constructor("telecom")()
+            actions = [EnvFunctionCall(env_type="user", func_name=f, arguments={}) for f in init]
+            env.set_state(initialization_data=None, initialization_actions=actions, message_history=[])
+            envs[name] = env
+        env = envs[name]
+        for call in calls:
+            resp = env.get_response(ToolCall(id=call, name=call, arguments={}, requestor="user"))
+            env.sync_tools()
+            steps.append(
+                {
+                    "phone": name,
+                    "call": call,
+                    "content": resp.content,
+                    "error": resp.error,
+                    "user_db_hash": env.get_user_db_hash(),
+                }
+            )
+    _dump(out / "tau2_telecom_vpn.json", {"_source": _tau2_source(importlib.metadata.version("tau2")), "steps": steps})
+
+
+_SWEEP: list[tuple[str, dict[str, Any]]] = [
+    (name, {})
+    for name in (
+        "check_status_bar", "check_network_status", "check_network_mode_preference", "run_speed_test",
+        "check_apn_settings", "can_send_mms", "check_data_restriction_status", "toggle_data", "toggle_data",
+        "toggle_airplane_mode", "toggle_airplane_mode", "reset_apn_settings", "reboot_device",
+        "check_apn_settings", "check_network_mode_preference", "check_status_bar",
+    )
+]  # fmt: skip
+
+#: telecom phones (each fresh, no task) given an APN or a network mode of the wrong type, then used on
+STORED_STEPS: dict[str, list[tuple[str, dict[str, Any]]]] = {
+    "apn_str": [("set_apn_settings", {"apn_settings": "internet"}), *_SWEEP],
+    "apn_int": [("set_apn_settings", {"apn_settings": 5}), *_SWEEP],
+    "apn_list": [("set_apn_settings", {"apn_settings": ["internet"]}), ("check_status_bar", {})],
+    "apn_none": [("set_apn_settings", {"apn_settings": None}), ("check_apn_settings", {})],
+    "apn_bool": [("set_apn_settings", {"apn_settings": True}), ("check_status_bar", {})],
+    "apn_float": [("set_apn_settings", {"apn_settings": 2.5}), ("reboot_device", {})],
+    "mode_int": [("set_network_mode_preference", {"mode": 5}), *_SWEEP],
+    "mode_none": [("set_network_mode_preference", {"mode": None}), *_SWEEP],
+    "mode_list": [("set_network_mode_preference", {"mode": ["4g_only"]}), ("check_status_bar", {})],
+    "mode_bool": [("set_network_mode_preference", {"mode": True}), ("check_network_mode_preference", {})],
+    "mode_dict": [("set_network_mode_preference", {"mode": {"a": 1}}), ("run_speed_test", {})],
+    "mode_recover": [
+        ("set_network_mode_preference", {"mode": 3}),
+        ("set_network_mode_preference", {"mode": "3g_only"}),
+        ("check_network_mode_preference", {}),
+        ("check_status_bar", {}),
+    ],
+}
+
+
+def dump_stored(out: Path) -> None:
+    """telecom phones given a non-object APN or a non-string network mode (:data:`STORED_STEPS`): each user
+    tool's output, error flag and the user DB hash after it, through tau2's environment (``get_response``, then
+    ``sync_tools``)."""
+    import importlib.metadata
+    import warnings
+
+    from tau2.data_model.message import ToolCall
+    from tau2.registry import registry
+
+    warnings.simplefilter("ignore")  # pydantic's serializer warnings on the wrongly typed field
+    scenarios = {}
+    for name, calls in STORED_STEPS.items():
+        env = registry.get_env_constructor("telecom")()
+        env.set_state(initialization_data=None, initialization_actions=None, message_history=[])
+        steps = []
+        for i, (call, arguments) in enumerate(calls):
+            resp = env.get_response(ToolCall(id=f"c{i}", name=call, arguments=arguments, requestor="user"))
+            env.sync_tools()
+            steps.append(
+                {"call": call, "arguments": arguments, "content": resp.content, "error": resp.error,
+                 "user_db_hash": env.get_user_db_hash()}
+            )  # fmt: skip
+        scenarios[name] = steps
+    source = _tau2_source(importlib.metadata.version("tau2"))
+    _dump(out / "tau2_telecom_stored.json", {"_source": source, "scenarios": scenarios})
+
+
 def _tau2_source(version: str | None) -> str:
     return f"tau2-bench {version or '?'} (commit a2c024725189473d2d7cea3a5cfdbcc67478e41f), dump_reference.py"
 
@@ -868,7 +971,9 @@ def write_package(reference: Path, package: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("which", choices=["tau2", "tau_bench", "package", "validation", "trajectories", "runs", "grep"])
+    parser.add_argument(
+        "which", choices=["tau2", "tau_bench", "package", "validation", "trajectories", "runs", "grep", "vpn", "stored"]
+    )
     parser.add_argument("--out", type=Path, default=Path(__file__).parent)
     parser.add_argument("--src", type=Path, help="tau-bench checkout (tau_bench)")
     parser.add_argument("--tau2", default="tau2", help="tau2-bench's command (runs)")
@@ -883,6 +988,10 @@ def main() -> None:
         dump_runs(args.out, args.tau2)
     elif args.which == "grep":
         dump_grep(args.out)
+    elif args.which == "vpn":
+        dump_vpn(args.out)
+    elif args.which == "stored":
+        dump_stored(args.out)
     elif args.which == "package":
         repo = Path(__file__).resolve().parents[3]
         write_package(Path(__file__).with_name("tau2_tools.json"), repo / "verl_rewards" / "tau2" / "tool_schemas")

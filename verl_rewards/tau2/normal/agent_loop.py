@@ -111,6 +111,14 @@ class NormalSettings:
         options = section.get("domain_options") or {}
         if not isinstance(options, Mapping):
             raise ValueError(f"{CONFIG_PATH}.domain_options must be a mapping of load options, got {options!r}")
+        if options.get("vpn_details") is not None:
+            from ..domains.telecom.phone import VPN_SCOPES  # telecom's only load option, checked when built
+
+            if options["vpn_details"] not in VPN_SCOPES:
+                raise ValueError(
+                    f"{CONFIG_PATH}.domain_options.vpn_details (telecom) must be one of {list(VPN_SCOPES)}, "
+                    f"got {options['vpn_details']!r}"
+                )
         return cls(user, max_steps, max_errors, enforce, str(data_dir) if data_dir else None, rule, dict(options))
 
 

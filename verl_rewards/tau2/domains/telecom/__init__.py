@@ -14,18 +14,23 @@ Policies (:func:`policy_text`): ``<main_policy>`` from ``main_policy.md`` and ``
 ``tech_support_manual.md`` (``policy_type="manual"``, the default) or ``tech_support_workflow.md``
 (``"workflow"``); solo mode uses ``main_policy_solo.md`` and, for the workflow, ``tech_support_workflow_solo.md``
 (the manual has no solo variant).
+
+Load option ``vpn_details`` (:func:`configure`): ``"process"`` (default, tau2's) or ``"episode"``; see
+:mod:`.user_tools`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
+from typing import Any
 
 from ...domain_spec import DomainSpec
 from ...errors import DataNotFoundError
 from .agent import TODAY, TelecomTools
 from .data_model import normalize_db
-from .phone import normalize_user_db
-from .user_tools import TelecomUserTools
+from .phone import VPN_SCOPES, normalize_user_db
+from .user_tools import EpisodeVpnUserTools, TelecomUserTools
 
 POLICY_TYPES = ("manual", "workflow")
 _POLICY_FILES = {
@@ -99,6 +104,19 @@ def sync_tools(agent: TelecomTools, user: TelecomUserTools) -> None:
             }
 
 
+def configure(data_dir: Path, options: dict[str, Any]) -> DomainSpec:
+    """The spec under the load options: only ``vpn_details`` (``process``, the default, or ``episode``)."""
+    unknown = sorted(set(options) - {"vpn_details"})
+    if unknown:
+        raise ValueError(f"tau2 domain 'telecom' takes only the load option vpn_details, got {unknown}")
+    scope = options.get("vpn_details", "process")
+    if scope not in VPN_SCOPES:
+        raise ValueError(f"telecom load option vpn_details must be one of {list(VPN_SCOPES)}, got {scope!r}")
+    if scope == TelecomUserTools.vpn_details:
+        return dataclasses.replace(SPEC, configure=None)
+    return dataclasses.replace(SPEC, user_toolkit=EpisodeVpnUserTools, configure=None)
+
+
 SPEC = DomainSpec(
     name="telecom",
     files={
@@ -117,4 +135,5 @@ SPEC = DomainSpec(
     policy_text=policy_text,
     policy_types=POLICY_TYPES,
     tool_schemas="telecom.json",  # tau2-bench's own schemas (tool_schemas/PROVENANCE.md)
+    configure=configure,
 )

@@ -7,9 +7,9 @@ introduce is one the user tools can fix, except a locked SIM.
 
 from __future__ import annotations
 
-from typing import Literal, cast
+from typing import Literal
 
-from .phone import DeviceState, Field, Phone, VpnDetails
+from .phone import DeviceState, Field, Phone
 
 
 class PhoneSetup:
@@ -126,8 +126,7 @@ class PhoneSetup:
         self.phone.connect_vpn()
         if self.phone.device.vpn_details is None:
             raise AttributeError("'NoneType' object has no attribute 'server_performance'")
-        vpn = cast(VpnDetails, DeviceState.vpn_details.edit(self.phone.device))
-        vpn["server_performance"] = "poor"
+        self.phone.degrade_vpn()
         return "VPN connection broken."
 
     def remove_app_permission(self, app_name: str, permission: str) -> tuple[bool, str]:

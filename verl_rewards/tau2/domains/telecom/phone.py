@@ -78,7 +78,20 @@ class VpnDetails(TypedDict):
 
 
 DEFAULT_VPN: VpnDetails = {"server_address": "192.168.1.1", "protocol": "OpenVPN", "server_performance": "excellent"}
-"""What ``connect_vpn`` connects to (see :mod:`.user_tools` on how this differs from tau2)."""
+"""What ``connect_vpn`` connects to with ``vpn_details="episode"``."""
+
+VPN_SCOPES = ("process", "episode")
+"""The telecom load option ``vpn_details`` (see :mod:`.user_tools`): ``process``, tau2's, or ``episode``."""
+
+PROCESS_VPN: VpnDetails = DEFAULT_VPN.copy()
+"""The VPN details every phone of this process connects to with ``vpn_details="process"``: tau2 keeps one
+``default_vpn_details`` object on its user-tools class (``user_tools.py`` line 35), ``connect_vpn`` stores that
+object (line 765) and ``break_vpn`` degrades it in place (line 790)."""
+
+
+def reset_process_vpn() -> None:
+    """Put :data:`PROCESS_VPN` back to excellent performance, as a fresh process has it (tests, benchmarks)."""
+    PROCESS_VPN.update(DEFAULT_VPN)
 
 
 class AppStatus(TypedDict):
@@ -277,9 +290,34 @@ def normalize_user_db(raw: Any) -> dict[str, Any]:
 class Phone:
     """The phone of one environment: typed state (:attr:`device`, :attr:`surroundings`) and the device model."""
 
-    def __init__(self, db: DBState) -> None:
+    def __init__(self, db: DBState, vpn_details: str = "process") -> None:
         self.device = DeviceState(db)
         self.surroundings = Surroundings(db)
+        self.vpn_scope = vpn_details
+        self.vpn_shared = False  # connected to :data:`PROCESS_VPN` (process scope): its changes show here
+
+    def vpn(self) -> VpnDetails | None:
+        """The VPN details, first taking over a degradation of :data:`PROCESS_VPN` when connected to it."""
+        dev = self.device
+        if self.vpn_shared and dev.vpn_connected and dev.vpn_details is not None:
+            if dev.vpn_details != PROCESS_VPN:
+                dev.vpn_details = PROCESS_VPN.copy()
+        return dev.vpn_details
+
+    def degrade_vpn(self) -> None:
+        """``break_vpn``'s in-place change: this phone's VPN, and the process's when connected to it."""
+        vpn = cast(VpnDetails, DeviceState.vpn_details.edit(self.device))
+        vpn["server_performance"] = "poor"
+        if self.vpn_shared:
+            PROCESS_VPN["server_performance"] = "poor"
+
+    def apn_record(self, attribute: str) -> ApnSettings:
+        """The active APN settings, or tau2's ``AttributeError`` naming ``attribute`` when a value of another type
+        was stored (tau2's ``set_apn_settings`` stores a non-object argument before failing on it)."""
+        apn = self.device.active_apn_settings
+        if not isinstance(apn, dict):
+            raise AttributeError(f"'{type(apn).__name__}' object has no attribute '{attribute}'")
+        return apn
 
     # ------------------------------------------------------------------ derived state
     def sim_status(self) -> SimStatus:
@@ -304,7 +342,7 @@ class Phone:
         if not self.mobile_data_working():
             return None, "No Connection"
         dev = self.device
-        details = dev.vpn_details
+        details = self.vpn()
         poor_vpn = dev.vpn_connected and details and details["server_performance"] == "poor"
         base = 0.1 if poor_vpn else 1.0
         if dev.data_saver_mode:
@@ -331,7 +369,7 @@ class Phone:
             return False
         if dev.wifi_calling_enabled and dev.wifi_calling_mms_over_wifi:
             return False
-        if dev.active_apn_settings["mmsc_url"] is None:
+        if self.apn_record("mmsc_url")["mmsc_url"] is None:
             return False
         app = dev.app_statuses.get("messaging")
         return app is not None and bool(app["permissions"]["storage"] and app["permissions"]["sms"])
@@ -372,15 +410,19 @@ class Phone:
         if self.sim_status() == "active":
             dev.network_connection_status = "connected"
             signals = self.surroundings.signal_strength
-            pref = dev.network_mode_preference
-            tech: Technology = _MODE_TECH.get(pref, "4G")
+            pref = dev.network_mode_preference  # tau2 may have stored a mode of another type: 4G then
+            tech: Technology = _MODE_TECH.get(pref, "4G") if isinstance(pref, str) else "4G"
             if pref == "4g_5g_preferred" and signals.get("5G", "none") != "none":
                 tech = "5G"
             dev.network_technology_connected = tech
             dev.network_signal_strength = signals.get(tech, "none")
         else:
             self._no_service()
-        if dev.airplane_mode or dev.active_apn_settings["apn_name"] == "broken" or not self.surroundings.line_active:
+        if dev.airplane_mode:
+            self._no_service()
+        if self.apn_record("apn_name")["apn_name"] == "broken":  # read even in airplane mode, as tau2 does
+            self._no_service()
+        if not self.surroundings.line_active:
             self._no_service()
 
     def _no_service(self) -> None:
@@ -421,12 +463,14 @@ class Phone:
         dev.wifi_signal_strength = "none"
 
     def connect_vpn(self) -> bool:
-        """Connect the VPN at excellent performance; False when it was already connected."""
+        """Connect the VPN (to :data:`PROCESS_VPN` in process scope, else at excellent performance); False when
+        it was already connected."""
         dev = self.device
         if dev.vpn_connected:
             return False
         dev.vpn_connected = True
-        dev.vpn_details = DEFAULT_VPN.copy()
+        self.vpn_shared = self.vpn_scope == "process"
+        dev.vpn_details = (PROCESS_VPN if self.vpn_shared else DEFAULT_VPN).copy()
         return True
 
     def disconnect_vpn(self) -> bool:
@@ -436,4 +480,5 @@ class Phone:
             return False
         dev.vpn_connected = False
         dev.vpn_details = None
+        self.vpn_shared = False
         return True

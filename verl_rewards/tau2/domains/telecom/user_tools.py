@@ -5,20 +5,19 @@ refused with pydantic's message (:mod:`..validation`); the device model behind t
 :class:`~.phone.Phone`. :class:`TelecomUserTools` is the user toolkit: these tools, plus the initialisation actions
 (:mod:`.initialization`) and env assertions (:mod:`.assertions`) tau2 calls on the same object.
 
-Deliberate differences from tau2 (none is reached by a task's initial state or gold actions):
+Load option ``vpn_details``: ``"process"`` (default) is tau2's behaviour: its ``connect_vpn`` stores one VPN-details
+object shared by every phone in the process and ``break_vpn`` (an initialisation action of 128 tasks) degrades it,
+so after any ``break_vpn`` every phone connected through ``connect_vpn`` in that process, earlier or later, has a
+poor VPN; in training, episodes sharing a worker then depend on each other's order. ``"episode"`` keeps each phone's
+VPN its own (``connect_vpn`` always connects at excellent performance).
 
-* tau2's ``connect_vpn`` stores one VPN-details object shared by every phone in the process, which
-  ``break_vpn`` then degrades to poor performance, so after any ``break_vpn`` every later ``connect_vpn`` in
-  that process connects at poor performance. Here ``connect_vpn`` always connects at excellent performance
-  (so reconnecting after disconnecting a broken VPN gives fast data here and slow data in tau2).
-* tau2's ``set_apn_settings`` stores a non-object argument as the APN settings and then fails, leaving a
-  broken phone; here it fails first and changes nothing. Likewise tau2's ``set_network_mode_preference``
-  stores a non-string mode (a number, say) before failing; here it is refused like any unknown mode.
+As in tau2, ``set_apn_settings`` given a non-object and ``set_network_mode_preference`` given a non-string store
+the value before failing on it, and later tools that read it fail as tau2's do.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, cast
+from typing import Any, ClassVar, Literal, cast
 
 from ....engine.state import DBState
 from ....engine.toolkit import READ, WRITE, Toolkit, tool
@@ -68,9 +67,12 @@ class TelecomUserTools(Toolkit, PhoneSetup, PhoneAssertions):
     kept in sync with the agent DB).
     """
 
+    vpn_details: ClassVar[str] = "process"
+    """The load option ``vpn_details`` this toolkit was configured with (see the module doc)."""
+
     def __init__(self, db: DBState) -> None:
         super().__init__(db)
-        self.phone = Phone(db)
+        self.phone = Phone(db, self.vpn_details)
 
     def set_surrounding(self, field: str, value: Any) -> None:
         """Set one field of the surroundings by name."""
@@ -118,7 +120,10 @@ class TelecomUserTools(Toolkit, PhoneSetup, PhoneAssertions):
     @tool(READ)
     def check_network_mode_preference(self) -> str:
         """Shows the current network mode preference."""
-        return f"Network Mode Preference: {self.phone.device.network_mode_preference}"
+        mode = self.phone.device.network_mode_preference
+        if not isinstance(mode, str):  # stored by set_network_mode_preference, as tau2 does
+            raise AttributeError(f"'{type(mode).__name__}' object has no attribute 'value'")
+        return f"Network Mode Preference: {mode}"
 
     @tool(WRITE)
     def set_network_mode_preference(self, mode: Literal["4g_5g_preferred", "4g_only", "3g_only", "2g_only"]) -> str:
@@ -128,14 +133,22 @@ class TelecomUserTools(Toolkit, PhoneSetup, PhoneAssertions):
         Args:
             mode: The preferred network mode: 4g_5g_preferred, 4g_only, 3g_only or 2g_only.
         """
-        if not isinstance(mode, str) or mode not in MODE_PREFERENCES:
-            return self.phone.with_bar(
-                f"Failed to set network mode: '{mode}' is not a valid option. "
-                f"Please use one of: {', '.join(MODE_PREFERENCES)}"
-            )
+        if isinstance(mode, str) and mode not in MODE_PREFERENCES:
+            return self._mode_refused(mode)
+        # tau2 stores a mode of another type too, searches (finding 4G), then fails on it (None: refused)
         self.phone.device.network_mode_preference = mode
         self.phone.network_search()
+        if mode is None:
+            return self._mode_refused(mode)
+        if not isinstance(mode, str):
+            raise AttributeError(f"'{type(mode).__name__}' object has no attribute 'value'")
         return self.phone.with_bar(f"Preferred Network Mode set to: {mode}")
+
+    def _mode_refused(self, mode: Any) -> str:
+        return self.phone.with_bar(
+            f"Failed to set network mode: '{mode}' is not a valid option. "
+            f"Please use one of: {', '.join(MODE_PREFERENCES)}"
+        )
 
     @tool(READ)
     def run_speed_test(self) -> str:
@@ -203,7 +216,7 @@ class TelecomUserTools(Toolkit, PhoneSetup, PhoneAssertions):
     def check_apn_settings(self) -> str:
         """Checks the technical APN settings your phone uses to connect to your carrier's mobile data network.
         Shows current APN name and MMSC URL for picture messaging."""
-        apn = self.phone.device.active_apn_settings
+        apn = self.phone.apn_record("model_copy")
         return (
             f"Current APN Name: {apn['apn_name'] or 'Not Set'}\n"
             f"MMSC URL (for picture messages): {apn['mmsc_url'] or 'Not Set'}\n"
@@ -218,7 +231,8 @@ class TelecomUserTools(Toolkit, PhoneSetup, PhoneAssertions):
             apn_settings: The APN settings: apn_name ("internet" or "broken"), reset_at_reboot, mms_apn,
                 mmsc_url, mms_proxy, mms_port.
         """
-        if not isinstance(apn_settings, dict):
+        if not isinstance(apn_settings, dict):  # tau2 stores it, then fails on it
+            self.phone.device.active_apn_settings = cast(ApnSettings, apn_settings)
             raise AttributeError(f"'{type(apn_settings).__name__}' object has no attribute 'apn_name'")
         settings = cast(ApnSettings, v.validate(APN_SETTINGS, apn_settings))
         self.phone.device.active_apn_settings = settings
@@ -228,6 +242,7 @@ class TelecomUserTools(Toolkit, PhoneSetup, PhoneAssertions):
     @tool(WRITE)
     def reset_apn_settings(self) -> str:
         """Resets your APN settings to the default settings."""
+        self.phone.apn_record("reset_at_reboot")
         DeviceState.active_apn_settings.edit(self.phone.device)["reset_at_reboot"] = True
         self.phone.network_search()
         return self.phone.with_bar("APN settings will reset at reboot.")
@@ -275,7 +290,7 @@ class TelecomUserTools(Toolkit, PhoneSetup, PhoneAssertions):
         """Checks if you're using a VPN (Virtual Private Network) connection. Shows if a VPN is active,
         connected, and displays any available connection details."""
         dev = self.phone.device
-        details = dev.vpn_details
+        details = self.phone.vpn()
         if dev.vpn_connected:
             if details:
                 shown = (
@@ -388,7 +403,7 @@ class TelecomUserTools(Toolkit, PhoneSetup, PhoneAssertions):
         all running services and connections."""
         dev = self.phone.device
         lines = []
-        if dev.active_apn_settings["reset_at_reboot"]:
+        if self.phone.apn_record("reset_at_reboot")["reset_at_reboot"]:
             lines.append("Resetting APN settings...")
             dev.active_apn_settings = default_apn_settings()
         lines.append("Restarting network services...")
@@ -413,3 +428,10 @@ class TelecomUserTools(Toolkit, PhoneSetup, PhoneAssertions):
         request = cast(PaymentRequest, Surroundings.payment_request.edit(around))
         request["paid"] = True
         return f"Payment of {request['amount_due']} USD has been made for bill {request['bill_id']}."
+
+
+class EpisodeVpnUserTools(TelecomUserTools):
+    """The user toolkit under the load option ``vpn_details: episode``: a class of its own, defined at module level,
+    so that an environment built with it pickles (a process-pool reward or a Ray worker receives one by value)."""
+
+    vpn_details: ClassVar[str] = "episode"
