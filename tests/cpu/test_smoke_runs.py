@@ -166,10 +166,10 @@ def test_the_reward_reached_the_update(run):
     were 0 in every step). GRPO: the policy-gradient loss is non-zero. GAE (the tau-bench run): verl whitens the
     advantages over the batch's tokens, so with one update per step (ratio 1) the token-mean loss is their mean,
     ~0 by construction; the gradient norm is the evidence there."""
-    family, result, _, _ = run
+    _, result, _, _ = run
     train = _train(result)
     assert any(s["critic/advantages/max"] > 0 > s["critic/advantages/min"] for s in train)
-    if family == "tau_bench":
+    if "critic/vf_loss" in train[0]:  # a critic trained: GAE
         assert all(s["actor/grad_norm"] > 1e-3 and abs(s["actor/pg_loss"]) < 1e-4 for s in train)
     else:
         assert any(s["actor/pg_loss"] != 0 for s in train)

@@ -112,9 +112,11 @@ def configure(data_dir: Path, options: dict[str, Any]) -> DomainSpec:
     scope = options.get("vpn_details", "process")
     if scope not in VPN_SCOPES:
         raise ValueError(f"telecom load option vpn_details must be one of {list(VPN_SCOPES)}, got {scope!r}")
-    if scope == TelecomUserTools.vpn_details:
-        return dataclasses.replace(SPEC, configure=None)
-    return dataclasses.replace(SPEC, user_toolkit=EpisodeVpnUserTools, configure=None)
+    return dataclasses.replace(SPEC, user_toolkit=_USER_TOOLKITS[scope], configure=None)
+
+
+#: the user toolkit of each ``vpn_details`` scope, keyed by the scope each class declares
+_USER_TOOLKITS = {kit.vpn_details: kit for kit in (TelecomUserTools, EpisodeVpnUserTools)}
 
 
 SPEC = DomainSpec(
