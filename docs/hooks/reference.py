@@ -484,7 +484,9 @@ LOOP_MEANINGS = {
     "`data_dir` never chooses it)",
     "domain_options": "the domain's load options, e.g. banking_knowledge's dense endpoint (`retrieval`, "
     "`embeddings_*`) or telecom's `vpn_details` (`process`, tau2's default: one VPN shared by the worker's episodes; "
-    "`episode`: each its own); a row's `extra_info.domain_options` may choose only what the domain lists",
+    "`episode`: each its own); each domain of the run takes the keys it names (one setting serves a dataset mixing "
+    "domains), a key no domain takes is refused at start-up naming it; a row's `extra_info.domain_options` may "
+    "choose only what the domain lists",
     "max_num_steps": "tau-bench's limit of agent steps in a conversation",
 }
 

@@ -96,6 +96,9 @@ def _spec(**changes):
         ({"user_toolkit": None}, r"\['normalize_user_db', \"files\['user_db'\]\"\] given without a user_toolkit"),
         ({"policy_types": ("manual",)}, "policy_types need a policy_text"),
         ({"tool_schemas": ""}, "tool_schemas must be a file name or path"),
+        ({"row_options": {"top_k"}}, r"row_options \['top_k'\] are not load_options"),
+        ({"load_options": {"top_k"}}, "load_options need a configure"),
+        ({"load_options": {"top_k"}, "configure": lambda d, o: None, "check_options": 3}, "check_options must be"),
     ],
 )
 def test_an_inconsistent_spec_fails_when_built_naming_the_field(changes, message):

@@ -90,5 +90,5 @@ def test_trainer_config_checks_the_option_when_built() -> None:
 
     user = {"backend": "scripted"}
     assert NormalSettings.from_mapping({"user": user, "domain_options": {"vpn_details": "episode"}}).domain_options
-    with pytest.raises(ValueError, match=r"custom\.tau2\.domain_options\.vpn_details \(telecom\) must be one of"):
+    with pytest.raises(ValueError, match=r"custom\.tau2\.domain_options \(telecom\): telecom load option vpn_details"):
         NormalSettings.from_mapping({"user": user, "domain_options": {"vpn_details": "worker"}})

@@ -29,6 +29,8 @@ PrepareEnv = Callable[[Any, Any], None]
 """``prepare_env(environment, task or None)``: per-task setup of a new environment (banking's read-log allowlist)."""
 TaskPolicy = Callable[[Any, Any], str]
 """``task_policy(data_dir, task)`` -> the agent policy of one task, for policies that depend on the task."""
+OptionsCheck = Callable[[dict[str, Any]], Any]
+"""``check_options(options)``: raises ``ValueError`` naming the option when a value is unusable (loads nothing)."""
 
 NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 """What a domain name looks like (it is also a module name under ``verl_rewards.tau2.domains``)."""
@@ -53,8 +55,12 @@ class DomainSpec:
       neither ``normalize_user_db`` nor ``files['user_db']``.
     * ``configure``: a :data:`Configure` taking :func:`~verl_rewards.tau2.load_domain`'s keyword options (None: the
       domain takes none). ``prepare_env``: a :data:`PrepareEnv`. ``task_policy``: a :data:`TaskPolicy`.
-    * ``row_options``: the load options a dataset row may choose (rows are data, configs are code: never an
-      endpoint, a credential or a path; :mod:`verl_rewards.tau2.row_options`). Empty: a row chooses none.
+    * ``load_options``: the names of the load options ``configure`` takes (a run's ``domain_options`` give each
+      domain those it names: :func:`~verl_rewards.tau2.row_options.domain_load_options`); ``check_options``: an
+      :data:`OptionsCheck` of their values, which ``configure`` and a run's start-up both call.
+    * ``row_options``: the load options (among ``load_options``) a dataset row may choose (rows are data, configs are
+      code: never an endpoint, a credential or a path; :mod:`verl_rewards.tau2.row_options`). Empty: a row chooses
+      none.
     * ``solo``: whether the domain supports tau2's solo mode.
     * ``tool_schemas``: a JSON file ``{"agent": [...], "user": [...]}`` holding the OpenAI tool schemas the model
       is shown, in the order it is shown them (a bare file name is looked up in the package's ``tool_schemas/``
@@ -79,6 +85,8 @@ class DomainSpec:
     solo: bool = True
     tool_schemas: str | None = None
     row_options: frozenset[str] = frozenset()
+    load_options: frozenset[str] = frozenset()
+    check_options: OptionsCheck | None = None
 
     def __post_init__(self) -> None:
         where = f"DomainSpec {self.name!r}"
@@ -118,10 +126,17 @@ class DomainSpec:
             raise ValueError(f"{where}: policy_types need a policy_text")
         if self.shared_user_db and self.user_toolkit is None:
             raise ValueError(f"{where}: shared_user_db needs a user_toolkit")
-        for hook in ("configure", "prepare_env", "task_policy"):
+        for hook in ("configure", "prepare_env", "task_policy", "check_options"):
             if getattr(self, hook) is not None and not callable(getattr(self, hook)):
                 raise ValueError(f"{where}: {hook} must be callable or None")
         object.__setattr__(self, "row_options", frozenset(self.row_options))
+        object.__setattr__(self, "load_options", frozenset(self.load_options))
+        if not self.row_options <= self.load_options:
+            raise ValueError(
+                f"{where}: row_options {sorted(self.row_options - self.load_options)} are not load_options"
+            )
+        if self.load_options and self.configure is None and self.check_options is None:
+            raise ValueError(f"{where}: load_options need a configure (or, once configured, a check_options)")
         if self.tool_schemas is not None and not (isinstance(self.tool_schemas, str) and self.tool_schemas):
             raise ValueError(f"{where}: tool_schemas must be a file name or path, or None")
 

@@ -9,6 +9,11 @@ Any other key a row carries (an endpoint URL, an API-key variable, a cache folde
 out, logged as one line once per distinct request, and recorded under :data:`REFUSED_KEY` in the trajectory's extra
 fields, which the tau2 reward reports as a flag. ``verl-rewards check`` refuses a dataset with such rows.
 :func:`split_row_options` is the one place this rule lives.
+
+A configuration's ``domain_options`` serve every domain of a run: each domain takes the keys its spec lists
+(``load_options``: telecom ``vpn_details``, banking_knowledge its retrieval settings) and ignores the others
+(:func:`domain_load_options`); a key no domain takes is a start-up error naming it, and each domain's values are
+checked then by the domain's own ``check_options`` (:func:`check_configured_options`).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from .registry import domain_spec
+from .registry import available_domains, domain_spec
 
 logger = logging.getLogger(__name__)
 
@@ -46,11 +51,48 @@ def split_row_options(domain: str, options: Any) -> tuple[dict[str, Any], list[s
     return {k: v for k, v in given.items() if k in may}, sorted(k for k in given if k not in may)
 
 
+def domain_load_options(domain: str, configured: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The configured load options ``domain`` takes (its spec's ``load_options``): a run's ``domain_options`` apply
+    to the domains that name them, so one configuration serves a dataset mixing domains (telecom's ``vpn_details``
+    beside banking_knowledge's ``retrieval``); :func:`check_configured_options` refuses a key no domain takes."""
+    if not configured:
+        return {}
+    takes = domain_spec(domain).load_options
+    return {k: v for k, v in configured.items() if k in takes}
+
+
+def check_configured_options(configured: Any, where: str) -> dict[str, Any]:
+    """A run's ``domain_options`` (``where`` names the key) checked at start-up: a mapping whose every key some tau2
+    domain takes, each domain's share checked by the domain's own ``check_options``. Returns them as a dict;
+    ``ValueError`` naming the key otherwise."""
+    if configured is None:
+        return {}
+    if not isinstance(configured, Mapping):
+        raise ValueError(f"{where} must be a mapping of load options, got {configured!r}")
+    options = {str(k): v for k, v in configured.items()}
+    if not options:
+        return options
+    specs = [domain_spec(name) for name in available_domains()]
+    for key in options:
+        if not any(key in spec.load_options for spec in specs):
+            takes = "; ".join(f"{s.name}: {', '.join(sorted(s.load_options))}" for s in specs if s.load_options)
+            raise ValueError(f"{where}.{key}: no tau2 domain takes this load option ({takes})")
+    for spec in specs:
+        share = {k: v for k, v in options.items() if k in spec.load_options}
+        if share and spec.check_options is not None:
+            try:
+                spec.check_options(share)
+            except ValueError as exc:
+                raise ValueError(f"{where} ({spec.name}): {exc}") from None
+    return options
+
+
 def row_load_options(
     domain: str, configured: Mapping[str, Any] | None, row: Any, where: str
 ) -> tuple[dict[str, Any], list[str]]:
-    """The load options of a row's episode: the ``configured`` ones updated with what the row may choose, and the
-    names of the keys refused (logged once per distinct request; ``where`` names the reader in that line)."""
+    """The load options of a row's episode: the ``configured`` ones ``domain`` takes (:func:`domain_load_options`)
+    updated with what the row may choose, and the names of the keys refused (logged once per distinct request;
+    ``where`` names the reader in that line)."""
     allowed, refused = split_row_options(domain, row)
     if refused:
         key = (domain, tuple(refused))
@@ -67,7 +109,7 @@ def row_load_options(
                 domain,
                 refused,
             )
-    return {**dict(configured or {}), **allowed}, refused
+    return {**domain_load_options(domain, configured), **allowed}, refused
 
 
 def refused_in_row(row: Mapping[str, Any]) -> str | None:

@@ -63,7 +63,7 @@ from .data import DONE_TOOL, done_schema
 from .domain import Domain, load_domain
 from .evaluators.action import compare_action
 from .registry import domain_spec
-from .row_options import REFUSED_KEY, row_load_options
+from .row_options import REFUSED_KEY, check_configured_options, row_load_options
 from .tasks import Action, Task
 
 DONE_OBSERVATION = STOP_OBSERVATION
@@ -118,7 +118,8 @@ def _tool_schemas(domain_name: str) -> dict[str, dict[str, Any]]:
 class Tau2Tool(EpisodeTool):
     """One tool of a tau2 domain (``config``: ``domain``, ``openai_schema``, optional ``data_dir``,
     ``domain_options`` and ``max_sessions``, the live trajectories one worker keeps, default 4096; the name is the
-    schema's).
+    schema's). Each domain takes the ``domain_options`` it names; a key no domain takes is refused when the tool is
+    built (:func:`~verl_rewards.tau2.row_options.check_configured_options`).
 
     The schema the model is shown is ``config.openai_schema`` (what ``prepare`` writes), kept whole
     (:class:`~verl_rewards.rollout.verl_tools.ToolSchema`); without it, the domain's own schema of the tool named
@@ -137,6 +138,10 @@ class Tau2Tool(EpisodeTool):
 
     label = "tau2"
     benchmark_data = TAU2_DATA
+
+    def __init__(self, config: dict, tool_schema: OpenAIFunctionToolSchema | None = None):
+        super().__init__(config, tool_schema)
+        check_configured_options(self.config.get("domain_options"), "tau2 tool config: domain_options")
 
     def _default_schema(self) -> OpenAIFunctionToolSchema:
         name, domain = self.config.get("name"), self.config.get("domain")

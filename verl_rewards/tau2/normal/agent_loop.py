@@ -25,9 +25,11 @@ Configuration, Hydra keys under ``actor_rollout_ref.rollout.custom.tau2`` (``+``
                                     every termination but a stop does, but is left out of pass^k)
 ``data_dir``                        tau2 domains folder (else ``TAU2_DATA_DIR``; a row's ``data_dir`` never
                                     chooses it)
-``domain_options``                  the domain's load options (banking_knowledge: ``retrieval`` and the dense
-                                    endpoint ``embeddings_*``); a row's ``extra_info.domain_options`` may change
-                                    only those its domain lets a row choose (:mod:`verl_rewards.tau2.row_options`)
+``domain_options``                  the domains' load options (banking_knowledge: ``retrieval`` and the dense
+                                    endpoint ``embeddings_*``; telecom: ``vpn_details``): each domain takes those
+                                    it names, a key no domain takes is refused at start-up; a row's
+                                    ``extra_info.domain_options`` may change only those its domain lets a row
+                                    choose (:mod:`verl_rewards.tau2.row_options`)
 ==================================  ===============================================================================
 
 verl's own budgets still apply (``response_length``, ``max_assistant_turns``, ``max_user_turns``, where user turns
@@ -63,7 +65,7 @@ from ...engine.users import UserConfig, positive_setting, user_settings
 from ...rollout.agent_loop import ConversationAgentLoop
 from ...rollout.agent_loop import settings_of as engine_settings_of
 from ..domain import Domain, load_domain
-from ..row_options import REFUSED_KEY, row_load_options
+from ..row_options import REFUSED_KEY, check_configured_options, row_load_options
 from ..verl_tools import progress
 from . import AGENT_LOOP_NAME
 from .history import history_messages, prompt_for_template
@@ -108,18 +110,8 @@ class NormalSettings:
         rule = section.get("agent_message_errors", str(TerminationReason.AGENT_ERROR))
         if rule not in AGENT_MESSAGE_ERRORS:
             raise ValueError(f"{CONFIG_PATH}.agent_message_errors must be one of {AGENT_MESSAGE_ERRORS}, got {rule!r}")
-        options = section.get("domain_options") or {}
-        if not isinstance(options, Mapping):
-            raise ValueError(f"{CONFIG_PATH}.domain_options must be a mapping of load options, got {options!r}")
-        if options.get("vpn_details") is not None:
-            from ..domains.telecom.phone import VPN_SCOPES  # telecom's only load option, checked when built
-
-            if options["vpn_details"] not in VPN_SCOPES:
-                raise ValueError(
-                    f"{CONFIG_PATH}.domain_options.vpn_details (telecom) must be one of {list(VPN_SCOPES)}, "
-                    f"got {options['vpn_details']!r}"
-                )
-        return cls(user, max_steps, max_errors, enforce, str(data_dir) if data_dir else None, rule, dict(options))
+        options = check_configured_options(section.get("domain_options"), f"{CONFIG_PATH}.domain_options")
+        return cls(user, max_steps, max_errors, enforce, str(data_dir) if data_dir else None, rule, options)
 
 
 def settings_of(config: Any, name: str = "tau2", parse: Callable[[Any], Any] = NormalSettings.from_mapping) -> Any:

@@ -129,6 +129,8 @@ SPEC = DomainSpec(
     # what a dataset row may choose: a configuration by name and its result counts; never the dense endpoint, its
     # API-key variable, the cache folder or the query instruction sent there (those come from the configuration)
     row_options=frozenset({"retrieval", "top_k", "grep_top_k", "case_sensitive"}),
+    load_options=frozenset(retrieval.OPTION_NAMES),
+    check_options=retrieval.check_options,
 )
 """The registered spec; :func:`~verl_rewards.tau2.load_domain` derives the configured one from it."""
 

@@ -104,14 +104,20 @@ def sync_tools(agent: TelecomTools, user: TelecomUserTools) -> None:
             }
 
 
-def configure(data_dir: Path, options: dict[str, Any]) -> DomainSpec:
-    """The spec under the load options: only ``vpn_details`` (``process``, the default, or ``episode``)."""
+def check_options(options: dict[str, Any]) -> None:
+    """The load options' one check: only ``vpn_details``, ``process`` (the default) or ``episode``."""
     unknown = sorted(set(options) - {"vpn_details"})
     if unknown:
         raise ValueError(f"tau2 domain 'telecom' takes only the load option vpn_details, got {unknown}")
     scope = options.get("vpn_details", "process")
     if scope not in VPN_SCOPES:
         raise ValueError(f"telecom load option vpn_details must be one of {list(VPN_SCOPES)}, got {scope!r}")
+
+
+def configure(data_dir: Path, options: dict[str, Any]) -> DomainSpec:
+    """The spec under the load options (:func:`check_options`)."""
+    check_options(options)
+    scope = options.get("vpn_details", "process")
     return dataclasses.replace(SPEC, user_toolkit=_USER_TOOLKITS[scope], configure=None)
 
 
@@ -138,4 +144,6 @@ SPEC = DomainSpec(
     policy_types=POLICY_TYPES,
     tool_schemas="telecom.json",  # tau2-bench's own schemas (tool_schemas/PROVENANCE.md)
     configure=configure,
+    load_options=frozenset({"vpn_details"}),
+    check_options=check_options,
 )
