@@ -6,6 +6,13 @@ unit compared here: ``make_env(task)`` plus the task's gold actions (agent and u
 ``Environment.step``), first on a freshly loaded domain, then repeated on the same domain (median of ``--repeats``).
 ``make_env`` alone is reported beside it (first against a repeat), the call the cache serves.
 
+The back-to-back repeat runs with the task's records, arguments and code hot in the CPU caches, which a first
+episode never has, whatever a domain caches. So each task's episode is also timed once more in a second pass over
+the tasks (same order, after every other task ran: what a rollout sees when the task comes back), the *later
+repeat*: first ÷ later repeat is the share of a first episode that is the per-task state built on first use. A
+control, *prebuilt*: a fresh domain whose every task's state is built (``make_env``) before the first episodes, so
+its first ÷ repeat is what the CPU caches alone cost.
+
 Per domain (mock, airline, retail, telecom, banking_knowledge with BM25), on the first ``--tasks`` tasks of its
 ``base`` split (tasks without gold actions too: their episode is ``make_env`` alone): the median over tasks of the
 first episode and of the repeat, in ms, the ratio of those medians and the median of the per-task ratios.
@@ -54,23 +61,34 @@ def measure(name: str, data_dir: str | None, tasks: int, repeats: int) -> dict[s
     probe = Domain(name, data_dir, **options)
     task_ids = probe.split("base")[:tasks]
     calls = {tid: gold_calls(probe, tid) for tid in task_ids}
-    out: dict[str, list[float]] = {k: [] for k in ("first", "repeat", "env_first", "env_repeat")}
-    for kind in ("episode", "env"):
+    keys = ("first", "repeat", "later", "env_first", "env_repeat", "pre_first", "pre_repeat")
+    out: dict[str, list[float]] = {k: [] for k in keys}
+    for kind in ("episode", "env", "prebuilt"):
         domain = Domain(name, data_dir, **options)  # cold per-task caches
         domain.make_env()  # the domain's own first use (no task), not a task's
+        if kind == "prebuilt":
+            for tid in task_ids:
+                domain.make_env(tid)
         gc.collect()
         for tid in task_ids:
-            if kind == "episode":
+            if kind == "prebuilt":
+                out["pre_first"].append(_episode(domain, tid, calls[tid]))
+                out["pre_repeat"].append(statistics.median(_episode(domain, tid, calls[tid]) for _ in range(repeats)))
+            elif kind == "episode":
                 out["first"].append(_episode(domain, tid, calls[tid]))
                 out["repeat"].append(statistics.median(_episode(domain, tid, calls[tid]) for _ in range(repeats)))
             else:
                 out["env_first"].append(_make_env(domain, tid))
                 out["env_repeat"].append(statistics.median(_make_env(domain, tid) for _ in range(repeats)))
+        if kind == "episode":  # the second pass: each task again, after all the others
+            out["later"] = [_episode(domain, tid, calls[tid]) for tid in task_ids]
     med = {k: statistics.median(v) * 1000 for k, v in out.items()}
     return {
         **med,
         "ratio": med["first"] / med["repeat"],
         "ratio_per_task": statistics.median(f / r for f, r in zip(out["first"], out["repeat"], strict=True)),
+        "later_ratio": med["first"] / med["later"],
+        "pre_ratio": med["pre_first"] / med["pre_repeat"],
         "env_ratio": med["env_first"] / med["env_repeat"],
         "tasks": float(len(task_ids)),
     }
@@ -93,14 +111,15 @@ def main() -> None:
             runs[name].append(measure(name, args.data_dir, args.tasks, args.repeats))
     print(
         f"{'domain':18s} tasks  episode first / repeat (ms)  first÷repeat  (per-task median)"
-        "  | make_env first / repeat (ms)  first÷repeat"
+        "  | make_env first / repeat (ms)  first÷repeat  | later repeat (ms)  first÷later  | prebuilt first÷repeat"
     )
     for name in names:
         m = {k: statistics.median(run[k] for run in runs[name]) for k in runs[name][0]}
         print(
             f"{name:18s} {int(m['tasks']):5d}  {m['first']:9.3f} / {m['repeat']:8.3f}      {m['ratio']:6.2f}"
             f"        ({m['ratio_per_task']:5.2f})        | {m['env_first']:8.3f} / {m['env_repeat']:8.3f}"
-            f"          {m['env_ratio']:6.2f}"
+            f"          {m['env_ratio']:6.2f}  | {m['later']:8.3f}           {m['later_ratio']:6.2f}"
+            f"       | {m['pre_ratio']:6.2f}"
         )
     print(f"load average {os.getloadavg()}, {os.cpu_count()} CPUs")
 
