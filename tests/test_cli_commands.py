@@ -160,7 +160,7 @@ def test_simulate_takes_the_tau2_data_source_spelling(tmp_path, capsys):
 
 
 def test_smoke_takes_the_data_source_spelling():
-    from verl_rewards.cpu import command
+    from verl_rewards.commands import smoke as command
 
     parser = argparse.ArgumentParser()
     command.add_parser(parser.add_subparsers(dest="command"))

@@ -258,7 +258,7 @@ class Benchmark:
     reward_family: Callable[[], Family]
     data: BenchmarkData | None = None
     data_help: str = ""
-    #: what a split name is (``--split``'s help in every command: :func:`verl_rewards.cli_help.split_help`)
+    #: what a split name is (``--split``'s help in every command: :func:`verl_rewards.commands.help_texts.split_help`)
     split_names: str = ""
     #: the row modes, normal first (``--mode``'s choices), and what each means (its help)
     modes: tuple[str, ...] = ()

@@ -28,7 +28,7 @@ COMMAND_MODULES: dict[str, str] = {
     "simulate": "verl_rewards.commands.simulate",
     "eval": "verl_rewards.commands.eval",
     "check": "verl_rewards.check",
-    "smoke": "verl_rewards.cpu.command",
+    "smoke": "verl_rewards.commands.smoke",
     "learn": "verl_rewards.commands.learn",
     "export-sft": "verl_rewards.commands.export_sft",
 }

@@ -11,14 +11,6 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn
 
-from ..cli_help import (  # noqa: F401 - the commands import them from here too
-    data_dir_help,
-    domain_help,
-    mode_choices,
-    mode_help,
-    split_help,
-)
-
 
 class HelpFormatter(argparse.HelpFormatter):
     """argparse's formatter with each option's default appended (unless the help already states it or there is

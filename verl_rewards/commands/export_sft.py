@@ -8,17 +8,8 @@ from typing import Any
 
 from ..benchmark import ExportError
 from ..gold.export import export_gold, export_results, gold_benchmarks, results_benchmarks
-from .common import (
-    DATA_DIR_FLAGS,
-    data_dir_help,
-    default_of,
-    domain_help,
-    fail,
-    mode_choices,
-    mode_help,
-    split_domain,
-    split_help,
-)
+from .common import DATA_DIR_FLAGS, default_of, fail, split_domain
+from .help_texts import data_dir_help, domain_help, mode_choices, mode_help, split_help
 
 #: the split ``export-sft gold`` exports when none is named
 GOLD_SPLIT = "train"
