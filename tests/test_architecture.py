@@ -43,8 +43,7 @@ ALLOWED = {
 DRIVERS = {
     "cli",
     "commands",
-    "check",
-    "check_step",
+    "checking",
     "offline",
     "demo",
     "evaluation",
@@ -157,6 +156,24 @@ def test_the_cli_is_the_top_layer():
     ]
     assert wrong == []
     assert not list(PACKAGE.rglob("command.py"))
+    from verl_rewards.cli import COMMAND_MODULES
+
+    assert [m for m in COMMAND_MODULES.values() if not m.startswith("verl_rewards.commands.")] == []
+
+
+def test_every_command_reports_errors_through_the_one_fail():
+    """A usage or configuration error is printed by ``commands.common.fail`` only: no module writes its own
+    ``verl-rewards <command>: error:`` line."""
+    own = []
+    for path in PACKAGE.rglob("*.py"):
+        if path == PACKAGE / "commands" / "common.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
+                texts = [c.value for a in node.args for c in ast.walk(a) if isinstance(c, ast.Constant)]
+                if any(isinstance(t, str) and ": error: " in t for t in texts):
+                    own.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
+    assert own == []
 
 
 def test_the_scoring_contract_imports_no_verl():

@@ -27,7 +27,7 @@ COMMAND_MODULES: dict[str, str] = {
     "prepare": "verl_rewards.commands.prepare",
     "simulate": "verl_rewards.commands.simulate",
     "eval": "verl_rewards.commands.eval",
-    "check": "verl_rewards.check",
+    "check": "verl_rewards.commands.check",
     "smoke": "verl_rewards.commands.smoke",
     "learn": "verl_rewards.commands.learn",
     "export-sft": "verl_rewards.commands.export_sft",

@@ -31,9 +31,8 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..learning.evaluate import Evaluation, Sampling, evaluate
 from ..smoke.data import SmokeData, read_metrics
 from ..smoke.errors import SmokeError
 
@@ -41,6 +40,9 @@ HELP = "show on the CPU that our reward teaches a policy: a tiny model, SFT on g
 STAGES = ("set-up", "sft", "rollout", "reward", "update", "validation", "checkpoint", "learning")
 #: the run's reward settings, in main_ppo (the recipe's variables) and in the evaluations alike
 REWARD_KWARGS: dict[str, Any] = {"contribution": {"type": "none"}}
+
+if TYPE_CHECKING:
+    from ..learning.evaluate import Evaluation
 
 
 @dataclass(frozen=True)
@@ -198,6 +200,7 @@ def run(args: argparse.Namespace) -> int:
 def _learn(plan: Plan, source: Path | None, out: Path, timeout: float, started: float) -> bool:
     from ..benchmark_list import TOOLRL
     from ..cpu.model import build_tiny_qwen2
+    from ..learning.evaluate import Sampling, evaluate
     from ..smoke.checks import check_run, check_signal, failed_stage, first_reward_error
     from ..smoke.process import ended, stream
     from ..smoke.recipe import REPO, WARM_START_RECIPE, cpu_overrides, recipe_env, write_command

@@ -267,5 +267,4 @@ def _all_failed_exit(outcomes: list) -> int:
     message = all_failed(outcomes)
     if message is None:
         return 0
-    print(f"verl-rewards simulate: error: {message}", file=sys.stderr)
-    return 1
+    return fail("simulate", message, code=1)
