@@ -107,13 +107,41 @@ def test_gold_turns_and_export_sft_gold_come_from_the_record(toy, tmp_path, caps
     assert sorted(written["task_id"]) == ["t0", "t1", "t2"] and set(written["data_source"]) == {"toy/sums"}
 
 
+def test_the_smoke_driver_runs_it_from_its_record(toy, tmp_path, monkeypatch, capsys):
+    """``smoke toy``: the family choice, its default domain and mode, its data folder, the smoke rows with the gold
+    turns of each row and the recipe's environment all come from the record's ``smoke`` settings."""
+    from verl_rewards.commands import smoke
+    from verl_rewards.commands.common import CliParser
+    from verl_rewards.smoke.data import build_data, family_data_dir, smoke_benchmarks
+    from verl_rewards.smoke.recipe import recipe_env
+
+    bench = toy_benchmark.BENCHMARK
+    assert bench in smoke_benchmarks()
+    parser = CliParser()
+    smoke.add_parser(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["smoke", "toy", "--data-dir", str(toy)])
+    assert smoke._resolve(args) == (bench, "sums", "single")
+    data_dir = family_data_dir(args.data_dir, bench)
+    assert data_dir == str(toy.resolve())
+    prepared = tmp_path / "prepared"
+    assert main(["prepare", "toy", "--data-dir", data_dir, "--domain", "sums", "--out", str(prepared)]) == 0
+    source = "verl_rewards.gold:gold_assistant_turns"
+    data = build_data(prepared / "train.parquet", None, tmp_path / "data", 2, 1, "script", source)
+    assert len(pd.read_parquet(data.train)) == 2 and len(pd.read_parquet(data.val)) == 1
+    assert json.dumps({"role": "assistant", "content": "The answer is 1"}) in data.texts  # t0's gold turn
+    monkeypatch.delenv("EXPERIMENT_NAME", raising=False)
+    env = recipe_env(bench, "sums", "single", data_dir, data, "/m", tmp_path, "scripted", 2)
+    assert env["TOY_BENCHMARK_DATA_DIR"] == data_dir and env["EXPERIMENT_NAME"] == "smoke-toy-sums-single"
+    capsys.readouterr()
+    assert main(["smoke", "toy", "--sft", "--data-dir", data_dir, "--out", str(tmp_path / "run")]) == 1
+    assert "--sft needs tau2 or tau_bench" in capsys.readouterr().err  # the records whose smoke settings allow it
+
+
 # ------------------------------------------------------------------------------------------------ no name matching
 #: the names of the built-in benchmarks, and ToolRL's data-source marker
 NAMES = {"toolrl", "tau2", "tau_bench", "tau-bench", "rlla"}
 #: where a benchmark's name may be compared: the catalog and the benchmarks' own packages
 OWNERS = ("catalog.py", "toolrl/", "tau2/", "tau_bench/")
-#: the smoke driver reads the catalog's smoke settings once the CPU branches that change it have landed
-PENDING = ("cpu/command.py", "cpu/smoke_data.py")
 
 
 def _named(node: ast.AST) -> bool:
@@ -157,7 +185,7 @@ def test_no_code_outside_the_catalog_and_the_benchmarks_compares_benchmark_names
     found = []
     for path in sorted(package.rglob("*.py")):
         relative = path.relative_to(package).as_posix()
-        if relative.startswith(OWNERS) or relative in PENDING:
+        if relative.startswith(OWNERS):
             continue
         found += [f"{relative}:{n}" for n in name_comparisons(ast.parse(path.read_text(encoding="utf-8")))]
     assert found == []

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from verl_rewards.cli import COMMANDS, build_parser, main
+from verl_rewards.cli import COMMAND_MODULES, COMMANDS, build_parser, main
 from verl_rewards.commands.common import split_domain
 from verl_rewards.engine.data_dir import TAU_BENCH_DATA
 
@@ -160,7 +160,7 @@ def test_simulate_takes_the_tau2_data_source_spelling(tmp_path, capsys):
 
 
 def test_smoke_takes_the_data_source_spelling():
-    from verl_rewards.cpu import command
+    from verl_rewards.commands import smoke as command
 
     parser = argparse.ArgumentParser()
     command.add_parser(parser.add_subparsers(dest="command"))
@@ -386,3 +386,27 @@ def test_one_vocabulary_for_the_same_things_across_commands():
             assert options["--mode"][0].choices, path
     assert "tau2/banking_knowledge" in commands["export-sft gold"]["--domain"][1]
     assert "--timeout-s" in commands["smoke"] and "--timeout-s" in commands["simulate"]
+
+
+#: ``score``'s parser reads its defaults from the manager's config (``ManagerConfig``), which imports the rewards
+HEAVY_PARSERS = {"score"}
+
+
+@pytest.mark.parametrize("command", sorted(set(COMMAND_MODULES) - HEAVY_PARSERS))
+def test_a_command_s_parser_and_help_import_no_numpy(command):
+    """``verl-rewards <command> --help`` builds only the parser: the libraries a run needs (numpy, the rewards, the
+    evaluation and gold code) are imported by ``run``, so help and usage errors come back at once."""
+    import os
+    import subprocess
+    import sys
+
+    from repo_paths import REPO
+
+    code = (
+        "import sys\nfrom verl_rewards.cli import build_parser\n"
+        f"build_parser({command!r}).parse_args([{command!r}, '--help'])\n"
+    )
+    code = f"import atexit, sys\natexit.register(lambda: print('numpy' in sys.modules, file=sys.stderr))\n{code}"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=REPO)
+    assert done.returncode == 0 and done.stderr.strip().splitlines()[-1] == "False", done.stderr[-2000:]

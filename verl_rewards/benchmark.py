@@ -36,8 +36,10 @@ __all__ = [
     "Benchmark",
     "ExportError",
     "ExportPlan",
+    "GOLD_CONCURRENCY",
     "GoldError",
     "GoldPlay",
+    "MIN_REWARD",
     "Option",
     "Played",
     "PrepareEntry",
@@ -134,6 +136,12 @@ class GoldPlay:
     turns: Callable[[RowInfo], list[dict[str, Any]]]
     play: Callable[[RowInfo, list[dict[str, Any]], Any, int], Awaitable[Played]] | None = None
     reward: Callable[[RowInfo], float] = lambda info: 1.0
+
+
+#: ``export-sft gold``: conversations played at once (with a user model)
+GOLD_CONCURRENCY = 8
+#: ``export-sft results``: the reward a kept trajectory reaches (the gold reward of a solved task)
+MIN_REWARD = 1.0
 
 
 @dataclass
@@ -258,7 +266,7 @@ class Benchmark:
     reward_family: Callable[[], Family]
     data: BenchmarkData | None = None
     data_help: str = ""
-    #: what a split name is (``--split``'s help in every command: :func:`verl_rewards.cli_help.split_help`)
+    #: what a split name is (``--split``'s help in every command: :func:`verl_rewards.commands.help_texts.split_help`)
     split_names: str = ""
     #: the row modes, normal first (``--mode``'s choices), and what each means (its help)
     modes: tuple[str, ...] = ()

@@ -14,10 +14,29 @@ from .tau2.benchmark import BENCHMARK as TAU2
 from .tau_bench.benchmark import BENCHMARK as TAU_BENCH
 from .toolrl.benchmark import BENCHMARK as TOOLRL
 
-__all__ = ["BUILTIN_BENCHMARKS", "TAU2", "TAU_BENCH", "TOOLRL", "benchmark_named", "benchmarks"]
+__all__ = [
+    "BUILTIN_BENCHMARKS",
+    "TAU2",
+    "TAU_BENCH",
+    "TOOLRL",
+    "benchmark_named",
+    "benchmarks",
+    "gold_benchmarks",
+    "results_benchmarks",
+]
 
 #: the built-in benchmarks, in the order their families are tried for a row's data source
 BUILTIN_BENCHMARKS: tuple[Benchmark, ...] = (TOOLRL, TAU2, TAU_BENCH)
 
 for _benchmark in BUILTIN_BENCHMARKS:
     register_benchmark(_benchmark)
+
+
+def gold_benchmarks() -> list[Benchmark]:
+    """What ``export-sft gold`` plays: the benchmarks with a gold policy and an export plan."""
+    return [b for b in benchmarks() if b.gold is not None and b.export_plan is not None]
+
+
+def results_benchmarks() -> list[Benchmark]:
+    """What ``export-sft results`` reads: the benchmarks whose tasks have a context (tools, prompt, split)."""
+    return [b for b in benchmarks() if b.task_context is not None]

@@ -27,8 +27,8 @@ COMMAND_MODULES: dict[str, str] = {
     "prepare": "verl_rewards.commands.prepare",
     "simulate": "verl_rewards.commands.simulate",
     "eval": "verl_rewards.commands.eval",
-    "check": "verl_rewards.check",
-    "smoke": "verl_rewards.cpu.command",
+    "check": "verl_rewards.commands.check",
+    "smoke": "verl_rewards.commands.smoke",
     "learn": "verl_rewards.commands.learn",
     "export-sft": "verl_rewards.commands.export_sft",
 }

@@ -11,12 +11,13 @@ import pandas as pd
 import pytest
 import yaml
 
-from verl_rewards.cpu.command import SCRIPT_RATIO, cpu_overrides
+from verl_rewards.commands.smoke import SCRIPT_RATIO
 from verl_rewards.cpu.model import build_tiny_qwen2
 from verl_rewards.cpu.policy import SeededServer, sample_seed, scripted_session, trajectory_key
 from verl_rewards.cpu.rollout import HFCpuServer
 from verl_rewards.cpu.sampler import trajectory_order
-from verl_rewards.cpu.smoke_data import SmokeData, _wrap_loops, loop_name
+from verl_rewards.smoke.data import SmokeData, loop_name, wrap_loops
+from verl_rewards.smoke.recipe import cpu_overrides
 
 OFFSETS = [i / 97 for i in range(97)]
 
@@ -92,7 +93,7 @@ def test_each_split_gets_its_loop_training_mixed_and_validation_scripted(tmp_pat
     train, val = tmp_path / "train.parquet", tmp_path / "val.parquet"
     frame.to_parquet(train)
     frame.to_parquet(val)
-    path = _wrap_loops(SmokeData(train, val, None, [], 0), "script", 0.5, "m:f", tmp_path)
+    path = wrap_loops(SmokeData(train, val, None, [], 0), "script", 0.5, "m:f", tmp_path)
     loops = {e["name"]: e for e in yaml.safe_load(path.read_text())}
     assert loops[loop_name("train", "tool_agent")]["script_ratio"] == 0.5
     assert loops[loop_name("val", "tool_agent")]["script_ratio"] == 1.0

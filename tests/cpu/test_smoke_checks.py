@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from verl_rewards.cpu.smoke_checks import check_signal, failed_stage, first_reward_error
-from verl_rewards.cpu.smoke_data import SmokeError
+from verl_rewards.smoke.checks import check_signal, failed_stage, first_reward_error
+from verl_rewards.smoke.errors import SmokeError
 
 TQ = "\x1b[36m(TaskRunnerV1 pid=14905)\x1b[0m "
 RW = "\x1b[36m(RewardLoopWorker pid=16124)\x1b[0m "
@@ -173,7 +173,7 @@ def test_the_boom_run_s_metrics_fail_as_reward(tmp_path: Path):
     ]  # fmt: skip
     (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
     (tmp_path / "run.log").write_text(BOOM_LOG)
-    from verl_rewards.cpu.smoke_data import read_metrics
+    from verl_rewards.smoke.data import read_metrics
 
     with pytest.raises(SmokeError, match="every reward of the validation at step 0 failed"):
         check_signal(read_metrics(tmp_path / "metrics.jsonl"), tmp_path / "run.log")

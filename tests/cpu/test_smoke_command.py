@@ -9,13 +9,18 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from verl_rewards.benchmark_list import TAU2
 from verl_rewards.cli import main
+from verl_rewards.commands import smoke as command
 from verl_rewards.commands.common import CliParser
-from verl_rewards.cpu import command, smoke_data, smoke_sft
-from verl_rewards.cpu.command import check_run, cpu_overrides, failed_stage, split_arguments, stage_timings
-from verl_rewards.cpu.smoke_data import SmokeError
+from verl_rewards.commands.smoke import split_arguments
+from verl_rewards.smoke import data as smoke_data
+from verl_rewards.smoke import sft_stage as smoke_sft
+from verl_rewards.smoke.checks import check_run, failed_stage, stage_timings
+from verl_rewards.smoke.errors import SmokeError
+from verl_rewards.smoke.process import ended, stream
 
-from recipe_support import compose_script
+from recipe_support import smoke_config
 from tau2_support import require_data
 
 
@@ -46,13 +51,13 @@ def test_banking_knowledge_rows_are_all_its_tasks_with_the_retrieval_in_rows_and
     """banking_knowledge has no split: smoke prepares all tasks in id order (the first six score the gold reward
     under the scripted user), and --retrieval reaches the rows and the tool config."""
     root = require_data("banking_knowledge")
-    rows, tools = smoke_data._prepare("tau2", "banking_knowledge", "normal", str(root), tmp_path, "grep_only")
+    rows, tools = smoke_data.prepare_rows(TAU2, "banking_knowledge", "normal", str(root), tmp_path, "grep_only")
     frame = pd.read_parquet(rows)
     assert rows.name == "all.parquet" and len(frame) == 97
     assert list(frame["extra_info"].map(lambda e: e["task_id"])[:3]) == ["task_001", "task_002", "task_003"]
     assert dict(frame["extra_info"][0]["domain_options"]) == {"retrieval": "grep_only"}
     assert tools is not None
-    names = [t["function"]["name"] for t in smoke_data._tool_schemas(tools)]
+    names = [t["function"]["name"] for t in smoke_data.tool_schemas(tools)]
     assert "grep" in names and "KB_search" not in names
 
 
@@ -104,24 +109,8 @@ def test_check_run_names_what_is_missing(tmp_path: Path):
 
 @pytest.mark.slow
 def test_the_cpu_overrides_compose_after_the_recipe_and_before_the_user(tmp_path: Path):
-    overrides = cpu_overrides(
-        model="/m",
-        out=tmp_path,
-        steps=2,
-        batch=2,
-        n=2,
-        prompt_len=512,
-        response_len=256,
-        policy="script",
-        loops_yaml=tmp_path / "loops.yaml",
-        wandb=True,
-    )
-    cfg = compose_script(
-        "recipes/toolrl_grpo/run_toolrl_grpo.sh",
-        {"MODEL_PATH": "/m", "N_GPUS": "1"},
-        *overrides,
-        "actor_rollout_ref.rollout.n=3",  # the user's override wins
-    )
+    loops = tmp_path / "loops.yaml"
+    cfg = smoke_config(tmp_path, "actor_rollout_ref.rollout.n=3", loops_yaml=loops, wandb=True)  # the user's n wins
     rollout = cfg["actor_rollout_ref"]["rollout"]
     assert (rollout["name"], rollout["n"]) == ("hf_cpu", 3)
     assert rollout["agent"]["agent_loop_config_path"] == str(tmp_path / "loops.yaml")
@@ -150,13 +139,13 @@ def test_normal_mode_prompt_length_counts_the_greeting_and_the_user_s_opening():
     from verl_rewards.tau2.normal import GREETING
 
     scenario = "Instructions:\n\tYou want a card with no annual fee."
-    assert smoke_data._opening({"mode": "normal", "user_scenario": scenario}) == [
+    assert smoke_data.opening({"mode": "normal", "user_scenario": scenario}) == [
         {"role": "assistant", "content": GREETING},
         {"role": "user", "content": scenario},
     ]
-    assert smoke_data._opening({"mode": "normal", "instruction": "Cancel order #1"})[1]["content"] == "Cancel order #1"
-    assert smoke_data._opening({"mode": "solo", "user_scenario": scenario}) == []
-    assert smoke_data._opening(None) == []
+    assert smoke_data.opening({"mode": "normal", "instruction": "Cancel order #1"})[1]["content"] == "Cancel order #1"
+    assert smoke_data.opening({"mode": "solo", "user_scenario": scenario}) == []
+    assert smoke_data.opening(None) == []
 
 
 def test_sft_needs_a_benchmark_with_gold_conversations_and_steps(capsys):
@@ -296,10 +285,10 @@ def test_a_run_that_prints_nothing_is_stopped_at_the_timeout(tmp_path: Path):
 
     pid_file = tmp_path / "pid"
     script = f"echo started; sleep 600 & echo $! > {pid_file}; wait"  # a child of the run, silent
-    code = command._stream(["bash", "-c", script], dict(os.environ), tmp_path / "run.log", 1.0, tmp_path)
+    code = stream(["bash", "-c", script], dict(os.environ), tmp_path / "run.log", 1.0, tmp_path)
     assert code is None
     assert (tmp_path / "run.log").read_text().splitlines()[-1] == "smoke: stopped after 1 s"
-    assert command._ended(code, 1.0) == "timed out after 1 s" and command._ended(3, 1.0) == "exited with 3"
+    assert ended(code, 1.0) == "timed out after 1 s" and ended(3, 1.0) == "exited with 3"
     child = Path(f"/proc/{pid_file.read_text().strip()}/status")
     # killed with the run's process group: SIGKILL is delivered asynchronously, so wait (bounded) for the child to
     # leave the running states rather than reading its state once
@@ -323,16 +312,16 @@ def test_smoke_finds_the_installed_data_folder_without_flag_or_variable(tmp_path
     """The one data-folder rule: with neither ``--data-dir`` nor the variable, smoke uses the folder that
     ``verl-rewards data get`` fills (it stopped with "needs its data" before); a variable naming no folder is an
     error, and with nothing at all the error says how to get the data."""
-    from verl_rewards.cpu.smoke_data import family_data_dir
+    from verl_rewards.smoke.data import family_data_dir
 
     monkeypatch.delenv("TAU2_DATA_DIR", raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "share"))
     with pytest.raises(SmokeError, match="verl-rewards data get tau2"):
-        family_data_dir(None, "TAU2_DATA_DIR", "tau2")
+        family_data_dir(None, TAU2)
     installed = tmp_path / "share" / "verl-rewards" / "tau2"
     installed.mkdir(parents=True)
-    assert family_data_dir(None, "TAU2_DATA_DIR", "tau2") == str(installed.resolve())
-    assert family_data_dir(str(tmp_path), "TAU2_DATA_DIR", "tau2") == str(tmp_path.resolve())
+    assert family_data_dir(None, TAU2) == str(installed.resolve())
+    assert family_data_dir(str(tmp_path), TAU2) == str(tmp_path.resolve())
     monkeypatch.setenv("TAU2_DATA_DIR", str(tmp_path / "missing"))
     with pytest.raises(SmokeError, match="is not a folder"):
-        family_data_dir(None, "TAU2_DATA_DIR", "tau2")
+        family_data_dir(None, TAU2)

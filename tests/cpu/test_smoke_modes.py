@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from verl_rewards.cpu.command import cpu_overrides
-from verl_rewards.cpu.smoke_data import SmokeError
-from verl_rewards.cpu.smoke_modes import check_resume, mode_overrides, resume_overrides
+from verl_rewards.smoke.errors import SmokeError
+from verl_rewards.smoke.modes import check_resume, mode_overrides, resume_overrides
 
-from recipe_support import compose_script
+from recipe_support import smoke_config
 
 
 def test_each_mode_selects_its_cpu_trainer_and_devices():
@@ -57,20 +56,7 @@ def test_check_resume_names_what_is_missing(tmp_path: Path):
 
 @pytest.mark.slow
 def test_separate_async_composes_two_pools_and_the_cpu_gloo_engine(tmp_path: Path):
-    overrides = cpu_overrides(
-        model="/m",
-        out=tmp_path,
-        steps=2,
-        batch=2,
-        n=2,
-        prompt_len=512,
-        response_len=256,
-        policy="script",
-        loops_yaml=None,
-        wandb=False,
-        trainer_mode="separate_async",
-    )
-    cfg = compose_script("recipes/toolrl_grpo/run_toolrl_grpo.sh", {"MODEL_PATH": "/m", "N_GPUS": "1"}, *overrides)
+    cfg = smoke_config(tmp_path, trainer_mode="separate_async")
     rollout, v1 = cfg["actor_rollout_ref"]["rollout"], cfg["trainer"]["v1"]
     assert v1["trainer_mode"] == "cpu_separate_async" and cfg["ray_kwargs"]["ray_init"]["num_gpus"] == 2
     assert (rollout["nnodes"], rollout["n_gpus_per_node"], cfg["trainer"]["n_gpus_per_node"]) == (1, 1, 1)

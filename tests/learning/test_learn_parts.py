@@ -12,12 +12,12 @@ import pytest
 
 from verl_rewards.commands import learn as command
 from verl_rewards.cpu.model import build_tiny_qwen2
-from verl_rewards.cpu.smoke_data import SmokeError
 from verl_rewards.gold import gold_reward, row_info
 from verl_rewards.gold.export import ExportError, export_gold
 from verl_rewards.gold.rows import plain
 from verl_rewards.learning.evaluate import Evaluation, Sampling, evaluate
 from verl_rewards.learning.report import dump_pass1, plot, table
+from verl_rewards.smoke.errors import SmokeError
 from verl_rewards.toolrl.data import SAMPLE_PATH, prepare_toolrl
 
 

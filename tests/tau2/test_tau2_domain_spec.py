@@ -40,7 +40,7 @@ def test_a_built_in_domain_and_a_command_import_only_what_they_use():
         "assert 'banking_knowledge' in available_domains()\n"
         "domain_spec('mock')\n"
         "print(sorted(m for m in sys.modules if m.startswith(('numpy', 'verl_rewards.tau2.domains.', "
-        "'verl_rewards.commands.prepare', 'verl_rewards.cpu', 'verl_rewards.check'))))\n"
+        "'verl_rewards.commands.prepare', 'verl_rewards.cpu', 'verl_rewards.check', 'verl_rewards.smoke'))))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["['verl_rewards.tau2.domains.mock',", "'verl_rewards.tau2.domains.validation']"]

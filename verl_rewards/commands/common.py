@@ -11,14 +11,6 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn
 
-from ..cli_help import (  # noqa: F401 - the commands import them from here too
-    data_dir_help,
-    domain_help,
-    mode_choices,
-    mode_help,
-    split_help,
-)
-
 
 class HelpFormatter(argparse.HelpFormatter):
     """argparse's formatter with each option's default appended (unless the help already states it or there is
@@ -77,14 +69,14 @@ def name_flags(message: str, flags: Mapping[str, str]) -> str:
     return message
 
 
-def fail(command: str, exc: BaseException | str, flags: Mapping[str, str] | None = None) -> int:
+def fail(command: str, exc: BaseException | str, flags: Mapping[str, str] | None = None, code: int = 2) -> int:
     """Print ``verl-rewards <command>: error: <message>`` as one line on stderr (settings named by their flags);
-    exit code 2."""
+    the exit code ``code``: 2 for usage and configuration errors, 1 for a run that failed."""
     message = " ".join(str(exc).split()) or type(exc).__name__
     if flags:
         message = name_flags(message, flags)
     print(f"verl-rewards {command}: error: {message}", file=sys.stderr)
-    return 2
+    return code
 
 
 #: API arguments of the data loaders and the flags that set them (every command with --data-dir)

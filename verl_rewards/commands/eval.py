@@ -8,10 +8,6 @@ import math
 import sys
 from typing import Any
 
-from ..evaluation.readers import read_inputs
-from ..evaluation.report import evaluate, format_tables, to_json, write_json, write_plot
-from ..evaluation.runs import EvalError
-from ..files import OutputPathError, image_format
 from .common import fail
 
 HELP = "pass^k, components and termination stats of verl validation/rollout dumps and tau2 results"
@@ -64,6 +60,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """0 on success; 2 with a one-line message on bad input or options."""
+    # the evaluation library (numpy, the reward extras' layout) only for a run: building the parser stays light
+    from ..evaluation.readers import read_inputs
+    from ..evaluation.report import evaluate, format_tables, to_json, write_json, write_plot
+    from ..evaluation.runs import EvalError
+    from ..files import OutputPathError, image_format
+
     try:
         if args.success_threshold is not None and not math.isfinite(args.success_threshold):
             raise EvalError(f"--success-threshold must be a finite number, got {args.success_threshold}")

@@ -6,19 +6,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..benchmark import ExportError
-from ..gold.export import export_gold, export_results, gold_benchmarks, results_benchmarks
-from .common import (
-    DATA_DIR_FLAGS,
-    data_dir_help,
-    default_of,
-    domain_help,
-    fail,
-    mode_choices,
-    mode_help,
-    split_domain,
-    split_help,
-)
+from ..benchmark import GOLD_CONCURRENCY, MIN_REWARD, ExportError
+from ..benchmark_list import gold_benchmarks, results_benchmarks
+from .common import DATA_DIR_FLAGS, fail, split_domain
+from .help_texts import data_dir_help, domain_help, mode_choices, mode_help, split_help
 
 #: the split ``export-sft gold`` exports when none is named
 GOLD_SPLIT = "train"
@@ -70,7 +61,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     gold.add_argument(
         "--concurrency",
         type=int,
-        default=default_of(export_gold, "concurrency"),
+        default=GOLD_CONCURRENCY,
         help="conversations played at once (with a user model)",
     )
     gold.add_argument("--out", required=True, help="output folder: <out>/<split>.parquet")
@@ -88,7 +79,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     res.add_argument(
         "--min-reward",
         type=float,
-        default=default_of(export_results, "min_reward"),
+        default=MIN_REWARD,
         help="keep trajectories with at least this reward",
     )
     res.add_argument("--per-task", type=int, default=None, help="at most N trajectories per task")
@@ -124,7 +115,9 @@ def _user_factory(args: argparse.Namespace) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     """0 on success; 2 with a one-line message on bad input (nothing written)."""
+    # the gold library (numpy, the rewards) only for a run: building the parser reads the records alone
     from ..catalog import benchmark_named
+    from ..gold.export import export_gold, export_results
 
     try:
         if args.export_kind == "gold":

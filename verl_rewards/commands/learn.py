@@ -27,20 +27,22 @@ from __future__ import annotations
 import argparse
 import io
 import math
-import shlex
 import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..cpu.smoke_data import SmokeData, SmokeError, read_metrics
-from ..learning.evaluate import Evaluation, Sampling, evaluate
+from ..smoke.data import SmokeData, read_metrics
+from ..smoke.errors import SmokeError
 
 HELP = "show on the CPU that our reward teaches a policy: a tiny model, SFT on gold answers, GRPO on sampled rollouts"
 STAGES = ("set-up", "sft", "rollout", "reward", "update", "validation", "checkpoint", "learning")
 #: the run's reward settings, in main_ppo (the recipe's variables) and in the evaluations alike
 REWARD_KWARGS: dict[str, Any] = {"contribution": {"type": "none"}}
+
+if TYPE_CHECKING:
+    from ..learning.evaluate import Evaluation
 
 
 @dataclass(frozen=True)
@@ -123,9 +125,9 @@ def _data(plan: Plan, source: Path, out: Path) -> tuple[SmokeData, list[dict[str
     import pandas as pd
 
     from ..cpu.policy import DEFAULT_SCRIPT_SOURCE
-    from ..cpu.smoke_data import _wrap_loops
     from ..gold.export import export_gold
     from ..gold.rows import plain
+    from ..smoke.data import wrap_loops
     from ..toolrl.data import prepare_toolrl
 
     prepared = out / "data" / "prepared"
@@ -140,7 +142,7 @@ def _data(plan: Plan, source: Path, out: Path) -> tuple[SmokeData, list[dict[str
         str(r["reward_model"]["ground_truth"]) for r in rows
     ]
     data = SmokeData(train, val, None, texts, 0)
-    loops = _wrap_loops(data, "sample", 0.0, DEFAULT_SCRIPT_SOURCE, out / "data")
+    loops = wrap_loops(data, "sample", 0.0, DEFAULT_SCRIPT_SOURCE, out / "data")
     return data, rows, Path(sft.out), loops
 
 
@@ -172,9 +174,9 @@ def _overrides(plan: Plan, out: Path) -> list[str]:
 
 
 def _prompt_length(model: str, data: SmokeData) -> int:
-    from ..cpu.smoke_data import _prompt_tokens
+    from ..smoke.data import prompt_tokens
 
-    return 128 * math.ceil((_prompt_tokens(model, data) + 16) / 128)
+    return 128 * math.ceil((prompt_tokens(model, data) + 16) / 128)
 
 
 # -- the run ---------------------------------------------------------------------------------------------------
@@ -196,10 +198,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _learn(plan: Plan, source: Path | None, out: Path, timeout: float, started: float) -> bool:
-    from ..cpu.command import REPO, WARM_START_RECIPE, _ended, _stream, check_run, cpu_overrides, recipe_env
+    from ..benchmark_list import TOOLRL
     from ..cpu.model import build_tiny_qwen2
-    from ..cpu.smoke_checks import check_signal, failed_stage, first_reward_error
-    from ..cpu.smoke_sft import SftPlan, check_sft, sft_checkpoint, sft_env
+    from ..learning.evaluate import Sampling, evaluate
+    from ..smoke.checks import check_run, check_signal, failed_stage, first_reward_error
+    from ..smoke.process import ended, stream
+    from ..smoke.recipe import REPO, WARM_START_RECIPE, cpu_overrides, recipe_env, write_command
+    from ..smoke.sft_stage import SftPlan, check_sft, sft_checkpoint, sft_env
     from ..toolrl.data import SAMPLE_PATH
 
     t0 = time.monotonic()
@@ -215,7 +220,7 @@ def _learn(plan: Plan, source: Path | None, out: Path, timeout: float, started: 
     eval_s = time.monotonic() - t0
     print(f"learn: before SFT: reward {before.mean_reward:.3f} ({eval_s:.0f} s)")
     sft = SftPlan("toolrl", sft_file, len(rows), 0, [], plan.sft_steps, plan.sft_batch)
-    env = recipe_env("toolrl", "rlla", "single", "", data, model, out, "scripted", plan.batch)
+    env = recipe_env(TOOLRL, "rlla", "single", "", data, model, out, "scripted", plan.batch)
     env.update(sft_env(sft, out, lr=plan.sft_lr))
     env["SFT_OVERRIDES"] += f" data.micro_batch_size_per_gpu={plan.sft_batch}"  # one forward per step
     env.update({"CONTRIBUTION": "0", "EXPERIMENT_NAME": "learn-toolrl"})
@@ -227,21 +232,20 @@ def _learn(plan: Plan, source: Path | None, out: Path, timeout: float, started: 
         response_len=plan.response_length, policy="sample", loops_yaml=loops, wandb=False,
         max_new_tokens=plan.max_new_tokens,
     ) + _overrides(plan, out)  # fmt: skip
-    exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in sorted(env.items()) if k in _SHOWN)
-    (out / "command.sh").write_text(exports + shlex.join(cmd) + "\n", encoding="utf-8")
+    write_command(out, env, cmd, _SHOWN)
     print(f"learn: SFT {plan.sft_steps} steps on {len(rows)} gold answers, then GRPO {plan.steps} steps "
           f"({plan.batch} prompts x {plan.n} sampled rollouts), through {WARM_START_RECIPE}")  # fmt: skip
     t0 = time.monotonic()
-    code = _stream(cmd, env, out / "run.log", timeout, REPO)
+    code = stream(cmd, env, out / "run.log", timeout, REPO)
     train_s = time.monotonic() - t0
     records = read_metrics(out / "metrics.jsonl")
     log = (out / "run.log").read_text(encoding="utf-8", errors="replace")
     if code != 0:
         if not hf.is_dir():
-            raise SmokeError("sft", f"the SFT stage {_ended(code, timeout)}; see {out / 'run.log'}")
+            raise SmokeError("sft", f"the SFT stage {ended(code, timeout)}; see {out / 'run.log'}")
         steps_logged = sum(1 for r in records if any(k.startswith("actor/") for k in r.get("data") or {}))
         first = first_reward_error(log)
-        raise SmokeError(failed_stage(log, steps_logged), f"main_ppo {_ended(code, timeout)}; see {out / 'run.log'}"
+        raise SmokeError(failed_stage(log, steps_logged), f"main_ppo {ended(code, timeout)}; see {out / 'run.log'}"
                          + (f"; first reward error: {first}" if first else ""))  # fmt: skip
     sft_losses = check_sft(out, plan.sft_steps)
     check_run(out, plan.steps, records)

@@ -8,7 +8,8 @@ import argparse
 from typing import Any
 
 from ..benchmark_list import benchmark_named, benchmarks
-from .common import DATA_DIR_FLAGS, data_dir_help, domain_help, domain_type, fail, split_help
+from .common import DATA_DIR_FLAGS, domain_type, fail
+from .help_texts import data_dir_help, domain_help, split_help
 
 HELP = "convert a dataset (ToolRL, tau2, tau-bench) to verl parquet"
 #: prepare arguments named by their flags in errors

@@ -23,16 +23,8 @@ from ..tau2.normal.simulate import DEFAULT_SPLIT as TAU2_SPLIT
 from ..tau2.normal.simulate import SimulateConfig
 from ..tau_bench.simulate import DEFAULT_SPLIT as TAU_BENCH_SPLIT
 from ..tau_bench.simulate import TauBenchSimulateConfig
-from .common import (
-    DATA_DIR_FLAGS,
-    DomainError,
-    data_dir_help,
-    default_of,
-    domain_help,
-    fail,
-    split_domain,
-    split_help,
-)
+from .common import DATA_DIR_FLAGS, DomainError, default_of, fail, split_domain
+from .help_texts import data_dir_help, domain_help, split_help
 
 #: seconds one model call attempt may take (the endpoints' own default is shorter; a run's long turns need more)
 CALL_TIMEOUT_S = 120.0
@@ -275,5 +267,4 @@ def _all_failed_exit(outcomes: list) -> int:
     message = all_failed(outcomes)
     if message is None:
         return 0
-    print(f"verl-rewards simulate: error: {message}", file=sys.stderr)
-    return 1
+    return fail("simulate", message, code=1)

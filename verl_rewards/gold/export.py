@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..benchmark import Benchmark, TaskContext
-from ..catalog import benchmark_for, benchmark_named, benchmarks
+from ..benchmark import GOLD_CONCURRENCY, MIN_REWARD, TaskContext
+from ..benchmark_list import gold_benchmarks, results_benchmarks
+from ..catalog import benchmark_for, benchmark_named
 from .results import ExportError, Trajectory, read_results
 from .rows import GoldError
 from .sft import SftInputError, conversation_key, sft_record, training_tool_schemas, write_sft_parquet
@@ -32,16 +33,6 @@ from .sft import SftInputError, conversation_key, sft_record, training_tool_sche
 __all__ = ["ExportReport", "export_gold", "export_results"]
 
 GOLD_TOLERANCE = 1e-6
-
-
-def gold_benchmarks() -> list[Benchmark]:
-    """What ``export-sft gold`` plays: the benchmarks with a gold policy and an export plan."""
-    return [b for b in benchmarks() if b.gold is not None and b.export_plan is not None]
-
-
-def results_benchmarks() -> list[Benchmark]:
-    """What ``export-sft results`` reads: the benchmarks whose tasks have a context (tools, prompt, split)."""
-    return [b for b in benchmarks() if b.task_context is not None]
 
 
 @dataclass
@@ -80,7 +71,7 @@ def export_gold(
     mode: str | None = None,
     data_dir: str | None = None,
     user_factory: Callable[[], Any] | None = None,
-    concurrency: int = 8,
+    concurrency: int = GOLD_CONCURRENCY,
     force: bool = False,
     progress: bool = True,
     rows_file: str | Path | None = None,
@@ -179,7 +170,7 @@ def export_results(
     paths: Sequence[str | Path],
     out_dir: str | Path,
     *,
-    min_reward: float = 1.0,
+    min_reward: float = MIN_REWARD,
     per_task: int | None = None,
     allow_split_mix: bool = False,
     benchmark: str | None = None,

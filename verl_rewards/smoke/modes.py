@@ -20,9 +20,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .names import CHECKPOINT_BACKEND, TRAINER_MODES
-from .smoke_data import SmokeError, read_metrics
-from .smoke_process import ended, stream
+from ..cpu.names import CHECKPOINT_BACKEND, TRAINER_MODES
+from .data import read_metrics
+from .errors import SmokeError
+from .process import ended, stream
 
 MODES = tuple(TRAINER_MODES)
 RESUME_METRICS = "metrics_resume.jsonl"

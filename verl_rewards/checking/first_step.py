@@ -1,5 +1,5 @@
 """What ``verl-rewards check`` runs of the first training step, after it has built the step's parts
-(:mod:`verl_rewards.check`): what would otherwise fail only once the first rollout is done.
+(:mod:`.startup`): what would otherwise fail only once the first rollout is done.
 
 * ``algorithm.adv_estimator`` names an estimator of verl's registry (``verl.trainer.ppo.core_algos``, where the
   first advantage computation looks it up);
@@ -11,8 +11,8 @@
 * rows choose no endpoint, credential or path: the tau2 load options they carry
   (tau2's :func:`verl_rewards.tau2.row_options.refused_in_row`).
 
-Each problem is one line naming the key or the file and row, and the fix (:class:`StepError`, which ``check``
-reports as its other stages' errors).
+Each problem is one line naming the key or the file and row, and the fix (a :class:`~.errors.CheckError`, as every
+stage's).
 """
 
 from __future__ import annotations
@@ -21,14 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-
-class StepError(Exception):
-    """A problem the first step would meet, with the stage ``check`` names it under."""
-
-    def __init__(self, stage: str, message: str):
-        self.stage = stage
-        super().__init__(message)
-
+from .errors import CheckError, describe
 
 #: the fields verl adds to every row before the reward sees it (``RLHFDataset.__getitem__``, the trainer's ``uid``,
 #: the agent-loop manager's ``agent_name``): a reward may ask for them by name
@@ -47,10 +40,6 @@ def first_step(config: Any, manager: Any, data_files: list[tuple[str, str]]) -> 
     return _rows(config, manager, data_files)
 
 
-def _message(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {' '.join(str(exc).split())}"
-
-
 def _adv_estimator(config: Any) -> None:
     from verl.trainer.ppo import core_algos
 
@@ -59,7 +48,7 @@ def _adv_estimator(config: Any) -> None:
         core_algos.get_adv_estimator_fn(name)
     except ValueError:
         known = sorted(core_algos.ADV_ESTIMATOR_REGISTRY)
-        raise StepError(
+        raise CheckError(
             "algorithm",
             f"algorithm.adv_estimator={name!r} is not an advantage estimator of verl: use one of {known}, or register "
             "yours with verl.trainer.ppo.core_algos.register_adv_est in a module the run imports",
@@ -67,7 +56,7 @@ def _adv_estimator(config: Any) -> None:
 
 
 def _rows(config: Any, manager: Any, data_files: list[tuple[str, str]]) -> list[str]:
-    from .manager.routing import Router
+    from ..manager.routing import Router
 
     router = getattr(manager, "router", None)
     router = router if isinstance(router, Router) else None
@@ -105,16 +94,16 @@ def _read_rows(path: str, where: str) -> Iterator[tuple[int, dict[str, Any], set
             for offset, row in enumerate(batch.to_pylist()):
                 yield start + offset, row, names
             start += batch.num_rows
-    except StepError:
+    except CheckError:
         raise
     except Exception as exc:  # noqa: BLE001 - not parquet, truncated
-        raise StepError("data", f"{where}: {_message(exc)}") from None
+        raise CheckError("data", f"{where}: {describe(exc)}") from None
 
 
 def _routed_spec(router: Any, row: dict[str, Any], where: str) -> Any:
     """The reward spec ``router`` gives this row at the first step (its own ``reward_fn`` field first)."""
-    from .scoring.contract import RewardInputError
-    from .scoring.sample import Sample
+    from ..scoring.contract import RewardInputError
+    from ..scoring.sample import Sample
 
     sample = Sample.from_text(row, "")
     try:
@@ -122,30 +111,30 @@ def _routed_spec(router: Any, row: dict[str, Any], where: str) -> Any:
     except RewardInputError:
         field = "reward_fn" if row.get("reward_fn") is not None else "extra_info.reward_fn"
         value = row.get("reward_fn") if field == "reward_fn" else sample.extra_info.get("reward_fn")
-        raise StepError(
+        raise CheckError(
             "routing",
             f"{where}: {field} {value!r} is not a registered reward (registered: {_registered()}); fix the row, or "
             "register the reward in a module of reward.reward_kwargs.modules",
         ) from None
     except Exception as exc:  # noqa: BLE001 - no scorer for the data source, a family that cannot be built
-        raise StepError("routing", f"{where}: {_message(exc)}") from None
+        raise CheckError("routing", f"{where}: {describe(exc)}") from None
     return getattr(scorer, "spec", None)
 
 
 def _registered() -> str:
-    from .scoring.spec import registered_names
+    from ..scoring.spec import registered_names
 
     return ", ".join(registered_names())
 
 
 def _inputs(spec: Any, row: dict[str, Any], given: set[str], where: str) -> None:
-    from .scoring.inputs import missing_inputs, row_fields
-    from .scoring.sample import Sample
+    from ..scoring.inputs import missing_inputs, row_fields
+    from ..scoring.sample import Sample
 
     fields = set(row_fields(Sample.from_text(row, ""))) | given | VERL_ROW_FIELDS
     missing = missing_inputs(spec, fields)
     if missing:
-        raise StepError(
+        raise CheckError(
             "inputs",
             f"{where} ({row.get('data_source')}): reward {spec.name!r} requires {missing}, which neither the "
             "predefined inputs nor the row (its columns, extra_info and reward_model keys) nor "
@@ -156,9 +145,9 @@ def _inputs(spec: Any, row: dict[str, Any], given: set[str], where: str) -> None
 def _row_options(row: dict[str, Any], where: str) -> None:
     """The load options a row carries ask for nothing a row may not choose (the row's benchmark's check:
     :attr:`verl_rewards.benchmark.Benchmark.check_row`)."""
-    from .catalog import benchmark_for
+    from ..catalog import benchmark_for
 
     benchmark = benchmark_for(str(row.get("data_source") or ""))
     refused = benchmark.check_row(row) if benchmark is not None and benchmark.check_row is not None else None
     if refused:
-        raise StepError("data", f"{where}: {refused}")
+        raise CheckError("data", f"{where}: {refused}")

@@ -11,7 +11,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .smoke_data import SmokeError, read_metrics
+from .data import read_metrics
+from .errors import SmokeError
 
 
 @dataclass
@@ -27,7 +28,7 @@ class SftPlan:
     batch: int
 
 
-def _sft_data(family: str, domain: str, mode: str, data_dir: str, split: str, out: Path, steps: int) -> SftPlan:
+def sft_data(family: str, domain: str, mode: str, data_dir: str, split: str, out: Path, steps: int) -> SftPlan:
     """``verl-rewards export-sft gold`` of the smoke's split (the tasks the GRPO stage trains on), run as a user
     would, into ``out/<split>.parquet``."""
     import pandas as pd

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .smoke_data import SmokeError
+from .errors import SmokeError
 
 #: (stage, needles in a traceback frame or a line of the log's tail), looked up from the innermost frame outwards
 _STAGE_PATTERNS: tuple[tuple[str, tuple[str, ...]], ...] = (

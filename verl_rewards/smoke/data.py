@@ -1,6 +1,7 @@
-"""The data of a smoke run: the family's real ``prepare`` output cut to a few rows (with the scripted turns of
-each row when the script policy plays them), the agent-loop YAML that wraps every row's loop, the longest
-prompt the tiny model must hold, and the metrics verl's file logger writes (:func:`read_metrics`)."""
+"""The data of a smoke run: which benchmarks a smoke run serves (the records whose ``smoke`` settings say how), the
+benchmark's real ``prepare`` output cut to a few rows (with the scripted turns of each row when the script policy
+plays them), the agent-loop YAML that wraps every row's loop, the longest prompt the tiny model must hold, and the
+metrics verl's file logger writes (:func:`read_metrics`)."""
 
 from __future__ import annotations
 
@@ -13,63 +14,59 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..benchmark import Benchmark, plain
+from ..benchmark_list import benchmarks
+from .errors import SmokeError
+
 #: the agent loop that wraps every row's own loop (``<SMOKE_LOOP>__<inner>``)
 SMOKE_LOOP = "verl_rewards_smoke_policy"
 
 
-class SmokeError(Exception):
-    """A smoke run failed in ``stage``."""
-
-    def __init__(self, stage: str, message: str):
-        super().__init__(message)
-        self.stage = stage
+def smoke_benchmarks() -> list[Benchmark]:
+    """The registered benchmarks a smoke run can train on (those with ``smoke`` settings), in catalog order."""
+    return [b for b in benchmarks() if b.smoke is not None]
 
 
-def family_data_dir(explicit: str | None, env_var: str, family: str) -> str:
-    """The family's data folder by the one data-folder rule (:mod:`verl_rewards.engine.data_dir`): ``--data-dir``,
-    else the variable, else the folder ``verl-rewards data get`` installs; a :class:`SmokeError` when there is none
-    or the variable names no folder."""
-    from ..engine.data_dir import BENCHMARKS, choose_data_dir
+def family_data_dir(explicit: str | None, bench: Benchmark) -> str:
+    """The benchmark's data folder by the one data-folder rule (:mod:`verl_rewards.engine.data_dir`): ``--data-dir``,
+    else the variable, else the folder ``verl-rewards data get`` installs; ``""`` for a benchmark without a data
+    folder; a :class:`SmokeError` when there is none or the variable names no folder."""
+    from ..engine.data_dir import choose_data_dir
     from ..engine.errors import DataNotFoundError
 
-    data = next(b for b in BENCHMARKS.values() if b.env_var == env_var)
+    data = bench.data
+    if data is None:
+        return ""
     try:
         path = choose_data_dir(explicit, data, where="--data-dir")
     except DataNotFoundError as exc:
         raise SmokeError("set-up", str(exc)) from None
     if not path or not Path(path).is_dir():
-        raise SmokeError("set-up", f"{family} needs its data: --data-dir, ${env_var} or {data.how_to_get()}")
+        raise SmokeError("set-up", f"{bench.name} needs its data: --data-dir, ${data.env_var} or {data.how_to_get()}")
     return str(Path(path).resolve())
 
 
-def _prepare(
-    family: str, domain: str, mode: str, data_dir: str, out: Path, retrieval: str | None = None
+def prepare_rows(
+    bench: Benchmark, domain: str, mode: str, data_dir: str, out: Path, retrieval: str | None = None
 ) -> tuple[Path, Path | None]:
-    """Run ``verl-rewards prepare`` as a user would; returns (parquet, tool_config or None). ``retrieval``:
-    banking_knowledge's retrieval configuration (the rows and the tool config carry it to the tools)."""
-    cli = [sys.executable, "-m", "verl_rewards.cli", "prepare", family]
-    if family == "toolrl":
-        from ..toolrl.data import SAMPLE_PATH
-
-        cmd = cli + ["--input", str(SAMPLE_PATH), "--out", str(out), "--split", "train"]
-        split = "train"
-    elif family == "tau2":
-        # mock has one split (base); banking_knowledge none (all: its tasks in id order)
-        split = {"mock": "base", "banking_knowledge": "all"}.get(domain, "train")
-        cmd = cli + ["--data-dir", data_dir, "--domain", domain, "--out", str(out), "--split", split, "--mode", mode]
-        if retrieval is not None:
-            cmd += ["--retrieval", retrieval]
-    else:
-        split = "test" if domain == "airline" else "train"
-        cmd = cli + ["--data-dir", data_dir, "--domain", domain, "--out", str(out), "--split", split, "--mode", mode]
+    """Run ``verl-rewards prepare`` as a user would, with the arguments the benchmark's smoke settings give for
+    ``domain`` and ``mode``; returns (parquet, tool_config or None). ``retrieval``: banking_knowledge's retrieval
+    configuration (the rows and the tool config carry it to the tools)."""
+    spec = bench.smoke
+    if spec is None:
+        raise SmokeError("set-up", f"{bench.name} has no smoke settings")
+    cmd = [sys.executable, "-m", "verl_rewards.cli", "prepare", bench.name, *spec.prepare_args(domain, mode, data_dir)]
+    cmd += ["--out", str(out)]
+    if retrieval is not None:
+        cmd += ["--retrieval", retrieval]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise SmokeError("set-up", f"prepare failed ({shlex.join(cmd)}):\n{proc.stderr[-2000:]}")
     tools = out / "tool_config.yaml"
-    return out / f"{split}.parquet", tools if tools.is_file() else None
+    return out / f"{spec.split_for(domain)}.parquet", tools if tools.is_file() else None
 
 
-def _tool_schemas(tool_config: Path | None) -> list[dict[str, Any]]:
+def tool_schemas(tool_config: Path | None) -> list[dict[str, Any]]:
     if tool_config is None:
         return []
     import yaml
@@ -84,19 +81,11 @@ def _tool_schemas(tool_config: Path | None) -> list[dict[str, Any]]:
     return schemas
 
 
-def _plain(value: Any) -> Any:
-    """numpy containers of a parquet row -> Python lists/dicts."""
-    if hasattr(value, "tolist"):
-        return _plain(value.tolist())
-    if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
-
-
 @dataclass
 class SmokeData:
+    """A smoke run's rows: the training and validation parquet, the tool config, the texts the tiny model's tokenizer
+    learns from, the rows left out (no scripted turns) and the longest prompt."""
+
     train: Path
     val: Path
     tool_config: Path | None
@@ -105,19 +94,21 @@ class SmokeData:
     prompt_tokens: int = 0
 
 
-def _build_data(
+def build_data(
     rows_file: Path, tool_config: Path | None, out: Path, need: int, val_rows: int, policy: str, source: str
 ) -> SmokeData:
+    """``need`` training rows (repeated when there are fewer) and ``val_rows`` validation rows from ``prepare``'s
+    output; under the script policy only rows with scripted turns, whose turns join the tokenizer's texts."""
     import pandas as pd
 
     frame = pd.read_parquet(rows_file)
-    rows = [{k: _plain(v) for k, v in r.items()} for r in frame.to_dict("records")]
+    rows = [{k: plain(v) for k, v in r.items()} for r in frame.to_dict("records")]
     texts: list[str] = []
     kept: list[dict[str, Any]] = []
     dropped = 0
     script = None
     if policy == "script":
-        from .policy import load_script_source, row_view
+        from ..cpu.policy import load_script_source, row_view
 
         script = load_script_source(source)
     for row in rows:
@@ -139,7 +130,7 @@ def _build_data(
     val_rows_list = kept[need : need + val_rows] or kept[:val_rows]
     for row in kept:
         texts += [str(m.get("content") or "") for m in row.get("prompt") or () if isinstance(m, Mapping)]
-    texts += [json.dumps(s, ensure_ascii=False) for s in _tool_schemas(tool_config)]
+    texts += [json.dumps(s, ensure_ascii=False) for s in tool_schemas(tool_config)]
     out.mkdir(parents=True, exist_ok=True)
     train, val = out / "train.parquet", out / "val.parquet"
     pd.DataFrame(train_rows).to_parquet(train)
@@ -152,7 +143,7 @@ def loop_name(split: str, inner: str | None) -> str:
     return f"{SMOKE_LOOP}{'' if split == 'train' else '_' + split}__{inner or 'default'}"
 
 
-def _wrap_loops(
+def wrap_loops(
     data: SmokeData, policy: str, ratio: float, source: str, out: Path, val_ratio: float | None = None
 ) -> Path:
     """Route every row through the policy wrapper (its own loop as ``inner_agent``, one loop name per split, so
@@ -185,10 +176,10 @@ def _wrap_loops(
     return path
 
 
-def _opening(extra_info: Any) -> list[dict[str, str]]:
+def opening(extra_info: Any) -> list[dict[str, str]]:
     """Normal mode's first exchange, which the loop adds to the prompt before the agent's first turn: the greeting
     and the user's opening (the scripted user opens with the task's instructions, at most the whole scenario)."""
-    extra = _plain(extra_info) if extra_info is not None else {}
+    extra = plain(extra_info) if extra_info is not None else {}
     if not isinstance(extra, Mapping) or extra.get("mode") != "normal":
         return []
     text = extra.get("user_scenario") or extra.get("instruction")
@@ -199,19 +190,19 @@ def _opening(extra_info: Any) -> list[dict[str, str]]:
     return [{"role": "assistant", "content": GREETING}, {"role": "user", "content": text}]
 
 
-def _prompt_tokens(model_dir: str, data: SmokeData) -> int:
+def prompt_tokens(model_dir: str, data: SmokeData) -> int:
     """The longest first prompt of the smoke rows (normal mode: with the greeting and the user's opening)."""
     import pandas as pd
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(model_dir)
-    tools: Any = _tool_schemas(data.tool_config) or None
+    tools: Any = tool_schemas(data.tool_config) or None
     longest = 0
     for path in (data.train, data.val):
         frame = pd.read_parquet(path)
         extras = frame["extra_info"] if "extra_info" in frame else [None] * len(frame)
         for prompt, extra in zip(frame["prompt"], extras, strict=True):
-            msgs = [dict(m) for m in _plain(prompt)] + _opening(extra)
+            msgs = [dict(m) for m in plain(prompt)] + opening(extra)
             ids = tok.apply_chat_template(msgs, tools=tools, add_generation_prompt=True, tokenize=True)
             ids = ids["input_ids"] if isinstance(ids, Mapping) else ids
             longest = max(longest, len(ids))
