@@ -1,12 +1,12 @@
 """``verl-rewards learn``: show on the CPU that our reward teaches a policy, with verl's own trainers.
 
-A tiny Qwen2 (built here, its weights drawn from ``--seed``) is warm-started by verl's SFT trainer on the gold answers
-of ToolRL rows (``export-sft gold toolrl``), then trained by verl's ``main_ppo`` with GRPO on **sampled rollouts
-only**, scored by our reward manager; both stages run through ``recipes/warm_start`` on the CPU backend (as ``smoke
---sft`` does). The sampled policy is measured on one fixed set of validation rows, the training prompts (this shows
-that the reward signal moves the policy, not that it generalises), before SFT, after SFT and after GRPO
-(:mod:`.learn_eval`: mean reward, pass^1..pass^k), and the run writes ``learn.json`` and ``learn.png`` (reward and
-validation per step).
+A tiny Qwen2 (built here, its weights drawn from ``--model-seed``, by default ``--seed``) is warm-started by verl's
+SFT trainer on the gold answers of ToolRL rows (``export-sft gold toolrl``), then trained by verl's ``main_ppo``
+with GRPO on **sampled rollouts only**, scored by our reward manager; both stages run through ``recipes/warm_start``
+on the CPU backend (as ``smoke --sft`` does). The sampled policy is measured on one fixed set of validation rows,
+the training prompts (this shows that the reward signal moves the policy, not that it generalises), before SFT,
+after SFT and after GRPO (:mod:`.learn_eval`: mean reward, pass^1..pass^k), and the run writes ``learn.json`` and
+``learn.png`` (reward and validation per step).
 
 Why ToolRL: its reward is dense (format 0/1 plus correctness from -3 to 3 with partial credit for the tool name,
 the parameter names and each value), so two samples of one prompt rarely tie and every GRPO group carries an
@@ -50,6 +50,7 @@ class Plan:
     """A learning run's settings (the defaults are the measured ones of docs/guides/learn.md)."""
 
     seed: int = 1
+    model_seed: int | None = None
     sft_steps: int = 120
     sft_lr: float = 5e-3
     sft_batch: int = 8
@@ -70,10 +71,24 @@ class Plan:
 DEFAULT = Plan()
 
 
+def weights_seed(plan: Plan) -> int:
+    """The seed of the tiny model's weights: ``--model-seed``, else ``--seed``. verl's SFT trainer shuffles with its
+    own fixed ``data.seed``, so this seed alone decides the SFT model."""
+    return plan.seed if plan.model_seed is None else plan.model_seed
+
+
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Add the ``learn`` subcommand to the ``verl-rewards`` subparsers."""
     p = sub.add_parser("learn", help=HELP, description=HELP)
-    p.add_argument("--seed", type=int, default=DEFAULT.seed, help="the tiny model's weights and every rollout's seed")
+    p.add_argument(
+        "--seed", type=int, default=DEFAULT.seed,
+        help="every rollout's and validation sample's seed, and the tiny model's weights unless --model-seed is given",
+    )  # fmt: skip
+    p.add_argument(
+        "--model-seed", type=int, default=DEFAULT.model_seed,
+        help="the tiny model's weights, hence the SFT model (default: --seed); runs with one --model-seed and "
+        "several --seed measure GRPO's spread from one SFT model",
+    )  # fmt: skip
     p.add_argument("--sft-steps", type=int, default=DEFAULT.sft_steps, help="SFT steps (verl's SFT trainer)")
     p.add_argument("--sft-lr", type=float, default=DEFAULT.sft_lr, help="SFT learning rate")
     p.add_argument("--steps", type=int, default=DEFAULT.steps, help="GRPO steps (verl's main_ppo)")
@@ -90,14 +105,17 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("--test-freq", type=int, default=DEFAULT.test_freq, help="GRPO steps between validations")
     p.add_argument("--input", default=None, help="ToolRL rows (.jsonl/.json/.parquet; default: the packaged sample)")
-    p.add_argument("--out", default=None, help="output folder (default: ./learn/toolrl-seed<SEED>-<time>)")
+    p.add_argument(
+        "--out", default=None, help="output folder (default: ./learn/toolrl-seed<SEED>[-model<MODEL_SEED>]-<time>)"
+    )
     p.add_argument("--timeout-s", type=float, default=1800.0, help="seconds before the training is stopped")
     return p
 
 
 def _plan(args: argparse.Namespace) -> Plan:
     plan = Plan(
-        seed=args.seed, sft_steps=args.sft_steps, sft_lr=args.sft_lr, steps=args.steps, lr=args.lr,
+        seed=args.seed, model_seed=args.model_seed, sft_steps=args.sft_steps, sft_lr=args.sft_lr, steps=args.steps,
+        lr=args.lr,
         batch=args.batch_size, mini_batch=args.mini_batch, n=args.n, trials=args.trials, test_freq=args.test_freq,
         temperature=args.temperature,
     )  # fmt: skip
@@ -185,7 +203,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         plan = _plan(args)
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        out = Path(args.out or f"learn/toolrl-seed{plan.seed}-{stamp}").resolve()
+        model = "" if plan.model_seed is None else f"-model{plan.model_seed}"
+        out = Path(args.out or f"learn/toolrl-seed{plan.seed}{model}-{stamp}").resolve()
         out.mkdir(parents=True, exist_ok=True)
         for stale in ("metrics.jsonl", "checkpoints", "sft", "learn.json"):
             if (out / stale).exists():
@@ -209,12 +228,13 @@ def _learn(plan: Plan, source: Path | None, out: Path, timeout: float, started: 
 
     t0 = time.monotonic()
     data, rows, sft_file, loops = _data(plan, source or SAMPLE_PATH, out)
-    model = build_tiny_qwen2(out / "model", data.texts, seed=plan.seed, layers=plan.layers, hidden=plan.hidden)
+    model = build_tiny_qwen2(out / "model", data.texts, seed=weights_seed(plan), layers=plan.layers, hidden=plan.hidden)
     prompt_len = _prompt_length(model, data)
     sampling = Sampling(plan.seed, plan.trials, plan.temperature, prompt_len, plan.response_length,
                         plan.max_new_tokens)  # fmt: skip
     setup_s = time.monotonic() - t0
-    print(f"learn: ToolRL, {len(rows)} rows (training = validation prompts), seed {plan.seed} -> {out}")
+    print(f"learn: ToolRL, {len(rows)} rows (training = validation prompts), seed {plan.seed}, model seed "
+          f"{weights_seed(plan)} -> {out}")  # fmt: skip
     t0 = time.monotonic()
     before = evaluate(model, rows, sampling, REWARD_KWARGS)
     eval_s = time.monotonic() - t0
@@ -306,7 +326,8 @@ def _report(
         print(f"  verl's own validation ({val_key}): " + ", ".join(f"step {s}: {v:.3f}" for s, v in verl_val))
     png = out / "learn.png"
     plot(png, records, sft_losses, evaluations, val_key, pass1,
-         f"verl-rewards learn: ToolRL, tiny Qwen2 {plan.layers}x{plan.hidden}, seed {plan.seed}")  # fmt: skip
+         f"verl-rewards learn: ToolRL, tiny Qwen2 {plan.layers}x{plan.hidden}, seed {plan.seed}, "
+         f"model seed {weights_seed(plan)}")  # fmt: skip
     names = ("before_sft", "after_sft", "after_grpo")
     write_json(out / "learn.json", {
         "plan": asdict(plan),
