@@ -16,6 +16,7 @@ import json
 import sys
 from pathlib import Path
 
+from verl_rewards.commands.learn import Plan
 from verl_rewards.learning.report import margin
 
 
@@ -23,16 +24,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="+", help="learn output folders (or their learn.json)")
     args = parser.parse_args(argv)
-    runs = {}
+    runs = []
     for name in args.runs:
         path = Path(name)
         path = path / "learn.json" if path.is_dir() else path
         try:
             payload = json.loads(path.read_text(encoding="utf-8"))
-            plan = payload["plan"]
-            model_seed = plan.get("model_seed")
-            label = f"seed {plan['seed']}, model seed {plan['seed'] if model_seed is None else model_seed}"
-            runs[label if label not in runs else f"{label} ({path.parent.name})"] = payload
+            plan = Plan(**payload["plan"])
+            runs.append((f"seed {plan.seed}, model seed {plan.weights_seed}", payload))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             print(f"learn_margin: {path}: {exc}", file=sys.stderr)
             return 2

@@ -154,9 +154,9 @@ def test_the_model_seed_sets_the_weights_and_the_seed_the_draws(tmp_path):
     parser = argparse.ArgumentParser()
     command.add_parser(parser.add_subparsers())
     plan = command._plan(parser.parse_args(["learn", "--seed", "2", "--model-seed", "1"]))
-    assert (command.weights_seed(plan), plan.seed) == (1, 2)
+    assert (plan.weights_seed, plan.seed) == (1, 2)
     assert "actor_rollout_ref.rollout.seed=2" in command._overrides(plan, tmp_path)
-    assert command.weights_seed(command._plan(parser.parse_args(["learn", "--seed", "3"]))) == 3
+    assert command._plan(parser.parse_args(["learn", "--seed", "3"])).weights_seed == 3
 
 
 def _run(seed: int, sft: float, grpo: float, model_seed: int | None = None) -> dict:
@@ -166,16 +166,16 @@ def _run(seed: int, sft: float, grpo: float, model_seed: int | None = None) -> d
 
 def test_the_margin_of_three_model_seeds_with_unequal_sft_models_is_not_shown():
     # the three runs of docs/guides/learn.md with a model per seed: gains +1.010, +0.028, +0.096
-    result = margin({"1": _run(1, -1.3115, -0.3015), "2": _run(2, -1.331, -1.303), "3": _run(3, -0.314, -0.218)})
+    result = margin([("1", _run(1, -1.3115, -0.3015)), ("2", _run(2, -1.331, -1.303)), ("3", _run(3, -0.314, -0.218))])
     assert [round(g, 3) for g in result.gains] == [1.01, 0.028, 0.096]
     assert round(result.spreads["after SFT"], 3) == 1.017 and not result.shown
     assert result.lines()[-1].endswith("not shown")
 
 
 def test_the_margin_needs_every_spread_below_the_smallest_gain_and_three_runs():
-    runs = {str(s): _run(s, -1.3 + 0.05 * s, -0.4 + 0.1 * s, 1) for s in (1, 2, 3)}
+    runs = [(str(s), _run(s, -1.3 + 0.05 * s, -0.4 + 0.1 * s, 1)) for s in (1, 2, 3)]
     result = margin(runs)
     assert result.shown and max(result.spreads.values()) < min(result.gains)
-    assert not margin(dict(list(runs.items())[:2])).shown  # two runs are not enough
-    runs["3"] = _run(3, -1.15, 1.0, 1)  # a gain far above the others: the gains' spread (1.2) beats the smallest
+    assert not margin(runs[:2]).shown  # two runs are not enough
+    runs[2] = ("3", _run(3, -1.15, 1.0, 1))  # a gain far above the others: the gains' spread (1.2) beats the smallest
     assert not margin(runs).shown and round(margin(runs).spreads["gain"], 3) == 1.2

@@ -67,14 +67,14 @@ class Plan:
     max_new_tokens: int = 160
     response_length: int = 256
 
+    @property
+    def weights_seed(self) -> int:
+        """The seed of the tiny model's weights: ``--model-seed``, else ``--seed``. verl's SFT trainer shuffles with
+        its own fixed ``data.seed``, so this seed alone decides the SFT model."""
+        return self.seed if self.model_seed is None else self.model_seed
+
 
 DEFAULT = Plan()
-
-
-def weights_seed(plan: Plan) -> int:
-    """The seed of the tiny model's weights: ``--model-seed``, else ``--seed``. verl's SFT trainer shuffles with its
-    own fixed ``data.seed``, so this seed alone decides the SFT model."""
-    return plan.seed if plan.model_seed is None else plan.model_seed
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -228,13 +228,13 @@ def _learn(plan: Plan, source: Path | None, out: Path, timeout: float, started: 
 
     t0 = time.monotonic()
     data, rows, sft_file, loops = _data(plan, source or SAMPLE_PATH, out)
-    model = build_tiny_qwen2(out / "model", data.texts, seed=weights_seed(plan), layers=plan.layers, hidden=plan.hidden)
+    model = build_tiny_qwen2(out / "model", data.texts, seed=plan.weights_seed, layers=plan.layers, hidden=plan.hidden)
     prompt_len = _prompt_length(model, data)
     sampling = Sampling(plan.seed, plan.trials, plan.temperature, prompt_len, plan.response_length,
                         plan.max_new_tokens)  # fmt: skip
     setup_s = time.monotonic() - t0
     print(f"learn: ToolRL, {len(rows)} rows (training = validation prompts), seed {plan.seed}, model seed "
-          f"{weights_seed(plan)} -> {out}")  # fmt: skip
+          f"{plan.weights_seed} -> {out}")  # fmt: skip
     t0 = time.monotonic()
     before = evaluate(model, rows, sampling, REWARD_KWARGS)
     eval_s = time.monotonic() - t0
@@ -327,7 +327,7 @@ def _report(
     png = out / "learn.png"
     plot(png, records, sft_losses, evaluations, val_key, pass1,
          f"verl-rewards learn: ToolRL, tiny Qwen2 {plan.layers}x{plan.hidden}, seed {plan.seed}, "
-         f"model seed {weights_seed(plan)}")  # fmt: skip
+         f"model seed {plan.weights_seed}")  # fmt: skip
     names = ("before_sft", "after_sft", "after_grpo")
     write_json(out / "learn.json", {
         "plan": asdict(plan),

@@ -118,14 +118,15 @@ def write_json(path: Path, payload: Mapping[str, Any]) -> None:
 
 @dataclass(frozen=True)
 class Margin:
-    """GRPO's gain over the SFT model across runs of several seeds, against the spread the seeds alone cause.
+    """GRPO's gain over the SFT model across runs with different random seeds, against the spread the random
+    seed alone causes.
 
     ``gains[i]`` is run ``i``'s after-GRPO minus after-SFT validation reward. The gain counts as shown when the
     smallest gain is larger than the largest max-min spread over the runs of any of: the after-SFT reward (how far
-    the seed moves the starting point, or only the validation draws when the runs share one SFT model), the
+    the random seed moves the starting point, or only the validation draws when the runs share one SFT model), the
     after-GRPO reward and the gain itself (how far it moves the outcome)."""
 
-    seeds: tuple[str, ...]
+    labels: tuple[str, ...]
     after_sft: tuple[float, ...]
     after_grpo: tuple[float, ...]
 
@@ -143,23 +144,23 @@ class Margin:
 
     @property
     def shown(self) -> bool:
-        return len(self.seeds) >= 3 and min(self.gains) > max(self.spreads.values())
+        return len(self.labels) >= 3 and min(self.gains) > max(self.spreads.values())
 
     def lines(self) -> list[str]:
         """The table and the verdict, as printed."""
         out = [f"  {'run':<24} {'after SFT':>10} {'after GRPO':>11} {'gain':>8}"]
-        for seed, sft, grpo, gain in zip(self.seeds, self.after_sft, self.after_grpo, self.gains, strict=True):
-            out.append(f"  {seed:<24} {sft:10.3f} {grpo:11.3f} {gain:+8.3f}")
+        for label, sft, grpo, gain in zip(self.labels, self.after_sft, self.after_grpo, self.gains, strict=True):
+            out.append(f"  {label:<24} {sft:10.3f} {grpo:11.3f} {gain:+8.3f}")
         spreads = ", ".join(f"{k} {v:.3f}" for k, v in self.spreads.items())
         verdict = "shown" if self.shown else "not shown"
         out.append(f"  smallest gain {min(self.gains):+.3f}; max-min spread over the runs: {spreads}")
-        out.append(f"  GRPO's gain larger than every spread over {len(self.seeds)} runs (3 or more): {verdict}")
+        out.append(f"  GRPO's gain larger than every spread over {len(self.labels)} runs (3 or more): {verdict}")
         return out
 
 
-def margin(runs: Mapping[str, Mapping[str, Any]]) -> Margin:
-    """The :class:`Margin` of runs given as ``{label: learn.json payload}``."""
-    labels = tuple(runs)
-    sft = tuple(float(runs[k]["evaluations"]["after_sft"]["reward"]) for k in labels)
-    grpo = tuple(float(runs[k]["evaluations"]["after_grpo"]["reward"]) for k in labels)
+def margin(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> Margin:
+    """The :class:`Margin` of runs given as ``(label, learn.json payload)`` pairs."""
+    labels = tuple(label for label, _ in runs)
+    sft = tuple(float(payload["evaluations"]["after_sft"]["reward"]) for _, payload in runs)
+    grpo = tuple(float(payload["evaluations"]["after_grpo"]["reward"]) for _, payload in runs)
     return Margin(labels, sft, grpo)
