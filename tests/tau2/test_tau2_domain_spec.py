@@ -96,6 +96,11 @@ def _spec(**changes):
         ({"user_toolkit": None}, r"\['normalize_user_db', \"files\['user_db'\]\"\] given without a user_toolkit"),
         ({"policy_types": ("manual",)}, "policy_types need a policy_text"),
         ({"tool_schemas": ""}, "tool_schemas must be a file name or path"),
+        ({"sync_neutral": {"dismiss_notification"}}, "sync_neutral needs sync_tools"),
+        (
+            {"sync_neutral": {"dismiss_notification", "no_such", "_private"}, "sync_tools": lambda a, u: None},
+            r"sync_neutral \['_private', 'no_such'\] are not public methods of UserTools",
+        ),
         ({"row_options": {"top_k"}}, r"row_options \['top_k'\] are not load_options"),
         ({"load_options": {"top_k"}}, "load_options need a configure"),
         ({"load_options": {"top_k"}, "configure": lambda d, o: None, "check_options": 3}, "check_options must be"),

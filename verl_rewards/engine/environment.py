@@ -215,11 +215,12 @@ class Environment:
             return observation
         return self.execute(tool_name, args, requestor)[0]
 
-    def run_env_function(self, env_type: str, func_name: str, arguments: dict[str, Any]) -> Any:
+    def run_env_function(self, env_type: str, func_name: str, arguments: dict[str, Any], *, sync: bool = True) -> Any:
         """Call any public toolkit method (tool or helper such as ``assert_*``) and return its raw result.
 
         Used for task initialisation actions and env assertions; exceptions propagate (tau2 does the same).
-        The domain's sync hook runs after the call.
+        The domain's sync hook runs after the call (tau2's ``run_env_function``); ``sync=False`` leaves it out, for a
+        caller that knows it would change nothing (a domain's ``sync_neutral`` initialisation helpers).
         """
         self._check_not_frozen()
         if env_type == "user":
@@ -231,7 +232,8 @@ class Environment:
         if kit is None:
             raise ValueError(f"Function {func_name} not found in {env_type} tools (no {env_type} toolkit)")
         result = kit.call(func_name, clone_data(arguments))  # copy.deepcopy's result, faster on JSON data
-        self.sync()
+        if sync:
+            self.sync()
         return result
 
     # ----------------------------------------------------------------- replay

@@ -316,7 +316,8 @@ class Domain:
         """A fresh environment; with a task id, that task's initial state is applied.
 
         The initial state is: ``initialization_data`` deep-merged into the DBs, then ``initialization_actions``
-        (any toolkit method, each followed by the domain's sync hook), then the mutating tool calls of
+        (any toolkit method, each followed by the domain's sync hook, which is left out after the spec's
+        ``sync_neutral`` helpers, where it would change nothing), then the mutating tool calls of
         ``message_history`` replayed (strictly: a recorded output that our tools do not reproduce is a
         task-data error). It is computed on the task's first use (~0.1 ms for a telecom task), then cached and
         shared, read-only, by the task's environments, so a further environment costs O(1); loading a domain builds
@@ -370,9 +371,12 @@ class Domain:
         if self.spec.prepare_env is not None:
             self.spec.prepare_env(env, task)
         env.sync()
+        neutral = self.spec.sync_neutral
         for i, call in enumerate(state.initialization_actions or ()):
+            # a sync after a sync-neutral helper would change nothing: each state here is one a sync produced
+            sync = call.env_type != "user" or call.func_name not in neutral
             try:
-                env.run_env_function(call.env_type, call.func_name, call.arguments)
+                env.run_env_function(call.env_type, call.func_name, call.arguments, sync=sync)
             except Exception as exc:
                 raise TaskDataError(
                     task.id,

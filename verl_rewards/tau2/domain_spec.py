@@ -49,6 +49,10 @@ class DomainSpec:
     * ``agent_toolkit``: the agent's :class:`~verl_rewards.engine.toolkit.Toolkit` class.
     * ``user_toolkit`` / ``normalize_user_db``: the user side (telecom's phone, mock's inbox), or both None.
     * ``sync_tools``: a :data:`SyncHook` (needs a user toolkit), or None.
+    * ``sync_neutral``: user-toolkit helpers that write nothing the sync hook reads or writes. The hook is idempotent
+      (run twice, the second run changes nothing), so after such a helper it would change nothing: a task's initial
+      state is built without running it after them (each domain proves its list; telecom's tests check every call of
+      every task). Needs ``sync_tools``.
     * ``policy_text`` / ``policy_types``: a :data:`PolicyText` for policies assembled from several files or with
       a solo variant, and the ``policy_type`` values it accepts (empty: it takes none).
     * ``shared_user_db``: the user toolkit acts on the agent's DB (tau2's ``banking_knowledge``); then it needs
@@ -76,6 +80,7 @@ class DomainSpec:
     user_toolkit: type[Toolkit] | None = None
     normalize_user_db: Normalizer | None = None
     sync_tools: SyncHook | None = None
+    sync_neutral: frozenset[str] = frozenset()
     policy_text: PolicyText | None = None
     policy_types: tuple[str, ...] = field(default=())
     shared_user_db: bool = False
@@ -122,6 +127,14 @@ class DomainSpec:
                 raise ValueError(f"{where}: a user_toolkit needs normalize_user_db and files['user_db']")
         if self.sync_tools is not None and not callable(self.sync_tools):
             raise ValueError(f"{where}: sync_tools must be callable or None")
+        object.__setattr__(self, "sync_neutral", frozenset(self.sync_neutral))
+        if self.sync_neutral:
+            kit = self.user_toolkit
+            if self.sync_tools is None or kit is None:
+                raise ValueError(f"{where}: sync_neutral needs sync_tools")
+            odd = sorted(n for n in self.sync_neutral if n.startswith("_") or not callable(getattr(kit, n, None)))
+            if odd:
+                raise ValueError(f"{where}: sync_neutral {odd} are not public methods of {kit.__name__}")
         if self.policy_types and self.policy_text is None:
             raise ValueError(f"{where}: policy_types need a policy_text")
         if self.shared_user_db and self.user_toolkit is None:

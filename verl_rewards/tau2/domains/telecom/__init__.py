@@ -44,6 +44,7 @@ _POLICY_FILES = {
 __all__ = [
     "POLICY_TYPES",
     "SPEC",
+    "SYNC_NEUTRAL",
     "TODAY",
     "TelecomTools",
     "TelecomUserTools",
@@ -104,6 +105,41 @@ def sync_tools(agent: TelecomTools, user: TelecomUserTools) -> None:
             }
 
 
+SYNC_NEUTRAL = frozenset(
+    {
+        # PhoneSetup's initialisation helpers (initialization.py) but set_user_info, which sets the phone number:
+        # they write only ``device`` fields (through DeviceState and Phone.network_search / toggle) and
+        # set_user_location ``surroundings.is_abroad``; break_vpn also degrades the process's VPN object
+        "set_user_location",
+        "turn_airplane_mode_on",
+        "turn_airplane_mode_off",
+        "unseat_sim_card",
+        "lock_sim_card",
+        "turn_data_on",
+        "turn_data_off",
+        "turn_roaming_on",
+        "turn_roaming_off",
+        "turn_data_saver_mode_on",
+        "turn_data_saver_mode_off",
+        "break_apn_settings",
+        "break_apn_mms_setting",
+        "set_wifi_calling",
+        "break_vpn",
+        "remove_app_permission",
+        # user-side helpers and tools that tasks' initialisation actions call: device fields only
+        "simulate_network_search",
+        "set_network_mode_preference",
+    }
+)
+"""The user-side functions after which :func:`sync_tools` changes nothing: they write neither the agent DB nor the
+surroundings fields the sync reads or sets (``phone_number``, ``payment_request``, ``line_active``,
+``roaming_allowed``, ``mobile_data_usage_exceeded``), and the sync run on a state it produced changes nothing
+(its fields are set to what they already hold; a pending request is unpaid, or none is due). So a task's initial
+state is built without the sync after them (:attr:`~verl_rewards.tau2.domain_spec.DomainSpec.sync_neutral`): the
+same state, with 36% of the syncs over the 2,285 tasks (tests: every call of every task writes none of what the sync reads or
+writes, and every task's state equals the one built with a sync after every action)."""
+
+
 def check_options(options: dict[str, Any]) -> None:
     """The load options' one check: only ``vpn_details``, ``process`` (the default) or ``episode``."""
     unknown = sorted(set(options) - {"vpn_details"})
@@ -140,6 +176,7 @@ SPEC = DomainSpec(
     user_toolkit=TelecomUserTools,
     normalize_user_db=normalize_user_db,
     sync_tools=sync_tools,
+    sync_neutral=SYNC_NEUTRAL,
     policy_text=policy_text,
     policy_types=POLICY_TYPES,
     tool_schemas="telecom.json",  # tau2-bench's own schemas (tool_schemas/PROVENANCE.md)
