@@ -136,8 +136,8 @@ surroundings fields the sync reads or sets (``phone_number``, ``payment_request`
 ``roaming_allowed``, ``mobile_data_usage_exceeded``), and the sync run on a state it produced changes nothing
 (its fields are set to what they already hold; a pending request is unpaid, or none is due). So a task's initial
 state is built without the sync after them (:attr:`~verl_rewards.tau2.domain_spec.DomainSpec.sync_neutral`): the
-same state, with 36% of the syncs over the 2,285 tasks (tests: every call of every task writes none of what the sync reads or
-writes, and every task's state equals the one built with a sync after every action)."""
+same state, with 36% of the syncs over the 2,285 tasks (tests: every call of every task writes none of what the
+sync reads or writes, and every task's state equals the one built with a sync after every action)."""
 
 
 def check_options(options: dict[str, Any]) -> None:
