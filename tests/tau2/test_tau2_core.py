@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import os
 import shutil
@@ -116,6 +117,57 @@ def test_items_and_freeze_read_the_overlay():
     t = DBState(frozen)
     t.write("b", 0)["v"] = 5
     assert frozen.data["b"][0] == {"v": 1} and s.get("b", 0) == {"v": 1}  # a frozen state is never written
+
+
+def test_to_dict_is_what_keys_and_get_give():
+    base = _base()
+    s = DBState(base)
+    s.write("a", "k2")["x"] = 3
+    s.insert("a", "k0", {"x": None})
+    s.insert("a", "k1", {"x": 9})
+    s.append("b", {"v": 3})
+    s.write("b", 0)["v"] = 10
+    expected = {
+        "a": {k: s.get("a", k) for k in s.keys("a")},
+        "b": [s.get("b", i) for i in s.keys("b")],
+        "c": 5,
+    }
+    got = s.to_dict()
+    assert (
+        got
+        == expected
+        == {"a": {"k1": {"x": 9}, "k2": {"x": 3}, "k0": {"x": None}}, "b": [{"v": 10}, {"v": 2}, {"v": 3}], "c": 5}
+    )
+    assert list(got["a"]) == ["k1", "k2", "k0"]  # DB order: the base's keys, then the added ones
+    assert DBState(base).to_dict() == base.data and list(DBState(base).to_dict()["a"]) == list(base.data["a"])
+
+
+def _dataclass_objects(value):
+    """Every dataclass instance inside ``value`` (a task), depth first."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        yield value
+        for f in dataclasses.fields(value):
+            if f.name != "raw":
+                yield from _dataclass_objects(getattr(value, f.name))
+    elif isinstance(value, tuple | list):
+        for item in value:
+            yield from _dataclass_objects(item)
+
+
+@pytest.mark.parametrize("name", ["mock", "airline", "retail", "telecom", "banking_knowledge"])
+def test_every_parsed_task_equals_its_dataclasses_own_construction(name):
+    """Task validation builds its frozen dataclasses without their ``__init__`` (speed); each object must hold
+    exactly the fields ``__init__`` would set, with the same values, equality and repr."""
+    domain = load_domain(name, require_data(name))
+    seen = set()
+    for tid in domain.tasks:
+        for obj in _dataclass_objects(domain.task(tid)):
+            rebuilt = dataclasses.replace(obj)  # through __init__, every field from obj
+            assert vars(rebuilt) == vars(obj) and rebuilt == obj and repr(rebuilt) == repr(obj), (tid, obj)
+            seen.add(type(obj).__name__)
+    assert {"Task", "EvaluationCriteria", "Action"} <= seen
+    if name in ("mock", "telecom"):
+        assert {"InitialState", "EnvFunctionCall", "EnvAssertion"} <= seen
 
 
 def test_same_as_equals_hash_equality():

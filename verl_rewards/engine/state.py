@@ -286,10 +286,10 @@ class DBState:
         for name, coll in self.base.data.items():
             if names is not None and name not in names:
                 continue
-            if isinstance(coll, list):
-                out[name] = [self.get(name, i) for i in self.keys(name)]
+            if isinstance(coll, list):  # what keys() and get() give, read in one pass
+                out[name] = [rec for _, rec in self.items(name)]
             elif isinstance(coll, dict):
-                out[name] = {k: self.get(name, k) for k in self.keys(name)}
+                out[name] = dict(self.items(name))
             else:
                 out[name] = coll
         return out

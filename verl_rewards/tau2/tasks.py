@@ -17,7 +17,7 @@ import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..engine.trajectory import Message, parse_messages
 from .errors import DataFileError, DataNotFoundError, TaskValidationError, TrajectoryError
@@ -113,6 +113,22 @@ class Task:
 
 
 # --------------------------------------------------------------------------------------------- validation
+_D = TypeVar("_D")
+
+
+def _made(cls: type[_D], **fields: Any) -> _D:
+    """``cls(**fields)`` for one of the frozen dataclasses above, every field given and already checked.
+
+    A frozen dataclass's ``__init__`` sets each field through ``object.__setattr__``; this sets them all at once,
+    which halves the time to validate a telecom task (~12 gold actions and ~8 initialisation calls): that
+    validation runs on a task's first use only, so it is part of what a first use costs over a repeat. The same
+    object (fields, equality, repr, pickling); the tests rebuild every parsed task's objects through the
+    dataclasses' own ``__init__`` and compare."""
+    obj = object.__new__(cls)
+    obj.__dict__.update(fields)
+    return obj
+
+
 class _V:
     """Field-path aware validators for one task."""
 
@@ -186,7 +202,8 @@ def _parse_action(v: _V, raw: Any, where: str, index: int) -> Action:
             and (info is None or isinstance(info, str))
             and (compare is None or (isinstance(compare, list) and all(isinstance(c, str) for c in compare)))
         ):
-            return Action(
+            return _made(
+                Action,
                 action_id=action_id,
                 name=name,
                 arguments=arguments,
@@ -220,12 +237,13 @@ def _parse_env_call(v: _V, raw: Any, where: str, index: int, *, assertion: bool)
             and (arguments is None or isinstance(arguments, dict))
         ):
             if not assertion:
-                return EnvFunctionCall(env_type=env_type, func_name=func_name, arguments=arguments or {})
+                return _made(EnvFunctionCall, env_type=env_type, func_name=func_name, arguments=arguments or {})
             assert_value, message = raw.get("assert_value"), raw.get("message")
             if (assert_value is None or isinstance(assert_value, bool)) and (
                 message is None or isinstance(message, str)
             ):
-                return EnvAssertion(
+                return _made(
+                    EnvAssertion,
                     env_type=env_type,
                     func_name=func_name,
                     arguments=arguments or {},
@@ -263,7 +281,8 @@ def _parse_criteria(v: _V, raw: Any) -> EvaluationCriteria | None:
     else:
         items = v.array(basis_raw, f"{p}.reward_basis") or []
         basis = tuple(v.choice(b, f"{p}.reward_basis[{i}]", REWARD_TYPES) for i, b in enumerate(items))
-    return EvaluationCriteria(
+    return _made(
+        EvaluationCriteria,
         actions=None
         if actions is None
         else tuple(_parse_action(v, a, f"{p}.actions", i) for i, a in enumerate(actions)),
@@ -299,7 +318,8 @@ def _parse_initial_state(v: _V, raw: Any) -> InitialState | None:
             history = tuple(parse_messages(history_raw))
         except TrajectoryError as exc:
             raise v.fail(f"{p}.message_history", str(exc)) from exc
-    return InitialState(
+    return _made(
+        InitialState,
         initialization_data=init_data,
         initialization_actions=None
         if actions is None
@@ -320,7 +340,8 @@ def parse_task(raw: Any, index: int | None = None) -> Task:
         raise TaskValidationError(where, "id", f"expected a non-empty string, got {tid!r}")
     v = _V(tid)
     issues = v.array(raw.get("issues"), "issues")
-    return Task(
+    return _made(
+        Task,
         id=tid,
         user_scenario=v.obj(raw.get("user_scenario"), "user_scenario"),
         description=v.obj(raw.get("description"), "description"),
