@@ -289,7 +289,7 @@ def _parse_criteria(v: _V, raw: Any) -> EvaluationCriteria | None:
         env_assertions=None
         if asserts is None
         else tuple(
-            _parse_env_call(v, a, f"{p}.env_assertions", i, assertion=True)  # type: ignore[misc]
+            _parse_env_call(v, a, f"{p}.env_assertions", i, assertion=True)
             for i, a in enumerate(asserts)
         ),
         communicate_info=v.strings(obj.get("communicate_info"), f"{p}.communicate_info"),
