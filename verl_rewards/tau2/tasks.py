@@ -288,10 +288,7 @@ def _parse_criteria(v: _V, raw: Any) -> EvaluationCriteria | None:
         else tuple(_parse_action(v, a, f"{p}.actions", i) for i, a in enumerate(actions)),
         env_assertions=None
         if asserts is None
-        else tuple(
-            _parse_env_call(v, a, f"{p}.env_assertions", i, assertion=True)
-            for i, a in enumerate(asserts)
-        ),
+        else tuple(_parse_env_call(v, a, f"{p}.env_assertions", i, assertion=True) for i, a in enumerate(asserts)),
         communicate_info=v.strings(obj.get("communicate_info"), f"{p}.communicate_info"),
         nl_assertions=v.strings(obj.get("nl_assertions"), f"{p}.nl_assertions"),
         reward_basis=basis,
