@@ -166,6 +166,19 @@ def test_every_initial_state_equals_the_one_built_with_a_sync_after_every_action
     assert differing == []
 
 
+def test_so_do_they_with_each_phone_its_own_vpn(domain: Domain) -> None:
+    """Under the load option ``vpn_details="episode"`` (another user toolkit class) too."""
+    fresh = Domain("telecom", domain.data_dir.parent, vpn_details="episode")
+    differing = []
+    for tid in fresh.tasks:
+        env = fresh.make_env()  # the base state, synced
+        for call in fresh.task(tid).initial_state.initialization_actions:
+            env.run_env_function(call.env_type, call.func_name, call.arguments)  # a sync after every action
+        if _dump(fresh.make_env(tid)) != _dump(env):
+            differing.append(tid)
+    assert differing == []
+
+
 def test_a_task_state_runs_the_sync_only_after_actions_that_are_not_sync_neutral(
     domain: Domain, monkeypatch: pytest.MonkeyPatch
 ) -> None:
