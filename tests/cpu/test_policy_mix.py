@@ -13,7 +13,7 @@ import yaml
 
 from verl_rewards.commands.smoke import SCRIPT_RATIO
 from verl_rewards.cpu.model import build_tiny_qwen2
-from verl_rewards.cpu.policy import SeededServer, sample_seed, scripted_session, trajectory_key
+from verl_rewards.cpu.policy import PolicyAgentLoop, SeededServer, sample_seed, scripted_session, trajectory_key
 from verl_rewards.cpu.rollout import HFCpuServer
 from verl_rewards.cpu.sampler import trajectory_order
 from verl_rewards.smoke.data import SmokeData, loop_name, wrap_loops
@@ -99,6 +99,34 @@ def test_each_split_gets_its_loop_training_mixed_and_validation_scripted(tmp_pat
     assert loops[loop_name("val", "tool_agent")]["script_ratio"] == 1.0
     assert {e["split"] for e in loops.values()} == {"train", "val"} and len(loops) == 4
     assert list(pd.read_parquet(val)["agent_name"]) == [loop_name("val", "tool_agent"), loop_name("val", "tau2_agent")]
+
+
+def test_a_validation_seed_of_its_own_replaces_the_rollout_seed_in_validation_only(tmp_path: Path, small_tokenizer):
+    from omegaconf import OmegaConf
+    from verl.experimental.agent_loop.agent_loop import DictConfigWrap
+
+    frame = pd.DataFrame({"prompt": [[{"role": "user", "content": "x"}]], "agent_name": ["tool_agent"]})
+    train, val = tmp_path / "train.parquet", tmp_path / "val.parquet"
+    frame.to_parquet(train)
+    frame.to_parquet(val)
+    path = wrap_loops(SmokeData(train, val, None, [], 0), "sample", 0.0, "m:f", tmp_path, val_seed=5)
+    entries = {e["split"]: e for e in yaml.safe_load(path.read_text())}
+    assert entries["val"]["seed"] == 5 and "seed" not in entries["train"]
+    config = OmegaConf.create({"actor_rollout_ref": {"rollout": {"seed": 7}}})
+    kwargs = {"session_id": 1, "global_steps": 3, "index": 4}
+
+    def key(entry: dict) -> tuple:
+        options = {k: v for k, v in entry.items() if k not in ("name", "_target_")}
+        loop = PolicyAgentLoop(trainer_config=DictConfigWrap(config), server_manager=None, tokenizer=small_tokenizer,
+                               processor=None, dataset_cls=None, data_config=DictConfigWrap(OmegaConf.create({})),
+                               **options)  # fmt: skip
+        return loop.seed_key(kwargs)
+
+    assert key(entries["val"]) == trajectory_key(5, "val", 0, 4, 1)
+    assert key(entries["train"]) == trajectory_key(7, "train", 3, 4, 1)
+    # without a validation seed, validation draws from verl's rollout.seed as before
+    plain = yaml.safe_load(wrap_loops(SmokeData(train, val, None, [], 0), "sample", 0.0, "m:f", tmp_path).read_text())
+    assert key(next(e for e in plain if e["split"] == "val")) == trajectory_key(7, "val", 0, 4, 1)
 
 
 def test_mixed_groups_cap_sampled_turns_but_not_the_scripted_conversation(tmp_path: Path):

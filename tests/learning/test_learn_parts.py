@@ -16,7 +16,7 @@ from verl_rewards.gold import gold_reward, row_info
 from verl_rewards.gold.export import ExportError, export_gold
 from verl_rewards.gold.rows import plain
 from verl_rewards.learning.evaluate import Evaluation, Sampling, evaluate
-from verl_rewards.learning.report import dump_pass1, margin, plot, table
+from verl_rewards.learning.report import Margin, dump_pass1, margin, plot, table
 from verl_rewards.smoke.errors import SmokeError
 from verl_rewards.toolrl.data import SAMPLE_PATH, prepare_toolrl
 
@@ -71,6 +71,15 @@ def test_an_evaluation_is_the_same_for_one_seed_and_differs_for_another(tiny, ro
     assert first.responses != other.responses and all(len(t) == 2 for t in first.responses)
     # a random model never writes ToolRL's format: it earns the format penalty's floor, below every gold reward
     assert all(r < t for row, t in zip(first.rewards, first.targets, strict=True) for r in row)
+
+
+def test_a_redraw_evaluates_a_run_s_models_again_with_other_validation_draws(tiny, rows_file, rows):
+    sampling = Sampling(seed=5, trials=1, temperature=1.0, prompt_length=1024, response_length=32, max_new_tokens=24)
+    payload = {"sampling": sampling.__dict__, "files": {"rows": str(rows_file), "after_sft": tiny, "after_grpo": tiny}}
+    sft, grpo = command.redraw(payload, 5)
+    assert sft == grpo == evaluate(tiny, rows, sampling, command.REWARD_KWARGS)  # the run's own draws, exactly
+    other, _ = command.redraw(payload, 6)
+    assert other.responses != sft.responses and len(other.rewards) == len(rows)
 
 
 def test_pass_hat_counts_trials_at_the_gold_reward():
@@ -159,6 +168,20 @@ def test_the_model_seed_sets_the_weights_and_the_seed_the_draws(tmp_path):
     assert command._plan(parser.parse_args(["learn", "--seed", "3"])).weights_seed == 3
 
 
+def test_the_validation_draws_follow_the_model_seed_unless_a_validation_seed_is_given():
+    parser = argparse.ArgumentParser()
+    command.add_parser(parser.add_subparsers())
+
+    def seeds(*argv: str) -> tuple[int, int, int]:
+        plan = command._plan(parser.parse_args(["learn", *argv]))
+        return plan.seed, plan.weights_seed, plan.validation_seed
+
+    assert seeds("--seed", "3") == (3, 3, 3)  # one seed for everything, as before --val-seed
+    # runs from one SFT model share their validation draws, whatever their rollout seed
+    assert seeds("--seed", "3", "--model-seed", "2") == (3, 2, 2)
+    assert seeds("--seed", "3", "--model-seed", "2", "--val-seed", "9") == (3, 2, 9)
+
+
 def _run(seed: int, sft: float, grpo: float, model_seed: int | None = None) -> dict:
     plan = {"seed": seed, "model_seed": model_seed}
     return {"plan": plan, "evaluations": {"after_sft": {"reward": sft}, "after_grpo": {"reward": grpo}}}
@@ -170,6 +193,27 @@ def test_the_margin_of_three_model_seeds_with_unequal_sft_models_is_not_shown():
     assert [round(g, 3) for g in result.gains] == [1.01, 0.028, 0.096]
     assert round(result.spreads["after SFT"], 3) == 1.017 and not result.shown
     assert result.lines()[-1].endswith("not shown")
+
+
+def test_the_margin_table_keeps_its_columns_for_long_run_labels():
+    labels = ("seed 1, model seed 2, validation seed 2", "seed 2", "seed 3, model seed 2, validation seed 12")
+    lines = margin([(label, _run(1, 0.058, g)) for label, g in zip(labels, (0.383, 0.423, 0.333), strict=True)]).lines()
+    assert len({len(line) for line in lines[:4]}) == 1  # header and rows end at one column
+    assert lines[1].endswith("+0.325") and lines[3].endswith("+0.275")
+
+
+def test_pooled_draws_average_each_run_over_the_sets_and_apply_the_rule_again():
+    labels = ("1", "2", "3")
+    # one SFT model: the after-SFT reward is one per set of draws; the draws move each run's after-GRPO reward
+    first = Margin(labels, (0.058,) * 3, (0.383, 0.423, 0.333))
+    second = Margin(labels, (-0.217,) * 3, (0.548, 0.150, 0.399))
+    assert first.shown and not second.shown
+    pooled = Margin.pooled([first, second])
+    assert pooled.after_sft == pytest.approx((-0.0795,) * 3)
+    assert pooled.after_grpo == pytest.approx((0.4655, 0.2865, 0.366))
+    assert pooled.shown  # smallest gain 0.366 > spread 0.179
+    with pytest.raises(ValueError, match="same runs"):
+        Margin.pooled([first, Margin(("a", "b", "c"), (0.0,) * 3, (1.0,) * 3)])
 
 
 def test_the_margin_needs_every_spread_below_the_smallest_gain_and_three_runs():

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -36,3 +37,6 @@ def test_grpo_raises_the_validation_reward_of_the_sft_model(tmp_path):
     assert result["verl_validation"]["0"] == pytest.approx(sft["reward"], abs=1e-6)
     assert result["verl_validation"]["4"] == pytest.approx(grpo["reward"], abs=1e-6)
     assert (out / "learn.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # what benchmarks/learn_margin.py needs to draw the run's evaluations again: its models, rows and sampling
+    assert result["sampling"]["seed"] == 1 and result["sampling"]["trials"] == 4
+    assert all(Path(result["files"][k]).is_dir() for k in ("after_sft", "after_grpo"))

@@ -42,7 +42,7 @@ STAGES = ("set-up", "sft", "rollout", "reward", "update", "validation", "checkpo
 REWARD_KWARGS: dict[str, Any] = {"contribution": {"type": "none"}}
 
 if TYPE_CHECKING:
-    from ..learning.evaluate import Evaluation
+    from ..learning.evaluate import Evaluation, Sampling
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,7 @@ class Plan:
 
     seed: int = 1
     model_seed: int | None = None
+    val_seed: int | None = None
     sft_steps: int = 120
     sft_lr: float = 5e-3
     sft_batch: int = 8
@@ -73,6 +74,13 @@ class Plan:
         its own fixed ``data.seed``, so this seed alone decides the SFT model."""
         return self.seed if self.model_seed is None else self.model_seed
 
+    @property
+    def validation_seed(self) -> int:
+        """The seed of the validation draws: ``--val-seed``, else the weights' seed. Runs from one SFT model (one
+        ``--model-seed``, several ``--seed``) then draw the same validation samples, so they share the after-SFT
+        evaluation exactly and their after-GRPO evaluations differ only by the weights GRPO gave them."""
+        return self.weights_seed if self.val_seed is None else self.val_seed
+
 
 DEFAULT = Plan()
 
@@ -82,12 +90,18 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser("learn", help=HELP, description=HELP)
     p.add_argument(
         "--seed", type=int, default=DEFAULT.seed,
-        help="every rollout's and validation sample's seed, and the tiny model's weights unless --model-seed is given",
+        help="every rollout's seed, and the tiny model's weights and the validation draws unless --model-seed or "
+        "--val-seed is given",
     )  # fmt: skip
     p.add_argument(
         "--model-seed", type=int, default=DEFAULT.model_seed,
         help="the tiny model's weights, hence the SFT model (default: --seed); runs with one --model-seed and "
         "several --seed measure GRPO's spread from one SFT model",
+    )  # fmt: skip
+    p.add_argument(
+        "--val-seed", type=int, default=DEFAULT.val_seed,
+        help="the validation draws' seed (default: the model's seed), in verl's validation and in the evaluations "
+        "before SFT, after SFT and after GRPO alike",
     )  # fmt: skip
     p.add_argument("--sft-steps", type=int, default=DEFAULT.sft_steps, help="SFT steps (verl's SFT trainer)")
     p.add_argument("--sft-lr", type=float, default=DEFAULT.sft_lr, help="SFT learning rate")
@@ -114,8 +128,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 def _plan(args: argparse.Namespace) -> Plan:
     plan = Plan(
-        seed=args.seed, model_seed=args.model_seed, sft_steps=args.sft_steps, sft_lr=args.sft_lr, steps=args.steps,
-        lr=args.lr,
+        seed=args.seed, model_seed=args.model_seed, val_seed=args.val_seed, sft_steps=args.sft_steps,
+        sft_lr=args.sft_lr, steps=args.steps, lr=args.lr,
         batch=args.batch_size, mini_batch=args.mini_batch, n=args.n, trials=args.trials, test_freq=args.test_freq,
         temperature=args.temperature,
     )  # fmt: skip
@@ -136,8 +150,9 @@ def _plan(args: argparse.Namespace) -> Plan:
 
 
 # -- set-up ----------------------------------------------------------------------------------------------------
-def _data(plan: Plan, source: Path, out: Path) -> tuple[SmokeData, list[dict[str, Any]], Path, Path]:
-    """The rows (``prepare toolrl``), training = validation rows, the SFT export, the wrapped sampling loops."""
+def _data(plan: Plan, source: Path, out: Path) -> tuple[SmokeData, list[dict[str, Any]], Path, Path, Path]:
+    """The rows (``prepare toolrl``) and their file, training = validation rows, the SFT export, the wrapped sampling
+    loops."""
     import shutil
 
     import pandas as pd
@@ -160,8 +175,8 @@ def _data(plan: Plan, source: Path, out: Path) -> tuple[SmokeData, list[dict[str
         str(r["reward_model"]["ground_truth"]) for r in rows
     ]
     data = SmokeData(train, val, None, texts, 0)
-    loops = wrap_loops(data, "sample", 0.0, DEFAULT_SCRIPT_SOURCE, out / "data")
-    return data, rows, Path(sft.out), loops
+    loops = wrap_loops(data, "sample", 0.0, DEFAULT_SCRIPT_SOURCE, out / "data", val_seed=plan.validation_seed)
+    return data, rows, rows_file, Path(sft.out), loops
 
 
 def _overrides(plan: Plan, out: Path) -> list[str]:
@@ -197,6 +212,27 @@ def _prompt_length(model: str, data: SmokeData) -> int:
     return 128 * math.ceil((prompt_tokens(model, data) + 16) / 128)
 
 
+def _grpo_checkpoint(out: Path, steps: int) -> Path:
+    """Where main_ppo leaves the Hugging Face copy of the last actor."""
+    return out / "checkpoints" / f"global_step_{steps}" / "actor" / "huggingface"
+
+
+def redraw(payload: dict[str, Any], val_seed: int) -> tuple[Evaluation, Evaluation]:
+    """A finished run's SFT and GRPO models evaluated again with the validation draws of ``val_seed``: the same rows,
+    sampling and reward as the run's own evaluation (``payload``: its ``learn.json``), other random numbers. Shows
+    whether a gain holds beyond the one set of draws the run measured it with."""
+    import pandas as pd
+
+    from ..gold.rows import plain
+    from ..learning.evaluate import Sampling, evaluate
+
+    files = payload["files"]
+    sampling = Sampling(**{**payload["sampling"], "seed": val_seed})
+    rows = [plain(r) for r in pd.read_parquet(files["rows"]).to_dict("records")]
+    after_sft = evaluate(files["after_sft"], rows, sampling, REWARD_KWARGS)
+    return after_sft, evaluate(files["after_grpo"], rows, sampling, REWARD_KWARGS)
+
+
 # -- the run ---------------------------------------------------------------------------------------------------
 def run(args: argparse.Namespace) -> int:
     started = time.monotonic()
@@ -227,14 +263,14 @@ def _learn(plan: Plan, source: Path | None, out: Path, timeout: float, started: 
     from ..toolrl.data import SAMPLE_PATH
 
     t0 = time.monotonic()
-    data, rows, sft_file, loops = _data(plan, source or SAMPLE_PATH, out)
+    data, rows, rows_file, sft_file, loops = _data(plan, source or SAMPLE_PATH, out)
     model = build_tiny_qwen2(out / "model", data.texts, seed=plan.weights_seed, layers=plan.layers, hidden=plan.hidden)
     prompt_len = _prompt_length(model, data)
-    sampling = Sampling(plan.seed, plan.trials, plan.temperature, prompt_len, plan.response_length,
+    sampling = Sampling(plan.validation_seed, plan.trials, plan.temperature, prompt_len, plan.response_length,
                         plan.max_new_tokens)  # fmt: skip
     setup_s = time.monotonic() - t0
     print(f"learn: ToolRL, {len(rows)} rows (training = validation prompts), seed {plan.seed}, model seed "
-          f"{plan.weights_seed} -> {out}")  # fmt: skip
+          f"{plan.weights_seed}, validation seed {plan.validation_seed} -> {out}")  # fmt: skip
     t0 = time.monotonic()
     before = evaluate(model, rows, sampling, REWARD_KWARGS)
     eval_s = time.monotonic() - t0
@@ -270,12 +306,13 @@ def _learn(plan: Plan, source: Path | None, out: Path, timeout: float, started: 
     sft_losses = check_sft(out, plan.sft_steps)
     check_run(out, plan.steps, records)
     check_signal(records, out / "run.log", _TIED)
-    final = out / "checkpoints" / f"global_step_{plan.steps}" / "actor" / "huggingface"
+    final = _grpo_checkpoint(out, plan.steps)
     t0 = time.monotonic()
     after_sft = evaluate(str(hf), rows, sampling, REWARD_KWARGS)
     after_grpo = evaluate(str(final), rows, sampling, REWARD_KWARGS)
     eval_s += time.monotonic() - t0
-    return _report(plan, out, records, sft_losses, [before, after_sft, after_grpo], rows,
+    files = {"rows": str(rows_file), "after_sft": str(hf), "after_grpo": str(final)}
+    return _report(plan, sampling, files, out, records, sft_losses, [before, after_sft, after_grpo], rows,
                    {"set-up": setup_s, "evaluations": eval_s, "SFT + GRPO (main_ppo)": train_s,
                     "total": time.monotonic() - started})  # fmt: skip
 
@@ -297,6 +334,8 @@ _SHOWN = (
 
 def _report(
     plan: Plan,
+    sampling: Sampling,
+    files: dict[str, str],
     out: Path,
     records: list[dict[str, Any]],
     sft_losses: list[float],
@@ -318,7 +357,7 @@ def _report(
     pass1 = dump_pass1(out / "val_dumps", target)
     before, after_sft, after_grpo = evaluations
     gain = after_grpo.mean_reward - after_sft.mean_reward
-    print(f"learn: validation on {len(rows)} rows x {plan.trials} samples (seed {plan.seed})")
+    print(f"learn: validation on {len(rows)} rows x {plan.trials} samples (seed {plan.validation_seed})")
     for line in table(evaluations):
         print(line)
     print(f"  GRPO gain over SFT: {gain:+.3f} reward")
@@ -336,6 +375,8 @@ def _report(
         "verl_validation": {str(s): v for s, v in verl_val},
         "validation_pass1": {str(s): v for s, v in pass1},
         "timings_s": timings,
+        "sampling": asdict(sampling),
+        "files": files,
     })  # fmt: skip
     print(f"  files       {out / 'learn.json'}, {png}, {out / 'metrics.jsonl'}, {out / 'run.log'}")
     print("  time        " + ", ".join(f"{k} {v:.0f} s" for k, v in timings.items()))

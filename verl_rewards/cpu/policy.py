@@ -17,7 +17,8 @@ Sampling is seeded per request (:func:`sample_seed`: verl's ``rollout.seed``, th
 row's ``index``, the rollout's ``session_id`` and the call's number in the trajectory), which the ``hf_cpu``
 server honours, so a run does not depend on the order in which requests reach the server. Validation seeds leave
 the step out: every validation draws the same random numbers, and validations at different steps differ only by
-the weights.
+the weights. A loop's own ``seed`` replaces ``rollout.seed`` in its keys, so a run can fix its validation draws
+apart from its rollouts' (``learn --val-seed``).
 """
 
 from __future__ import annotations
@@ -179,6 +180,7 @@ class PolicyAgentLoop(AgentLoopBase):
         script_ratio: float = 1.0,
         script_source: str = DEFAULT_SCRIPT_SOURCE,
         split: str = "train",
+        seed: int | None = None,
         name: str | None = None,
         **kwargs: Any,
     ) -> None:
@@ -195,11 +197,13 @@ class PolicyAgentLoop(AgentLoopBase):
         self.script_ratio = float(script_ratio) if policy == "script" else 0.0
         self.script_source = script_source
         self.split = split
+        self.seed = None if seed is None else int(seed)
 
     def seed_key(self, kwargs: dict[str, Any]) -> tuple[Any, ...]:
         """What this trajectory's seeds are made of (see the module doc); the call number is added per request.
-        Without verl's ``session_id`` (the legacy agent loop) each trajectory takes the next number of a counter."""
-        base = _as_int(getattr(self.rollout_config, "seed", 0))
+        The loop's own ``seed``, when set, stands for verl's ``rollout.seed``. Without verl's ``session_id`` (the
+        legacy agent loop) each trajectory takes the next number of a counter."""
+        base = self.seed if self.seed is not None else _as_int(getattr(self.rollout_config, "seed", 0))
         session = _as_int(kwargs["session_id"]) if "session_id" in kwargs else next(_UNNUMBERED)
         step, index = _as_int(kwargs.get("global_steps")), _as_int(kwargs.get("index"))
         return trajectory_key(base, self.split, step, index, session)

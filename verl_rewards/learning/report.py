@@ -146,11 +146,24 @@ class Margin:
     def shown(self) -> bool:
         return len(self.labels) >= 3 and min(self.gains) > max(self.spreads.values())
 
+    @classmethod
+    def pooled(cls, margins: Sequence[Margin]) -> Margin:
+        """The runs' evaluations pooled over several sets of validation draws of equal size (each run's mean over
+        the sets): as many times the samples per row, so less of the spread is the draws'."""
+        if not margins or len({m.labels for m in margins}) != 1:
+            raise ValueError("pooling needs one or more margins of the same runs")
+
+        def mean(columns: list[tuple[float, ...]]) -> tuple[float, ...]:
+            return tuple(math.fsum(values) / len(values) for values in zip(*columns, strict=True))
+
+        return cls(margins[0].labels, mean([m.after_sft for m in margins]), mean([m.after_grpo for m in margins]))
+
     def lines(self) -> list[str]:
         """The table and the verdict, as printed."""
-        out = [f"  {'run':<24} {'after SFT':>10} {'after GRPO':>11} {'gain':>8}"]
+        width = max([24, *(len(label) for label in self.labels)])
+        out = [f"  {'run':<{width}} {'after SFT':>10} {'after GRPO':>11} {'gain':>8}"]
         for label, sft, grpo, gain in zip(self.labels, self.after_sft, self.after_grpo, self.gains, strict=True):
-            out.append(f"  {label:<24} {sft:10.3f} {grpo:11.3f} {gain:+8.3f}")
+            out.append(f"  {label:<{width}} {sft:10.3f} {grpo:11.3f} {gain:+8.3f}")
         spreads = ", ".join(f"{k} {v:.3f}" for k, v in self.spreads.items())
         verdict = "shown" if self.shown else "not shown"
         out.append(f"  smallest gain {min(self.gains):+.3f}; max-min spread over the runs: {spreads}")

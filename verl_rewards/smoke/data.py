@@ -144,11 +144,17 @@ def loop_name(split: str, inner: str | None) -> str:
 
 
 def wrap_loops(
-    data: SmokeData, policy: str, ratio: float, source: str, out: Path, val_ratio: float | None = None
+    data: SmokeData,
+    policy: str,
+    ratio: float,
+    source: str,
+    out: Path,
+    val_ratio: float | None = None,
+    val_seed: int | None = None,
 ) -> Path:
     """Route every row through the policy wrapper (its own loop as ``inner_agent``, one loop name per split, so
     the training rows mix scripted and sampled rollouts at ``ratio`` while validation plays ``val_ratio``, default
-    all scripted); write the loops' YAML."""
+    all scripted, and draws from ``val_seed``, default verl's ``rollout.seed``); write the loops' YAML."""
     import pandas as pd
     import yaml
 
@@ -168,6 +174,7 @@ def wrap_loops(
                 "script_ratio": ratios[split],
                 "script_source": source,
                 "split": split,
+                **({"seed": val_seed} if split == "val" and val_seed is not None else {}),
             }
             for n in sorted(set(names), key=str)
         ]
