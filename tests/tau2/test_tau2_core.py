@@ -170,6 +170,48 @@ def test_every_parsed_task_equals_its_dataclasses_own_construction(name):
         assert {"InitialState", "EnvFunctionCall", "EnvAssertion"} <= seen
 
 
+@pytest.mark.parametrize("name", ["mock", "banking_knowledge"])
+def test_initialisation_data_gives_the_deep_copy_constructions_bases_on_every_task(name):
+    """The DBs a task's ``initialization_data`` patches are copied with ``clone_data`` before the normaliser runs;
+    on every task that patches a DB, the bases equal (canonical dump, object sharing inside one DB) those of
+    ``copy.deepcopy``."""
+    domain = load_domain(name, require_data(name))
+    spec, patched = domain.spec, 0
+    for tid in domain.tasks:
+        state = domain.task(tid).initial_state
+        data = None if state is None else state.initialization_data
+        if data is None or (data.agent_data is None and data.user_data is None):
+            continue
+        patched += 1
+        agent, user, _ = domain._bases_for(domain.task(tid))
+        if data.agent_data is not None:
+            expected = spec.normalize_db(copy.deepcopy(deep_merge(domain.base_db.data, data.agent_data)))
+            assert json.dumps(agent.data, sort_keys=True, default=str) == json.dumps(
+                expected, sort_keys=True, default=str
+            ), tid
+            assert _shared_ids(agent.data) == _shared_ids(expected), tid
+        if data.user_data is not None and data.agent_data is None and not spec.shared_user_db:
+            expected = spec.normalize_user_db(copy.deepcopy(deep_merge(domain.user_base_db.data, data.user_data)))
+            assert json.dumps(user.data, sort_keys=True, default=str) == json.dumps(
+                expected, sort_keys=True, default=str
+            ), tid
+    assert patched >= 1
+
+
+def _shared_ids(value, seen=None, path="$"):
+    """Paths of containers reached twice inside ``value`` (copy.deepcopy keeps such sharing; nothing here has it)."""
+    seen = {} if seen is None else seen
+    out = []
+    if isinstance(value, dict | list):
+        if id(value) in seen:
+            return [(seen[id(value)], path)]
+        seen[id(value)] = path
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        for k, v in items:
+            out += _shared_ids(v, seen, f"{path}.{k}")
+    return out
+
+
 def test_same_as_equals_hash_equality():
     base = _base()
     a, b = DBState(base), DBState(base)

@@ -24,7 +24,7 @@ from typing import Any
 from ..engine import data_dir as engine_data_dir
 from ..engine.data_dir import TAU2_DATA
 from ..engine.environment import Environment
-from ..engine.state import BaseDB, DBState
+from ..engine.state import BaseDB, DBState, clone_data
 from ..engine.toolkit import ToolSpec
 from .domain_spec import DomainSpec
 from .errors import DataFileError, DataNotFoundError, TaskDataError, TaskValidationError
@@ -291,14 +291,15 @@ class Domain:
                 user = (self.user_base_db.data, self.spec.normalize_user_db)
             try:
                 if data.agent_data is not None:
-                    # deep copy: a normaliser may work in place, and the shared base must stay intact
-                    agent = (agent[1](copy.deepcopy(deep_merge(agent[0], data.agent_data))), agent[1])
+                    # deep copy (clone_data: copy.deepcopy's result on this JSON data, 4x faster: the whole banking
+                    # DB took ~5 ms): a normaliser may work in place, and the shared base must stay intact
+                    agent = (agent[1](clone_data(deep_merge(agent[0], data.agent_data))), agent[1])
                     if user is not None:
                         user = agent
                 if data.user_data is not None:
                     if user is None:
                         raise ValueError("the domain has no user database")
-                    user = (user[1](copy.deepcopy(deep_merge(user[0], data.user_data))), user[1])
+                    user = (user[1](clone_data(deep_merge(user[0], data.user_data))), user[1])
                     agent = user
             except TaskDataError:
                 raise
