@@ -38,9 +38,9 @@ def main(argv: list[str] | None = None) -> int:
         try:
             payload = json.loads(path.read_text(encoding="utf-8"))
             plan = Plan(**payload["plan"])
-            runs.append((f"seed {plan.seed}, model seed {plan.weights_seed}, validation seed {plan.validation_seed}",
-                         payload))  # fmt: skip
-            redrawn.append((f"seed {plan.seed}, model seed {plan.weights_seed}", payload))
+            label = f"seed {plan.seed}, model seed {plan.weights_seed}"
+            runs.append((f"{label}, validation seed {plan.validation_seed}", payload))
+            redrawn.append((label, payload))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             print(f"learn_margin: {path}: {exc}", file=sys.stderr)
             return 2
