@@ -235,7 +235,7 @@ class DBState:
 
     def insert(self, collection: str, key: Any, record: Any) -> None:
         """Add (or replace) record ``key`` in a dict collection; new keys go to the end in DB order."""
-        existed = self.contains(collection, key) or key in self.base.data[collection]
+        existed = key in self.base.data[collection] or self.contains(collection, key)  # the cheap test first
         self._overlay.setdefault(collection, {})[key] = record
         if not existed and key not in self._added.get(collection, []):
             self._added.setdefault(collection, []).append(key)
@@ -298,14 +298,34 @@ class DBState:
         """The current state as a new shared :class:`BaseDB` (unchanged records are shared, not copied).
 
         The records this state wrote become base records: do not write to this state afterwards. A collection this
-        state never touched is the base's own (read-only) container.
+        state never touched is the base's own (read-only) container; a touched one is the base's container copied
+        with the overlay laid over it (what :meth:`to_dict` gives, built with dict and list operations: a task's
+        initial state is frozen once, on its first use).
         """
-        touched = self._overlay.keys() | self._added.keys() | self._appended.keys()
-        out = self.to_dict(touched)
+        data: dict[str, Any] = {}
         for name, coll in self.base.data.items():
-            if name not in touched:
-                out[name] = coll
-        return BaseDB({name: out[name] for name in self.base.data})
+            over = self._overlay.get(name)
+            if over is None and name not in self._added and name not in self._appended:
+                data[name] = coll
+            elif type(coll) is dict:
+                merged = dict(coll)
+                if over:  # base keys keep their place; inserted keys follow in insertion order (= _added order)
+                    merged.update(over)
+                    if _MISSING in over.values():
+                        for key in [k for k, rec in over.items() if rec is _MISSING]:
+                            del merged[key]
+                data[name] = merged
+            elif isinstance(coll, list):
+                items = list(coll)
+                items.extend(self._appended.get(name, ()))  # appended records are in the overlay too
+                size = len(items)
+                for i, rec in (over or {}).items():
+                    if isinstance(i, int) and 0 <= i < size:
+                        items[i] = None if rec is _MISSING else rec
+                data[name] = items
+            else:
+                data[name] = self.to_dict((name,))[name]
+        return BaseDB(data)
 
     def full_hash(self) -> str:
         """tau2-compatible sha256 of the whole DB. Re-serialises only touched records."""
