@@ -101,6 +101,11 @@ def _spec(**changes):
             {"sync_neutral": {"dismiss_notification", "no_such", "_private"}, "sync_tools": lambda a, u: None},
             r"sync_neutral \['_private', 'no_such'\] are not public methods of UserTools",
         ),
+        (
+            {"shared_setup": {"dismiss_notification"}, "prepare_env": lambda env, task: None},
+            "shared_setup needs a user_toolkit and no prepare_env",
+        ),
+        ({"shared_setup": {"no_such"}}, r"shared_setup \['no_such'\] are not public methods of UserTools"),
         ({"row_options": {"top_k"}}, r"row_options \['top_k'\] are not load_options"),
         ({"load_options": {"top_k"}}, "load_options need a configure"),
         ({"load_options": {"top_k"}, "configure": lambda d, o: None, "check_options": 3}, "check_options must be"),

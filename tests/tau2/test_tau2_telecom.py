@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from verl_rewards.engine.environment import Environment
 from verl_rewards.engine.toolkit import GENERIC, READ, WRITE
 from verl_rewards.tau2 import evaluate_trajectory, load_domain
 from verl_rewards.tau2.domains import telecom
@@ -559,26 +560,39 @@ def test_unknown_init_helper_is_a_load_error_naming_task_and_file(tmp_path: Path
 def test_initial_states_are_built_on_first_use_and_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     folder = _copy_data(tmp_path)
     _small_tasks(folder)
-    calls: list[dict[str, Any]] = []
-    original = telecom.TelecomUserTools.set_user_info
+    calls: list[tuple[str | None, str]] = []
+    original = Environment.run_env_function
 
-    def counting(self: Any, **kwargs: Any) -> None:
-        calls.append(kwargs)
-        original(self, **kwargs)
+    def counting(env: Environment, env_type: str, func_name: str, *args: Any, **kwargs: Any) -> Any:
+        calls.append((env.task_id, func_name))
+        return original(env, env_type, func_name, *args, **kwargs)
 
-    monkeypatch.setattr(telecom.TelecomUserTools, "set_user_info", counting)
+    monkeypatch.setattr(Environment, "run_env_function", counting)
     domain = load_domain("telecom", folder)
-    assert calls == []  # loading builds no task's state (every task starts with set_user_info)
+    assert calls == []  # loading builds no task's state
     first, second = domain.split("base")[:2]
+    names = {
+        tid: [a.func_name for a in domain.task(tid).initial_state.initialization_actions] for tid in (first, second)
+    }
+    assert names[first][0] == names[second][0] == "set_user_info"
     for _ in range(2):  # built once, on the first use, for that task only; then shared
         env = domain.make_env(first)
         assert env.user_tools.surrounding("phone_number") == USER_INFO["phone_number"]
-        assert calls == [USER_INFO]
+        assert calls == [(first, name) for name in names[first]]
     messages = scripted_trajectory(domain, second, gold_calls(domain, second))
     assert evaluate_trajectory(domain, second, messages, "user_stop", nl_policy="skip").reward == 1.0
-    assert calls == [USER_INFO, USER_INFO]
+    # the second task starts from the state after set_user_info that the first one built (telecom.SPEC.shared_setup)
+    built = [(second, name) for name in names[second][1:]]
+    assert calls[: len(names[first]) + len(built)] == [(first, name) for name in names[first]] + built
+    assert calls[len(names[first]) + len(built) :] == [(second, a.func_name) for a in _assertions(domain, second)]
+    count = len(calls)
     assert evaluate_trajectory(domain, second, messages, "user_stop", nl_policy="skip").reward == 1.0
-    assert len(calls) == 2
+    assert calls[count:] == [(second, a.func_name) for a in _assertions(domain, second)]  # env assertions only
+
+
+def _assertions(domain: Any, task_id: str) -> tuple[Any, ...]:
+    criteria = domain.task(task_id).evaluation_criteria
+    return tuple(criteria.env_assertions or ()) if criteria is not None else ()
 
 
 def test_a_failing_initialisation_action_is_reported_when_its_task_is_used(tmp_path: Path) -> None:

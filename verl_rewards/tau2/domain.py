@@ -24,7 +24,7 @@ from typing import Any
 from ..engine import data_dir as engine_data_dir
 from ..engine.data_dir import TAU2_DATA
 from ..engine.environment import Environment
-from ..engine.state import BaseDB, DBState, clone_data
+from ..engine.state import BaseDB, DBState, canonical_json, clone_data
 from ..engine.toolkit import ToolSpec
 from .domain_spec import DomainSpec
 from .errors import DataFileError, DataNotFoundError, TaskDataError, TaskValidationError
@@ -173,6 +173,7 @@ class Domain:
         self._lock = threading.RLock()
         self._init_bases: dict[str, tuple[BaseDB, BaseDB | None, bool]] = {}
         self._initial: dict[str, tuple[BaseDB, BaseDB | None, bool]] = {}
+        self._shared: dict[tuple[str, str], tuple[BaseDB, BaseDB | None, bool]] = {}
         self._gold: dict[tuple[str, bool], tuple[Environment, list[dict[str, Any]]]] = {}
         self._gold_hashes: dict[tuple[str, bool], str] = {}
 
@@ -322,7 +323,8 @@ class Domain:
         ``message_history`` replayed (strictly: a recorded output that our tools do not reproduce is a
         task-data error). It is computed on the task's first use (~0.1 ms for a telecom task), then cached and
         shared, read-only, by the task's environments, so a further environment costs O(1); loading a domain builds
-        none (telecom has 2,285 tasks). The action log starts empty. ``solo_mode``: see
+        none (telecom has 2,285 tasks). Where the spec's ``shared_setup`` names the first action, the state after it
+        is built once per domain and shared by the tasks starting with the same call. The action log starts empty. ``solo_mode``: see
         :mod:`verl_rewards.engine.environment`.
         """
         if solo_mode and not self.spec.solo:
@@ -367,23 +369,11 @@ class Domain:
         if hit is not None:
             return hit
         bases = self._bases_for(task)
-        env = self._env_over(*bases, False)
-        env.task_id = task.id
-        if self.spec.prepare_env is not None:
-            self.spec.prepare_env(env, task)
-        env.sync()
-        neutral = self.spec.sync_neutral
-        for i, call in enumerate(state.initialization_actions or ()):
-            # a sync after a sync-neutral helper would change nothing: each state here is one a sync produced
-            sync = call.env_type != "user" or call.func_name not in neutral
-            try:
-                env.run_env_function(call.env_type, call.func_name, call.arguments, sync=sync)
-            except Exception as exc:
-                raise TaskDataError(
-                    task.id,
-                    f"initial_state.initialization_actions[{i}]",
-                    f"{type(exc).__name__}: {exc} (in {self.data_dir / self.spec.files['tasks']})",
-                ) from exc
+        actions = state.initialization_actions or ()
+        shared = self._shared_start(task, bases, actions)
+        env = self._construction(task, bases if shared is None else shared, sync=shared is None)
+        for i in range(0 if shared is None else 1, len(actions)):
+            self._initialize(env, task, i)
         if task.history:
             try:
                 env.replay(task.history, strict=True)
@@ -392,6 +382,54 @@ class Domain:
         hit = self._snapshot(env, bases[2])
         with self._lock:
             return self._initial.setdefault(task.id, hit)
+
+    def _construction(self, task: Task, bases: tuple[BaseDB, BaseDB | None, bool], *, sync: bool) -> Environment:
+        """A private environment over ``bases`` where the task's initial state is built (synced, as tau2 syncs a new
+        environment, unless ``bases`` is a state a sync ended)."""
+        env = self._env_over(*bases, False)
+        env.task_id = task.id
+        if self.spec.prepare_env is not None:
+            self.spec.prepare_env(env, task)
+        if sync:
+            env.sync()
+        return env
+
+    def _initialize(self, env: Environment, task: Task, i: int) -> None:
+        """Run the task's initialisation action ``i`` in ``env``, then the sync unless the helper is sync-neutral (a
+        sync there would change nothing: each state here is one a sync produced); errors name the task."""
+        assert task.initial_state is not None and task.initial_state.initialization_actions is not None
+        call = task.initial_state.initialization_actions[i]
+        sync = call.env_type != "user" or call.func_name not in self.spec.sync_neutral
+        try:
+            env.run_env_function(call.env_type, call.func_name, call.arguments, sync=sync)
+        except Exception as exc:
+            raise TaskDataError(
+                task.id,
+                f"initial_state.initialization_actions[{i}]",
+                f"{type(exc).__name__}: {exc} (in {self.data_dir / self.spec.files['tasks']})",
+            ) from exc
+
+    def _shared_start(
+        self, task: Task, bases: tuple[BaseDB, BaseDB | None, bool], actions: tuple[Any, ...]
+    ) -> tuple[BaseDB, BaseDB | None, bool] | None:
+        """The state after the task's first initialisation action where the spec shares it (``shared_setup``: a
+        helper of the user toolkit, on the domain's own DBs), built by the first task that needs it and cached per
+        domain by the call; None otherwise."""
+        first = actions[0] if actions else None
+        if first is None or first.env_type != "user" or first.func_name not in self.spec.shared_setup:
+            return None
+        if bases[0] is not self.base_db or bases[1] is not self.user_base_db:
+            return None
+        key = (first.func_name, canonical_json(first.arguments))
+        with self._lock:
+            hit = self._shared.get(key)
+        if hit is None:
+            env = self._construction(task, bases, sync=True)
+            self._initialize(env, task, 0)
+            hit = self._snapshot(env, bases[2])
+            with self._lock:
+                hit = self._shared.setdefault(key, hit)
+        return hit
 
     @staticmethod
     def _snapshot(env: Environment, aliased: bool) -> tuple[BaseDB, BaseDB | None, bool]:

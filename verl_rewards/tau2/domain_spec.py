@@ -53,6 +53,11 @@ class DomainSpec:
       (run twice, the second run changes nothing), so after such a helper it would change nothing: a task's initial
       state is built without running it after them (each domain proves its list; telecom's tests check every call of
       every task). Needs ``sync_tools``.
+    * ``shared_setup``: user-toolkit helpers whose effect is on the DBs alone, a function of their arguments and the
+      DBs (no toolkit, environment or process state): when a task's first initialisation action calls one on the
+      domain's own DBs, the state after it (and the sync after it) is built once per domain, on the first such
+      task's first use, and shared by every task that starts with the same call (telecom: ``set_user_info``, the
+      first action of all 2,285 tasks). Not with ``prepare_env`` (a per-task setup of the environment).
     * ``policy_text`` / ``policy_types``: a :data:`PolicyText` for policies assembled from several files or with
       a solo variant, and the ``policy_type`` values it accepts (empty: it takes none).
     * ``shared_user_db``: the user toolkit acts on the agent's DB (tau2's ``banking_knowledge``); then it needs
@@ -81,6 +86,7 @@ class DomainSpec:
     normalize_user_db: Normalizer | None = None
     sync_tools: SyncHook | None = None
     sync_neutral: frozenset[str] = frozenset()
+    shared_setup: frozenset[str] = frozenset()
     policy_text: PolicyText | None = None
     policy_types: tuple[str, ...] = field(default=())
     shared_user_db: bool = False
@@ -128,13 +134,17 @@ class DomainSpec:
         if self.sync_tools is not None and not callable(self.sync_tools):
             raise ValueError(f"{where}: sync_tools must be callable or None")
         object.__setattr__(self, "sync_neutral", frozenset(self.sync_neutral))
-        if self.sync_neutral:
-            kit = self.user_toolkit
-            if self.sync_tools is None or kit is None:
-                raise ValueError(f"{where}: sync_neutral needs sync_tools")
-            odd = sorted(n for n in self.sync_neutral if n.startswith("_") or not callable(getattr(kit, n, None)))
+        object.__setattr__(self, "shared_setup", frozenset(self.shared_setup))
+        kit = self.user_toolkit
+        if self.sync_neutral and (self.sync_tools is None or kit is None):
+            raise ValueError(f"{where}: sync_neutral needs sync_tools")
+        if self.shared_setup and (kit is None or self.prepare_env is not None):
+            raise ValueError(f"{where}: shared_setup needs a user_toolkit and no prepare_env")
+        for helpers in ("sync_neutral", "shared_setup"):
+            odd = sorted(n for n in getattr(self, helpers) if n.startswith("_") or not callable(getattr(kit, n, None)))
             if odd:
-                raise ValueError(f"{where}: sync_neutral {odd} are not public methods of {kit.__name__}")
+                assert kit is not None
+                raise ValueError(f"{where}: {helpers} {odd} are not public methods of {kit.__name__}")
         if self.policy_types and self.policy_text is None:
             raise ValueError(f"{where}: policy_types need a policy_text")
         if self.shared_user_db and self.user_toolkit is None:

@@ -177,6 +177,7 @@ SPEC = DomainSpec(
     normalize_user_db=normalize_user_db,
     sync_tools=sync_tools,
     sync_neutral=SYNC_NEUTRAL,
+    shared_setup=frozenset({"set_user_info"}),  # it writes the name and number; every task starts with it
     policy_text=policy_text,
     policy_types=POLICY_TYPES,
     tool_schemas="telecom.json",  # tau2-bench's own schemas (tool_schemas/PROVENANCE.md)
