@@ -302,8 +302,8 @@ def _learn(plan: Plan, source: Path | None, out: Path, timeout: float, started: 
         max_new_tokens=plan.max_new_tokens,
     ) + _overrides(plan, out)  # fmt: skip
     write_command(out, env, cmd, _SHOWN)
-    until = f" (or to train loss {plan.sft_target_loss:g})" if plan.sft_target_loss is not None else ""
-    print(f"learn: SFT {plan.sft_steps} steps{until} on {len(rows)} gold answers, then GRPO {plan.steps} steps "
+    until = f" to train loss {plan.sft_target_loss:g} (at most {plan.sft_steps} steps)" if plan.sft_target_loss else ""
+    print(f"learn: SFT{until or f' {plan.sft_steps} steps'} on {len(rows)} gold answers, then GRPO {plan.steps} steps "
           f"({plan.batch} prompts x {plan.n} sampled rollouts), through {WARM_START_RECIPE}")  # fmt: skip
     t0 = time.monotonic()
     code = stream(cmd, env, out / "run.log", timeout, REPO)
@@ -378,6 +378,8 @@ def _report(
     print(f"learn: validation on {len(rows)} rows x {plan.trials} samples (seed {plan.validation_seed})")
     for line in table(evaluations):
         print(line)
+    last = sft_losses[-TARGET_LOSS_WINDOW:]
+    print(f"  SFT: {len(sft_losses)} steps, mean train loss of the last {len(last)} {sum(last) / len(last):.3f}")
     print(f"  GRPO gain over SFT: {gain:+.3f} reward")
     if verl_val:
         print(f"  verl's own validation ({val_key}): " + ", ".join(f"step {s}: {v:.3f}" for s, v in verl_val))
