@@ -22,6 +22,14 @@ def test_each_verl_private_is_still_there(module_name, attr, where, why):
             f"{where}: the V1 trainer no longer reads trainer.v1.<trainer_mode> ({why})"
         )
         return
+    if attr == "SFTTrainer.fit last step":
+        fit = inspect.getsource(module.SFTTrainer.fit)
+        step = fit.index("self.training_client.train_batch(")
+        last = fit.index("is_last_step = global_step >= self.total_training_steps")
+        assert step < last < fit.index("save_checkpoint(step=global_step)") < fit.index("return", last), (
+            f"{where}: SFTTrainer.fit no longer ends at the step that reaches total_training_steps ({why})"
+        )
+        return
     if attr.startswith("trainer_mode"):
         source = inspect.getsource(module)
         assert 'self.trainer_mode == "sync"' in source or 'self.trainer_mode != "sync"' in source, (

@@ -7,14 +7,16 @@ each name with the verl file it comes from, so that a verl release that moves or
 
 Nothing here replaces a verl function on its own: the CPU backend adds entries to verl's tables and subclasses
 verl's classes; the metrics hooks wrap three private trainer methods (:func:`private_method`,
-:func:`replace_private_method`); the normal-mode agent loops build their token stream with the agent-loop base
-class's Continuous Token helpers (:func:`build_initial_tokens`, :func:`merge_assistant_tokens`,
+:func:`replace_private_method`); the SFT target loss wraps one SFT trainer's ``train_batch``
+(:func:`end_sft_when`); the normal-mode agent loops build their token stream with the agent-loop base class's
+Continuous Token helpers (:func:`build_initial_tokens`, :func:`merge_assistant_tokens`,
 :func:`merge_context_messages`), which verl does not document and has renamed on its main branch.
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from typing import Any
 
 #: (module, attribute, verl file, why we need it) of every verl private verl-rewards touches
@@ -139,6 +141,13 @@ PRIVATES: tuple[tuple[str, str, str, str], ...] = (
         "verl/trainer/ppo/v1/trainer_base.py",
         "the V1 trainer reads its mode's settings (parameter_sync_step, num_warmup_batches) from the trainer.v1 "
         "section named by trainer_mode; the CPU trainers set verl's own name back",
+    ),
+    (
+        "verl.trainer.sft_trainer",
+        "SFTTrainer.fit last step",
+        "verl/trainer/sft_trainer.py",
+        "fit calls training_client.train_batch once per step, then ends at the step that reaches "
+        "total_training_steps (read there each step): saves it and returns; the SFT target loss lowers it",
     ),
 )
 
@@ -305,12 +314,37 @@ async def merge_context_messages(
     return await loop.ct_merge_context_msg(previous, updated, token_ids, response_mask, response_logprobs, tools=tools)
 
 
+def end_sft_when(trainer: Any, should_stop: Callable[[int, float], bool]) -> None:
+    """Make a step of verl's ``SFTTrainer.fit`` its last when ``should_stop(step, train loss)`` returns True.
+
+    ``fit`` (``verl/trainer/sft_trainer.py``) runs one ``training_client.train_batch`` per step and, after logging
+    it, ends at the step that reaches ``total_training_steps``: it saves that step's checkpoint and returns. So the
+    client's ``train_batch`` is wrapped to read the step's loss (``metrics["loss"]``, a float: the sum over
+    micro-batches) and, when told to stop, lower ``total_training_steps`` to that step. The learning-rate schedule
+    was built from the configured total and is unchanged."""
+    from verl.utils import tensordict_utils as tu
+
+    client = trainer.training_client
+    train_batch = client.train_batch
+    step = int(trainer.resume_global_step)
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        nonlocal step
+        output = train_batch(*args, **kwargs)
+        step += 1
+        if should_stop(step, float(tu.get(output, "metrics")["loss"])):
+            trainer.total_training_steps = step
+        return output
+
+    client.train_batch = watched
+
+
 def check_privates() -> list[str]:
     """The privates of :data:`PRIVATES` that this verl no longer has (empty when all are there)."""
     missing: list[str] = []
     for module_name, attr, where, _ in PRIVATES:
-        if attr.startswith("trainer_mode"):
-            continue  # behaviours, checked by tests/test_verl_compat.py
+        if " " in attr:
+            continue  # behaviours (described in words), checked by tests/test_verl_compat.py
         try:
             obj: Any = importlib.import_module(module_name)
         except ImportError as exc:

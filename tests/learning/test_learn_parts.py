@@ -126,6 +126,7 @@ def _args(**changes) -> argparse.Namespace:
 
 def test_the_default_plan_is_the_measured_one():
     assert command._plan(_args()) == command.DEFAULT
+    assert command.DEFAULT.sft_target_loss == 0.09 and command._plan(_args(sft_target_loss=0.0)).sft_target_loss is None
 
 
 @pytest.mark.parametrize(
@@ -138,6 +139,7 @@ def test_the_default_plan_is_the_measured_one():
         ({"mini_batch": 3}, "--batch-size 8 must be a multiple of --mini-batch 3"),
         ({"lr": 1.5}, "--lr must be within (0, 1)"),
         ({"temperature": 0.0}, "--temperature must be within (0, 2]"),
+        ({"sft_target_loss": -0.1}, "--sft-target-loss must be a positive number or 0"),
     ],
 )
 def test_bad_options_fail_at_set_up_naming_the_option(changes, message):

@@ -37,6 +37,12 @@ def test_grpo_raises_the_validation_reward_of_the_sft_model(tmp_path):
     assert result["verl_validation"]["0"] == pytest.approx(sft["reward"], abs=1e-6)
     assert result["verl_validation"]["4"] == pytest.approx(grpo["reward"], abs=1e-6)
     assert (out / "learn.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # SFT ended at the first step whose last 10 losses average at most the target loss, short of --sft-steps
+    losses = [r["data"]["train/loss"] for r in map(json.loads, (out / "sft_metrics.jsonl").open())
+              if "train/loss" in r["data"]]  # fmt: skip
+    target, steps = result["plan"]["sft_target_loss"], result["sft_steps"]
+    assert len(losses) == steps < result["plan"]["sft_steps"] and sum(losses[-10:]) / 10 <= target
+    assert all(sum(losses[k - 10 : k]) / 10 > target for k in range(10, steps))
     # what benchmarks/learn_margin.py needs to draw the run's evaluations again: its models, rows and sampling
     assert result["sampling"]["seed"] == 1 and result["sampling"]["trials"] == 4
     assert all(Path(result["files"][k]).is_dir() for k in ("after_sft", "after_grpo"))

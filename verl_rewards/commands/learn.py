@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..cpu.sft import TARGET_LOSS_WINDOW
 from ..smoke.data import SmokeData, read_metrics
 from ..smoke.errors import SmokeError
 
@@ -52,7 +53,8 @@ class Plan:
     seed: int = 1
     model_seed: int | None = None
     val_seed: int | None = None
-    sft_steps: int = 120
+    sft_steps: int = 200
+    sft_target_loss: float | None = 0.09
     sft_lr: float = 5e-3
     sft_batch: int = 8
     steps: int = 12
@@ -103,7 +105,15 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="the validation draws' seed (default: the model's seed), in verl's validation and in the evaluations "
         "before SFT, after SFT and after GRPO alike",
     )  # fmt: skip
-    p.add_argument("--sft-steps", type=int, default=DEFAULT.sft_steps, help="SFT steps (verl's SFT trainer)")
+    p.add_argument(
+        "--sft-steps", type=int, default=DEFAULT.sft_steps,
+        help="the most SFT steps (verl's SFT trainer): it ends earlier at --sft-target-loss",
+    )  # fmt: skip
+    p.add_argument(
+        "--sft-target-loss", type=float, default=DEFAULT.sft_target_loss,
+        help=f"end SFT at the first step whose mean train loss over the last {TARGET_LOSS_WINDOW} steps is at most "
+        "this, so that runs from different model seeds start equally trained; 0: run every --sft-steps step",
+    )  # fmt: skip
     p.add_argument("--sft-lr", type=float, default=DEFAULT.sft_lr, help="SFT learning rate")
     p.add_argument("--steps", type=int, default=DEFAULT.steps, help="GRPO steps (verl's main_ppo)")
     p.add_argument("--lr", type=float, default=DEFAULT.lr, help="GRPO learning rate of the actor")
@@ -129,7 +139,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 def _plan(args: argparse.Namespace) -> Plan:
     plan = Plan(
         seed=args.seed, model_seed=args.model_seed, val_seed=args.val_seed, sft_steps=args.sft_steps,
-        sft_lr=args.sft_lr, steps=args.steps, lr=args.lr,
+        sft_target_loss=args.sft_target_loss or None, sft_lr=args.sft_lr, steps=args.steps, lr=args.lr,
         batch=args.batch_size, mini_batch=args.mini_batch, n=args.n, trials=args.trials, test_freq=args.test_freq,
         temperature=args.temperature,
     )  # fmt: skip
@@ -143,6 +153,8 @@ def _plan(args: argparse.Namespace) -> Plan:
         raise SmokeError("set-up", "--n must be at least 2: GRPO's advantage compares the rollouts of one prompt")
     if not 0 < plan.temperature <= 2:
         raise SmokeError("set-up", f"--temperature must be within (0, 2], got {plan.temperature}")
+    if plan.sft_target_loss is not None and not plan.sft_target_loss > 0:
+        raise SmokeError("set-up", f"--sft-target-loss must be a positive number or 0, got {plan.sft_target_loss}")
     for name in ("sft_lr", "lr"):
         if not 0 < getattr(plan, name) < 1:
             raise SmokeError("set-up", f"--{name.replace('_', '-')} must be within (0, 1), got {getattr(plan, name)}")
@@ -259,7 +271,7 @@ def _learn(plan: Plan, source: Path | None, out: Path, timeout: float, started: 
     from ..smoke.checks import check_run, check_signal, failed_stage, first_reward_error
     from ..smoke.process import ended, stream
     from ..smoke.recipe import REPO, WARM_START_RECIPE, cpu_overrides, recipe_env, write_command
-    from ..smoke.sft_stage import SftPlan, check_sft, sft_checkpoint, sft_env
+    from ..smoke.sft_stage import SftPlan, check_sft, sft_checkpoint, sft_env, sft_steps_run
     from ..toolrl.data import SAMPLE_PATH
 
     t0 = time.monotonic()
@@ -279,31 +291,37 @@ def _learn(plan: Plan, source: Path | None, out: Path, timeout: float, started: 
     env = recipe_env(TOOLRL, "rlla", "single", "", data, model, out, "scripted", plan.batch)
     env.update(sft_env(sft, out, lr=plan.sft_lr))
     env["SFT_OVERRIDES"] += f" data.micro_batch_size_per_gpu={plan.sft_batch}"  # one forward per step
+    if plan.sft_target_loss is not None:
+        env["SFT_OVERRIDES"] += f" +trainer.target_loss={plan.sft_target_loss!r}"
     env.update({"CONTRIBUTION": "0", "EXPERIMENT_NAME": "learn-toolrl"})
     for unset in ("SFT_MODEL_PATH", "SFT_VAL_FILES"):
         env.pop(unset, None)
-    hf = sft_checkpoint(out, plan.sft_steps)
     cmd = ["bash", str(REPO / WARM_START_RECIPE)] + cpu_overrides(
-        model=str(hf), out=out, steps=plan.steps, batch=plan.batch, n=plan.n, prompt_len=prompt_len,
+        model=None, out=out, steps=plan.steps, batch=plan.batch, n=plan.n, prompt_len=prompt_len,
         response_len=plan.response_length, policy="sample", loops_yaml=loops, wandb=False,
         max_new_tokens=plan.max_new_tokens,
     ) + _overrides(plan, out)  # fmt: skip
     write_command(out, env, cmd, _SHOWN)
-    print(f"learn: SFT {plan.sft_steps} steps on {len(rows)} gold answers, then GRPO {plan.steps} steps "
+    until = f" to train loss {plan.sft_target_loss:g} (at most {plan.sft_steps} steps)" if plan.sft_target_loss else ""
+    print(f"learn: SFT{until or f' {plan.sft_steps} steps'} on {len(rows)} gold answers, then GRPO {plan.steps} steps "
           f"({plan.batch} prompts x {plan.n} sampled rollouts), through {WARM_START_RECIPE}")  # fmt: skip
     t0 = time.monotonic()
     code = stream(cmd, env, out / "run.log", timeout, REPO)
     train_s = time.monotonic() - t0
     records = read_metrics(out / "metrics.jsonl")
     log = (out / "run.log").read_text(encoding="utf-8", errors="replace")
+    sft_steps = sft_steps_run(out)
     if code != 0:
-        if not hf.is_dir():
+        if sft_steps is None:
             raise SmokeError("sft", f"the SFT stage {ended(code, timeout)}; see {out / 'run.log'}")
         steps_logged = sum(1 for r in records if any(k.startswith("actor/") for k in r.get("data") or {}))
         first = first_reward_error(log)
         raise SmokeError(failed_stage(log, steps_logged), f"main_ppo {ended(code, timeout)}; see {out / 'run.log'}"
                          + (f"; first reward error: {first}" if first else ""))  # fmt: skip
-    sft_losses = check_sft(out, plan.sft_steps)
+    if sft_steps is None:
+        raise SmokeError("sft", f"the SFT stage left no checkpoint in {out / 'sft'}")
+    hf = sft_checkpoint(out, sft_steps)
+    sft_losses = check_sft(out, sft_steps)
     check_run(out, plan.steps, records)
     check_signal(records, out / "run.log", _TIED)
     final = _grpo_checkpoint(out, plan.steps)
@@ -360,6 +378,8 @@ def _report(
     print(f"learn: validation on {len(rows)} rows x {plan.trials} samples (seed {plan.validation_seed})")
     for line in table(evaluations):
         print(line)
+    last = sft_losses[-TARGET_LOSS_WINDOW:]
+    print(f"  SFT: {len(sft_losses)} steps, mean train loss of the last {len(last)} {sum(last) / len(last):.3f}")
     print(f"  GRPO gain over SFT: {gain:+.3f} reward")
     if verl_val:
         print(f"  verl's own validation ({val_key}): " + ", ".join(f"step {s}: {v:.3f}" for s, v in verl_val))
@@ -372,6 +392,7 @@ def _report(
         "plan": asdict(plan),
         "evaluations": {name: ev.summary() for name, ev in zip(names, evaluations, strict=True)},
         "gain": gain,
+        "sft_steps": len(sft_losses),
         "verl_validation": {str(s): v for s, v in verl_val},
         "validation_pass1": {str(s): v for s, v in pass1},
         "timings_s": timings,

@@ -22,7 +22,7 @@ WARM_START_RECIPE = "recipes/warm_start/run_warm_start.sh"
 
 def cpu_overrides(
     *,
-    model: str,
+    model: str | None,
     out: Path,
     steps: int,
     batch: int,
@@ -37,10 +37,11 @@ def cpu_overrides(
 ) -> list[str]:
     """The Hydra overrides that put a recipe on the CPU (after the recipe's own, before the user's). ``policy``:
     ``script`` (every rollout scripted), ``mixed`` (scripted and sampled ones) or ``sample``; sampled turns are cut
-    at ``max_new_tokens``."""
+    at ``max_new_tokens``. ``model`` None leaves the actor's (and a critic's) model to the recipe (``MODEL_PATH``: the
+    warm-start recipe's last SFT checkpoint)."""
     rollout = "actor_rollout_ref.rollout"
     out_list = [
-        f"actor_rollout_ref.model.path={model}",
+        *([f"actor_rollout_ref.model.path={model}"] if model is not None else []),
         "+actor_rollout_ref.model.override_config.attn_implementation=sdpa",
         "actor_rollout_ref.model.use_remove_padding=False",
         "actor_rollout_ref.model.enable_gradient_checkpointing=False",
@@ -83,7 +84,9 @@ def cpu_overrides(
         "transfer_queue.backend.SimpleStorage.num_data_storage_units=2",
         "reward.num_workers=1",
         # the critic, in runs that have one (algorithm.adv_estimator=gae): the actor's CPU settings
-        *("critic.strategy=fsdp2", f"critic.model.path={model}", "critic.model.use_remove_padding=False"),
+        "critic.strategy=fsdp2",
+        *([f"critic.model.path={model}"] if model is not None else []),
+        "critic.model.use_remove_padding=False",
         *("+critic.model.override_config.attn_implementation=sdpa", "critic.model.enable_gradient_checkpointing=False"),
         f"critic.ppo_micro_batch_size_per_gpu={batch * n}",
         # transformers gives the tiny model a new, random value head when the critic loads it; verl's engine seeds

@@ -78,6 +78,16 @@ def sft_checkpoint(out: Path, steps: int) -> Path:
     return out / "sft" / f"global_step_{steps}" / "huggingface"
 
 
+def sft_steps_run(out: Path) -> int | None:
+    """The step of the SFT stage's last checkpoint (verl's ``latest_checkpointed_iteration.txt``), None without one:
+    ``--sft-steps``, or fewer when a target loss ended the stage early."""
+    tracker = out / "sft" / "latest_checkpointed_iteration.txt"
+    try:
+        return int(tracker.read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
 def check_sft(out: Path, steps: int) -> list[float]:
     """After the SFT stage: its steps logged with a finite loss and its Hugging Face checkpoint, else stage sft."""
     losses = [
