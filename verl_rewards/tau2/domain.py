@@ -324,8 +324,8 @@ class Domain:
         task-data error). It is computed on the task's first use (~0.1 ms for a telecom task), then cached and
         shared, read-only, by the task's environments, so a further environment costs O(1); loading a domain builds
         none (telecom has 2,285 tasks). Where the spec's ``shared_setup`` names the first action, the state after it
-        is built once per domain and shared by the tasks starting with the same call. The action log starts empty. ``solo_mode``: see
-        :mod:`verl_rewards.engine.environment`.
+        is built once per domain and shared by the tasks starting with the same call. The action log starts empty.
+        ``solo_mode``: see :mod:`verl_rewards.engine.environment`.
         """
         if solo_mode and not self.spec.solo:
             raise ValueError(f"{self.name} domain does not support solo mode")
