@@ -302,8 +302,9 @@ def _learn(plan: Plan, source: Path | None, out: Path, timeout: float, started: 
         max_new_tokens=plan.max_new_tokens,
     ) + _overrides(plan, out)  # fmt: skip
     write_command(out, env, cmd, _SHOWN)
-    until = f" to train loss {plan.sft_target_loss:g} (at most {plan.sft_steps} steps)" if plan.sft_target_loss else ""
-    print(f"learn: SFT{until or f' {plan.sft_steps} steps'} on {len(rows)} gold answers, then GRPO {plan.steps} steps "
+    target = plan.sft_target_loss
+    until = f"to train loss {target:g} (at most {plan.sft_steps} steps)" if target else f"{plan.sft_steps} steps"
+    print(f"learn: SFT {until} on {len(rows)} gold answers, then GRPO {plan.steps} steps "
           f"({plan.batch} prompts x {plan.n} sampled rollouts), through {WARM_START_RECIPE}")  # fmt: skip
     t0 = time.monotonic()
     code = stream(cmd, env, out / "run.log", timeout, REPO)
