@@ -105,6 +105,12 @@ def test_check_run_names_what_is_missing(tmp_path: Path):
     assert exc.value.stage == "checkpoint"
     (tmp_path / "checkpoints" / "global_step_2").mkdir(parents=True)
     check_run(tmp_path, 2, [_rec(0, **val), _rec(1, **step), _rec(2, **step, **val)])
+    # a run that validates at given steps (a learning run: none before training): each must hold a record
+    check_run(tmp_path, 2, [_rec(1, **step, **val), _rec(2, **step, **val)], validations=[1, 2])
+    check_run(tmp_path, 2, [_rec(1, **step), _rec(2, **step, **val)], validations=[2])
+    with pytest.raises(SmokeError, match=r"no validation record at step\(s\) \[1\]") as exc:
+        check_run(tmp_path, 2, [_rec(0, **val), _rec(1, **step), _rec(2, **step, **val)], validations=[1, 2])
+    assert exc.value.stage == "validation"
 
 
 @pytest.mark.slow

@@ -15,7 +15,7 @@ from verl_rewards.cpu.model import build_tiny_qwen2
 from verl_rewards.gold import gold_reward, row_info
 from verl_rewards.gold.export import ExportError, export_gold
 from verl_rewards.gold.rows import plain
-from verl_rewards.learning.evaluate import Evaluation, Sampling, evaluate
+from verl_rewards.learning.evaluate import Evaluation, Pool, Sampling, evaluate, merge
 from verl_rewards.learning.report import Margin, dump_pass1, margin, plot, table
 from verl_rewards.smoke.errors import SmokeError
 from verl_rewards.toolrl.data import SAMPLE_PATH, prepare_toolrl
@@ -73,6 +73,18 @@ def test_an_evaluation_is_the_same_for_one_seed_and_differs_for_another(tiny, ro
     assert all(r < t for row, t in zip(first.rewards, first.targets, strict=True) for r in row)
 
 
+def test_more_trials_add_draws_after_the_first_ones(tiny, rows):
+    """verl's validation of a run draws ``--val-trials`` samples per row, the evaluations ``--trials``: the same
+    first draws, so the validation at step 0 is the after-SFT evaluation's first samples."""
+    subset = rows[:2]
+    sampling = Sampling(seed=5, trials=2, temperature=1.0, prompt_length=1024, response_length=16, max_new_tokens=12)
+    two = evaluate(tiny, subset, sampling, command.REWARD_KWARGS)
+    three = evaluate(tiny, subset, Sampling(**{**sampling.__dict__, "trials": 3}), command.REWARD_KWARGS)
+    assert [row[:2] for row in three.responses] == list(two.responses)
+    assert [row[:2] for row in three.rewards] == list(two.rewards)
+    assert all(len(row) == 3 for row in three.responses)
+
+
 def test_a_redraw_evaluates_a_run_s_models_again_with_other_validation_draws(tiny, rows_file, rows):
     sampling = Sampling(seed=5, trials=1, temperature=1.0, prompt_length=1024, response_length=32, max_new_tokens=24)
     payload = {"sampling": sampling.__dict__, "files": {"rows": str(rows_file), "after_sft": tiny, "after_grpo": tiny}}
@@ -82,6 +94,22 @@ def test_a_redraw_evaluates_a_run_s_models_again_with_other_validation_draws(tin
     assert other.responses != sft.responses and len(other.rewards) == len(rows)
 
 
+def test_an_evaluation_in_parts_in_worker_processes_is_the_evaluation_in_one(tiny, rows):
+    subset = rows[:5]
+    sampling = Sampling(seed=7, trials=2, temperature=1.0, prompt_length=1024, response_length=16, max_new_tokens=12)
+    whole = evaluate(tiny, subset, sampling, command.REWARD_KWARGS)
+    with Pool(workers=2) as pool:
+        halves = pool.submit(tiny, subset, sampling, command.REWARD_KWARGS, parts=2)
+        thirds = pool.submit(tiny, subset, sampling, command.REWARD_KWARGS, parts=3)
+        assert halves() == whole and thirds() == whole
+    # the parts are joined in row order: the other order is another evaluation
+    first, second = (
+        evaluate(tiny, subset[:3], sampling, command.REWARD_KWARGS),
+        evaluate(tiny, subset[3:], sampling, command.REWARD_KWARGS),
+    )
+    assert merge([first, second]) == whole != merge([second, first])
+
+
 def test_pass_hat_counts_trials_at_the_gold_reward():
     ev = Evaluation(rewards=((4.0, 4.0), (4.0, -1.0), (0.5, 1.0)), targets=(4.0, 4.0, 1.0))
     assert ev.mean_reward == pytest.approx((8 + 3 + 1.5) / 6)
@@ -89,6 +117,14 @@ def test_pass_hat_counts_trials_at_the_gold_reward():
     lines = table([ev, ev, ev])
     assert lines[0].split() == ["reward", "pass^1", "pass^2"]
     assert lines[3].split() == ["after", "GRPO", f"{ev.mean_reward:.3f}", "0.667", "0.333"]
+    # many trials: the columns are pass^1, 2, 4, 8, ...; a stage with fewer trials shows none past its own
+    many = Evaluation(rewards=((4.0,) * 5 + (0.0,) * 5,), targets=(4.0,))
+    lines = table([ev, many])
+    assert lines[0].split() == ["reward", "pass^1", "pass^2", "pass^4", "pass^8"]
+    assert lines[1].split()[-2:] == ["-", "-"] and lines[2].split()[-2:] == [
+        f"{5 * 4 * 3 * 2 / (10 * 9 * 8 * 7):.3f}",
+        "0.000",
+    ]
 
 
 def test_validation_dumps_give_pass1_per_step(tmp_path):
@@ -124,6 +160,13 @@ def _args(**changes) -> argparse.Namespace:
     return args
 
 
+def test_a_learning_run_validates_every_test_freq_steps_and_at_the_last():
+    assert command.validation_steps(10, 5) == [5, 10]
+    assert command.validation_steps(4, 4) == [4]
+    assert command.validation_steps(12, 5) == [5, 10, 12]
+    assert command.validation_steps(3, 5) == [3]
+
+
 def test_the_default_plan_is_the_measured_one():
     assert command._plan(_args()) == command.DEFAULT
     assert command.DEFAULT.sft_target_loss == 0.09 and command._plan(_args(sft_target_loss=0.0)).sft_target_loss is None
@@ -134,6 +177,8 @@ def test_the_default_plan_is_the_measured_one():
     [
         ({"n": 1}, "--n must be at least 2"),
         ({"steps": 0}, "--steps must be at least 1"),
+        ({"trials": 0}, "--trials must be at least 1"),
+        ({"val_trials": 0}, "--val-trials must be at least 1"),
         ({"batch_size": 0}, "--batch-size must be at least 1"),
         ({"mini_batch": 0}, "--mini-batch must be at least 1"),
         ({"mini_batch": 3}, "--batch-size 8 must be a multiple of --mini-batch 3"),

@@ -5,8 +5,10 @@ SFT trainer on the gold answers of ToolRL rows (``export-sft gold toolrl``), the
 with GRPO on **sampled rollouts only**, scored by our reward manager; both stages run through ``recipes/warm_start``
 on the CPU backend (as ``smoke --sft`` does). The sampled policy is measured on one fixed set of validation rows,
 the training prompts (this shows that the reward signal moves the policy, not that it generalises), before SFT,
-after SFT and after GRPO (:mod:`.learn_eval`: mean reward, pass^1..pass^k), and the run writes ``learn.json`` and
-``learn.png`` (reward and validation per step).
+after SFT and after GRPO (:mod:`verl_rewards.learning.evaluate`: mean reward, pass^1..pass^k; ``--trials`` samples
+per row, 24 by default: one set of 4 draws moves a model's mean reward by up to 0.6, more than GRPO's gain), and the
+run writes ``learn.json`` and ``learn.png`` (reward per step, verl's own validation every ``--test-freq`` steps with
+``--val-trials`` samples per row, which are the evaluations' first draws).
 
 Why ToolRL: its reward is dense (format 0/1 plus correctness from -3 to 3 with partial credit for the tool name,
 the parameter names and each value), so two samples of one prompt rarely tie and every GRPO group carries an
@@ -29,7 +31,7 @@ import io
 import math
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -57,14 +59,15 @@ class Plan:
     sft_target_loss: float | None = 0.09
     sft_lr: float = 5e-3
     sft_batch: int = 8
-    steps: int = 12
+    steps: int = 10
     lr: float = 3e-4
     batch: int = 8
     mini_batch: int = 8
-    n: int = 8
-    trials: int = 4
+    n: int = 16
+    trials: int = 24
+    val_trials: int = 4
     temperature: float = 0.7
-    test_freq: int = 4
+    test_freq: int = 5
     layers: int = 2
     hidden: int = 64
     max_new_tokens: int = 160
@@ -123,11 +126,24 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="prompts per actor update (verl's ppo_mini_batch_size): batch-size / mini-batch updates per GRPO step",
     )  # fmt: skip
     p.add_argument("--n", type=int, default=DEFAULT.n, help="sampled rollouts per prompt (the GRPO group)")
-    p.add_argument("--trials", type=int, default=DEFAULT.trials, help="validation samples per row (pass^1..pass^k)")
+    p.add_argument(
+        "--trials", type=int, default=DEFAULT.trials,
+        help="samples per validation row in the evaluations after SFT and after GRPO (the measure of the gain; "
+        "pass^1..pass^k); the one before SFT, the random model's floor, draws --val-trials",
+    )  # fmt: skip
+    p.add_argument(
+        "--val-trials", type=int, default=DEFAULT.val_trials,
+        help="samples per validation row in verl's own validation every --test-freq GRPO steps (the curve of "
+        "learn.png): the evaluations' first draws",
+    )  # fmt: skip
     p.add_argument(
         "--temperature", type=float, default=DEFAULT.temperature, help="sampling temperature, training and validation"
     )
-    p.add_argument("--test-freq", type=int, default=DEFAULT.test_freq, help="GRPO steps between validations")
+    p.add_argument(
+        "--test-freq", type=int, default=DEFAULT.test_freq,
+        help="GRPO steps between verl's validations (and at the last step; none before training, where the after-SFT "
+        "evaluation stands for it)",
+    )  # fmt: skip
     p.add_argument("--input", default=None, help="ToolRL rows (.jsonl/.json/.parquet; default: the packaged sample)")
     p.add_argument(
         "--out", default=None, help="output folder (default: ./learn/toolrl-seed<SEED>[-model<MODEL_SEED>]-<time>)"
@@ -140,10 +156,10 @@ def _plan(args: argparse.Namespace) -> Plan:
     plan = Plan(
         seed=args.seed, model_seed=args.model_seed, val_seed=args.val_seed, sft_steps=args.sft_steps,
         sft_target_loss=args.sft_target_loss or None, sft_lr=args.sft_lr, steps=args.steps, lr=args.lr,
-        batch=args.batch_size, mini_batch=args.mini_batch, n=args.n, trials=args.trials, test_freq=args.test_freq,
-        temperature=args.temperature,
+        batch=args.batch_size, mini_batch=args.mini_batch, n=args.n, trials=args.trials, val_trials=args.val_trials,
+        test_freq=args.test_freq, temperature=args.temperature,
     )  # fmt: skip
-    for name in ("sft_steps", "steps", "batch", "mini_batch", "n", "trials", "test_freq"):
+    for name in ("sft_steps", "steps", "batch", "mini_batch", "n", "trials", "val_trials", "test_freq"):
         if getattr(plan, name) < 1:
             option = "batch-size" if name == "batch" else name.replace("_", "-")
             raise SmokeError("set-up", f"--{option} must be at least 1")
@@ -194,8 +210,8 @@ def _data(plan: Plan, source: Path, out: Path) -> tuple[SmokeData, list[dict[str
 def _overrides(plan: Plan, out: Path) -> list[str]:
     """The learning run's Hydra overrides, after the CPU ones: sampled rollouts only, no KL term (no reference model
     to run), the actor's learning rate, ``batch / mini_batch`` actor updates per step (one forward each), the random
-    seeds, validation every ``test_freq`` steps with ``trials`` samples per row and its dumps, the ordered batches and
-    a Hugging Face copy of the last actor."""
+    seeds, verl's validation every ``test_freq`` steps with ``val_trials`` samples per row and its dumps, the ordered
+    batches and a Hugging Face copy of the last actor."""
     from ..cpu.sampler import SAMPLER_OVERRIDES
 
     rollout = "actor_rollout_ref.rollout"
@@ -209,9 +225,10 @@ def _overrides(plan: Plan, out: Path) -> list[str]:
         f"{rollout}.seed={plan.seed}",
         f"{rollout}.temperature={plan.temperature}",
         f"{rollout}.val_kwargs.temperature={plan.temperature}",
-        f"{rollout}.val_kwargs.n={plan.trials}",
+        f"{rollout}.val_kwargs.n={plan.val_trials}",
         f"data.val_batch_size={4 * plan.batch}",
         f"trainer.test_freq={plan.test_freq}",
+        "trainer.val_before_train=False",  # the after-SFT evaluation is that validation, with more draws
         f"trainer.validation_data_dir={out / 'val_dumps'}",
         "trainer.experiment_name=learn-toolrl",
         *SAMPLER_OVERRIDES,
@@ -265,13 +282,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _learn(plan: Plan, source: Path | None, out: Path, timeout: float, started: float) -> bool:
+    """Set up, then verl's SFT stage and GRPO stage one after the other (``command.sh`` runs both at once), each
+    evaluation in a worker process beside the stage that follows it: before SFT (``val_trials`` samples per row: the
+    random model's floor) beside SFT, which trains on one core; after SFT beside GRPO; after GRPO in two halves at
+    once."""
     from ..benchmark_list import TOOLRL
     from ..cpu.model import build_tiny_qwen2
-    from ..learning.evaluate import Sampling, evaluate
-    from ..smoke.checks import check_run, check_signal, failed_stage, first_reward_error
-    from ..smoke.process import ended, stream
+    from ..learning.evaluate import Pool, Sampling
     from ..smoke.recipe import REPO, WARM_START_RECIPE, cpu_overrides, recipe_env, write_command
-    from ..smoke.sft_stage import SftPlan, check_sft, sft_checkpoint, sft_env, sft_steps_run
+    from ..smoke.sft_stage import SftPlan, check_sft, sft_checkpoint, sft_env
     from ..toolrl.data import SAMPLE_PATH
 
     t0 = time.monotonic()
@@ -280,13 +299,6 @@ def _learn(plan: Plan, source: Path | None, out: Path, timeout: float, started: 
     prompt_len = _prompt_length(model, data)
     sampling = Sampling(plan.validation_seed, plan.trials, plan.temperature, prompt_len, plan.response_length,
                         plan.max_new_tokens)  # fmt: skip
-    setup_s = time.monotonic() - t0
-    print(f"learn: ToolRL, {len(rows)} rows (training = validation prompts), seed {plan.seed}, model seed "
-          f"{plan.weights_seed}, validation seed {plan.validation_seed} -> {out}")  # fmt: skip
-    t0 = time.monotonic()
-    before = evaluate(model, rows, sampling, REWARD_KWARGS)
-    eval_s = time.monotonic() - t0
-    print(f"learn: before SFT: reward {before.mean_reward:.3f} ({eval_s:.0f} s)")
     sft = SftPlan("toolrl", sft_file, len(rows), 0, [], plan.sft_steps, plan.sft_batch)
     env = recipe_env(TOOLRL, "rlla", "single", "", data, model, out, "scripted", plan.batch)
     env.update(sft_env(sft, out, lr=plan.sft_lr))
@@ -302,38 +314,78 @@ def _learn(plan: Plan, source: Path | None, out: Path, timeout: float, started: 
         max_new_tokens=plan.max_new_tokens,
     ) + _overrides(plan, out)  # fmt: skip
     write_command(out, env, cmd, _SHOWN)
+    setup_s = time.monotonic() - t0
+    print(f"learn: ToolRL, {len(rows)} rows (training = validation prompts), seed {plan.seed}, model seed "
+          f"{plan.weights_seed}, validation seed {plan.validation_seed} -> {out}")  # fmt: skip
     target = plan.sft_target_loss
     until = f"to train loss {target:g} (at most {plan.sft_steps} steps)" if target else f"{plan.sft_steps} steps"
     print(f"learn: SFT {until} on {len(rows)} gold answers, then GRPO {plan.steps} steps "
-          f"({plan.batch} prompts x {plan.n} sampled rollouts), through {WARM_START_RECIPE}")  # fmt: skip
-    t0 = time.monotonic()
-    code = stream(cmd, env, out / "run.log", timeout, REPO)
-    train_s = time.monotonic() - t0
-    records = read_metrics(out / "metrics.jsonl")
-    log = (out / "run.log").read_text(encoding="utf-8", errors="replace")
-    sft_steps = sft_steps_run(out)
+          f"({plan.batch} prompts x {plan.n} sampled rollouts), through {WARM_START_RECIPE}; evaluations of "
+          f"{len(rows)} rows x {plan.trials} samples beside them")  # fmt: skip
+    with Pool(workers=2) as pool:
+        floor = replace(sampling, trials=min(plan.trials, plan.val_trials))  # the random model never writes the format
+        before = pool.submit(model, rows, floor, REWARD_KWARGS)
+        t0 = time.monotonic()
+        sft_steps = _sft_stage(cmd[:2], env, out, timeout - (t0 - started))
+        hf = sft_checkpoint(out, sft_steps)
+        sft_losses = check_sft(out, sft_steps)
+        after_sft = pool.submit(str(hf), rows, sampling, REWARD_KWARGS)
+        records = _grpo_stage(cmd, env, out, timeout - (time.monotonic() - started), plan.steps, plan.test_freq)
+        train_s = time.monotonic() - t0
+        final = _grpo_checkpoint(out, plan.steps)
+        after_grpo = pool.submit(str(final), rows, sampling, REWARD_KWARGS, parts=2)
+        t0 = time.monotonic()
+        evaluations = [before(), after_sft(), after_grpo()]
+        wait_s = time.monotonic() - t0
+    files = {"rows": str(rows_file), "after_sft": str(hf), "after_grpo": str(final)}
+    return _report(plan, sampling, files, out, records, sft_losses, evaluations, rows,
+                   {"set-up": setup_s, "SFT + GRPO (verl)": train_s, "evaluations after GRPO": wait_s,
+                    "total": time.monotonic() - started})  # fmt: skip
+
+
+def _sft_stage(cmd: list[str], env: dict[str, str], out: Path, timeout: float) -> int:
+    """The recipe's SFT stage (its log in ``sft.log``): the step of its last checkpoint."""
+    from ..smoke.process import ended, stream
+    from ..smoke.recipe import REPO
+    from ..smoke.sft_stage import sft_steps_run
+
+    log_path = out / "sft.log"
+    code = stream(cmd, {**env, "STAGE": "sft"}, log_path, timeout, REPO)
     if code != 0:
-        if sft_steps is None:
-            raise SmokeError("sft", f"the SFT stage {ended(code, timeout)}; see {out / 'run.log'}")
+        raise SmokeError("sft", f"the SFT stage {ended(code, timeout)}; see {log_path}")
+    steps = sft_steps_run(out)
+    if steps is None:
+        raise SmokeError("sft", f"the SFT stage left no checkpoint in {out / 'sft'}")
+    return steps
+
+
+def validation_steps(steps: int, test_freq: int) -> list[int]:
+    """The GRPO steps verl validates at in a learning run: every ``test_freq``-th and the last (none before
+    training)."""
+    return sorted({s for s in range(test_freq, steps + 1, test_freq)} | {steps})
+
+
+def _grpo_stage(
+    cmd: list[str], env: dict[str, str], out: Path, timeout: float, steps: int, test_freq: int
+) -> list[dict[str, Any]]:
+    """The recipe's GRPO stage from the SFT checkpoint (its log in ``run.log``): verl's metrics of every step, each
+    step logged and a reward signal in the groups (:mod:`verl_rewards.smoke.checks`), else the stage that failed."""
+    from ..smoke.checks import check_run, check_signal, failed_stage, first_reward_error
+    from ..smoke.process import ended, stream
+    from ..smoke.recipe import REPO
+
+    log_path = out / "run.log"
+    code = stream(cmd, {**env, "STAGE": "rl"}, log_path, timeout, REPO)
+    records = read_metrics(out / "metrics.jsonl")
+    if code != 0:
+        log = log_path.read_text(encoding="utf-8", errors="replace")
         steps_logged = sum(1 for r in records if any(k.startswith("actor/") for k in r.get("data") or {}))
         first = first_reward_error(log)
-        raise SmokeError(failed_stage(log, steps_logged), f"main_ppo {ended(code, timeout)}; see {out / 'run.log'}"
+        raise SmokeError(failed_stage(log, steps_logged), f"main_ppo {ended(code, timeout)}; see {log_path}"
                          + (f"; first reward error: {first}" if first else ""))  # fmt: skip
-    if sft_steps is None:
-        raise SmokeError("sft", f"the SFT stage left no checkpoint in {out / 'sft'}")
-    hf = sft_checkpoint(out, sft_steps)
-    sft_losses = check_sft(out, sft_steps)
-    check_run(out, plan.steps, records)
-    check_signal(records, out / "run.log", _TIED)
-    final = _grpo_checkpoint(out, plan.steps)
-    t0 = time.monotonic()
-    after_sft = evaluate(str(hf), rows, sampling, REWARD_KWARGS)
-    after_grpo = evaluate(str(final), rows, sampling, REWARD_KWARGS)
-    eval_s += time.monotonic() - t0
-    files = {"rows": str(rows_file), "after_sft": str(hf), "after_grpo": str(final)}
-    return _report(plan, sampling, files, out, records, sft_losses, [before, after_sft, after_grpo], rows,
-                   {"set-up": setup_s, "evaluations": eval_s, "SFT + GRPO (main_ppo)": train_s,
-                    "total": time.monotonic() - started})  # fmt: skip
+    check_run(out, steps, records, validations=validation_steps(steps, test_freq))
+    check_signal(records, log_path, _TIED)
+    return records
 
 
 #: what to change when every GRPO group tied
@@ -366,7 +418,7 @@ def _report(
     from ..gold import gold_reward, row_info
     from ..learning.report import dump_pass1, plot, series, table, write_json
 
-    val_key = f"val-core/{rows[0]['data_source']}/reward/mean@{plan.trials}"
+    val_key = f"val-core/{rows[0]['data_source']}/reward/mean@{plan.val_trials}"
     verl_val = series(records, val_key)
 
     def target(ground_truth: Any) -> float:

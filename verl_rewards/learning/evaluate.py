@@ -11,13 +11,19 @@ before SFT, after SFT and after GRPO are measured on the same rows with the same
 
 Success (pass^k) is a reward at the row's gold reward (:func:`verl_rewards.gold.gold_reward`: ToolRL's top of
 format + correctness for a tool-call row, of format alone for a text answer).
+
+Every sample has its own seed, so an evaluation is the same whether it runs in one process or in parts: :class:`Pool`
+runs evaluations in worker processes (one torch thread each, as the rollout server) beside the training, each split
+into parts of rows that :func:`merge` joins back.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Mapping, Sequence
+import multiprocessing
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
@@ -143,3 +149,45 @@ def evaluate(
     tokens = [tuple(int(t) for t in s.response_ids.tolist()) for s in samples]
     responses = tuple(tuple(tokens[i * sampling.trials : (i + 1) * sampling.trials]) for i in range(len(rows)))
     return Evaluation(per_row, tuple(_row_target(row) for row in rows), responses)
+
+
+def merge(parts: Sequence[Evaluation]) -> Evaluation:
+    """The evaluation of consecutive parts of the rows, joined in row order."""
+    return Evaluation(
+        tuple(row for part in parts for row in part.rewards),
+        tuple(target for part in parts for target in part.targets),
+        tuple(row for part in parts for row in part.responses),
+    )
+
+
+class Pool:
+    """Evaluations in worker processes (spawned: no state shared with Ray or the caller), so that the caller goes on
+    training while a model is measured: :meth:`submit` returns at once with a function that waits for the result."""
+
+    def __init__(self, workers: int = 2) -> None:
+        self._executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+
+    def submit(
+        self,
+        model_dir: str,
+        rows: Sequence[Mapping[str, Any]],
+        sampling: Sampling,
+        reward_kwargs: Mapping[str, Any],
+        parts: int = 1,
+    ) -> Callable[[], Evaluation]:
+        """Evaluate ``model_dir`` on ``rows`` in ``parts`` jobs of consecutive rows (as many workers as are free run
+        them at once)."""
+        size = math.ceil(len(rows) / max(1, parts)) or 1
+        chunks = [[dict(r) for r in rows[i : i + size]] for i in range(0, len(rows), size)]
+        futures = [self._executor.submit(evaluate, model_dir, chunk, sampling, dict(reward_kwargs)) for chunk in chunks]
+        return lambda: merge([f.result() for f in futures])
+
+    def close(self) -> None:
+        """Stop the workers; a job not started is dropped (an evaluation of a run that failed)."""
+        self._executor.shutdown(wait=True, cancel_futures=True)
+
+    def __enter__(self) -> Pool:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()

@@ -17,13 +17,16 @@ STAGES = ("before SFT", "after SFT", "after GRPO")
 
 
 def table(evaluations: Sequence[Evaluation]) -> list[str]:
-    """One line per stage: mean reward and pass^1..pass^k of the validation rows."""
+    """One line per stage: mean reward and pass^k of the validation rows for k = 1, 2, 4, 8, ... up to the trials
+    (``learn.json`` holds every k)."""
     trials = max((len(e.pass_hat()) for e in evaluations), default=0)
-    head = f"  {'':<12} {'reward':>8}" + "".join(f" {f'pass^{k}':>8}" for k in range(1, trials + 1))
+    ks = [2**i for i in range(trials.bit_length()) if 2**i <= trials]
+    head = f"  {'':<12} {'reward':>8}" + "".join(f" {f'pass^{k}':>8}" for k in ks)
     lines = [head]
     for stage, ev in zip(STAGES, evaluations, strict=False):
         passes = ev.pass_hat()
-        lines.append(f"  {stage:<12} {ev.mean_reward:8.3f}" + "".join(f" {passes[k]:8.3f}" for k in sorted(passes)))
+        cells = "".join(f" {passes[k]:8.3f}" if k in passes else f" {'-':>8}" for k in ks)
+        lines.append(f"  {stage:<12} {ev.mean_reward:8.3f}" + cells)
     return lines
 
 
@@ -73,7 +76,8 @@ def plot(
     title: str,
 ) -> None:
     """Three panels: SFT loss per step; GRPO training reward per step (mean, min-max band); validation reward and
-    pass^1 per GRPO step (verl's validation), with the evaluation before SFT as a dashed line."""
+    pass^1 per GRPO step (verl's validation), with the evaluations after SFT (at step 0) and after GRPO (at the last
+    step) as squares and the one before SFT as a dashed line."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -95,9 +99,13 @@ def plot(
     ax.legend(loc="lower right", fontsize=8)
     ax = axes[2]
     val = series(records, val_key)
-    ax.plot([s for s, _ in val], [v for _, v in val], marker="o", color="tab:green", label="reward (mean)")
+    ax.plot([s for s, _ in val], [v for _, v in val], marker="o", color="tab:green", label="verl's validation")
     if evaluations:
         ax.axhline(evaluations[0].mean_reward, color="tab:green", linestyle="--", linewidth=1, label="before SFT")
+    if len(evaluations) == 3:
+        last = max([s for s, _ in mean] + [s for s, _ in val], default=0)
+        ax.plot([0, last], [evaluations[1].mean_reward, evaluations[2].mean_reward], "s", color="tab:red",
+                label="after SFT / GRPO (all draws)")  # fmt: skip
     ax.set(title="validation (same rows every time)", xlabel="GRPO step", ylabel="reward")
     right = ax.twinx()
     right.plot([s for s, _ in val_pass1], [v for _, v in val_pass1], marker="s", color="tab:orange")

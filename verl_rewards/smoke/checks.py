@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -165,14 +165,21 @@ def stage_timings(records: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     return out
 
 
-def check_run(out: Path, steps: int, records: Sequence[Mapping[str, Any]]) -> None:
-    """After a zero exit: the steps, both validations and the checkpoint are there, else the stage that is not."""
+def check_run(
+    out: Path, steps: int, records: Sequence[Mapping[str, Any]], validations: Collection[int] | None = None
+) -> None:
+    """After a zero exit: the steps, the validations and the checkpoint are there, else the stage that is not.
+    ``validations``: the steps that must hold a validation record (default: two records, before and after training,
+    as a smoke run validates)."""
     train = [r for r in records if any(k.startswith("actor/") for k in r.get("data") or {})]
     if len(train) < steps:
         raise SmokeError("update", f"{len(train)} of {steps} training steps logged in {out / 'metrics.jsonl'}")
     vals = [r for r in records if any(k.startswith("val-") for k in r.get("data") or {})]
-    if len(vals) < 2:
+    if validations is None and len(vals) < 2:
         raise SmokeError("validation", f"{len(vals)} validation record(s) in metrics.jsonl; expected before and after")
+    missing = sorted(set(validations or ()) - {int(r.get("step", 0)) for r in vals})
+    if missing:
+        raise SmokeError("validation", f"no validation record at step(s) {missing} in {out / 'metrics.jsonl'}")
     ckpt = out / "checkpoints" / f"global_step_{steps}"
     if not ckpt.is_dir():
         raise SmokeError("checkpoint", f"no checkpoint at {ckpt}")
