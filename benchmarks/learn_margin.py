@@ -9,8 +9,8 @@ model share their validation draws, so this shows whether the gain holds beyond 
 is applied to the evaluations pooled over those seeds (as many more samples per row), whose verdict is the exit
 status then. Exit 0 when the gain is shown, 1 when not, 2 on unreadable input.
 
-    verl-rewards learn --model-seed 2 --sft-steps 130 --seed 1 --out /tmp/learn/s1   # and --seed 2, --seed 3
-    python benchmarks/learn_margin.py /tmp/learn/s1 /tmp/learn/s2 /tmp/learn/s3 --val-seeds 1 3 4 5
+    verl-rewards learn --seed 1 --out /tmp/learn/s1   # and --seed 2, --seed 3
+    python benchmarks/learn_margin.py /tmp/learn/s1 /tmp/learn/s2 /tmp/learn/s3 [--val-seeds 4 5 6]
 """
 
 from __future__ import annotations
