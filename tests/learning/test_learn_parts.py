@@ -110,6 +110,16 @@ def test_an_evaluation_in_parts_in_worker_processes_is_the_evaluation_in_one(tin
     assert merge([first, second]) == whole != merge([second, first])
 
 
+def test_an_evaluation_that_fails_in_its_worker_fails_the_run_naming_it(tmp_path, tiny, rows):
+    sampling = Sampling(seed=7, trials=1, temperature=1.0, prompt_length=1024, response_length=8, max_new_tokens=4)
+    with Pool(workers=1) as pool:
+        fine = pool.submit(tiny, rows[:1], sampling, command.REWARD_KWARGS)
+        missing = pool.submit(str(tmp_path / "no-model"), rows[:1], sampling, command.REWARD_KWARGS)
+        with pytest.raises(SmokeError, match="the evaluation after GRPO failed: OSError") as exc:
+            command.results({"after SFT": fine, "after GRPO": missing})
+    assert exc.value.stage == "evaluation"
+
+
 def test_pass_hat_counts_trials_at_the_gold_reward():
     ev = Evaluation(rewards=((4.0, 4.0), (4.0, -1.0), (0.5, 1.0)), targets=(4.0, 4.0, 1.0))
     assert ev.mean_reward == pytest.approx((8 + 3 + 1.5) / 6)

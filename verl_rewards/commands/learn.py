@@ -31,6 +31,7 @@ import io
 import math
 import sys
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,7 +41,7 @@ from ..smoke.data import SmokeData, read_metrics
 from ..smoke.errors import SmokeError
 
 HELP = "show on the CPU that our reward teaches a policy: a tiny model, SFT on gold answers, GRPO on sampled rollouts"
-STAGES = ("set-up", "sft", "rollout", "reward", "update", "validation", "checkpoint", "learning")
+STAGES = ("set-up", "sft", "rollout", "reward", "update", "validation", "checkpoint", "evaluation", "learning")
 #: the run's reward settings, in main_ppo (the recipe's variables) and in the evaluations alike
 REWARD_KWARGS: dict[str, Any] = {"contribution": {"type": "none"}}
 
@@ -335,12 +336,24 @@ def _learn(plan: Plan, source: Path | None, out: Path, timeout: float, started: 
         final = _grpo_checkpoint(out, plan.steps)
         after_grpo = pool.submit(str(final), rows, sampling, REWARD_KWARGS, parts=2)
         t0 = time.monotonic()
-        evaluations = [before(), after_sft(), after_grpo()]
+        evaluations = results({"before SFT": before, "after SFT": after_sft, "after GRPO": after_grpo})
         wait_s = time.monotonic() - t0
     files = {"rows": str(rows_file), "after_sft": str(hf), "after_grpo": str(final)}
     return _report(plan, sampling, files, out, records, sft_losses, evaluations, rows,
                    {"set-up": setup_s, "SFT + GRPO (verl)": train_s, "evaluations after GRPO": wait_s,
                     "total": time.monotonic() - started})  # fmt: skip
+
+
+def results(pending: Mapping[str, Callable[[], Evaluation]]) -> list[Evaluation]:
+    """The evaluations' results in order; one that failed in its worker process (a model that does not load, a
+    worker killed) is the run's failure at stage ``evaluation``, naming which."""
+    out = []
+    for name, result in pending.items():
+        try:
+            out.append(result())
+        except Exception as exc:  # noqa: BLE001 - whatever the worker raised, named with the evaluation
+            raise SmokeError("evaluation", f"the evaluation {name} failed: {type(exc).__name__}: {exc}") from exc
+    return out
 
 
 def _sft_stage(cmd: list[str], env: dict[str, str], out: Path, timeout: float) -> int:
