@@ -1,10 +1,11 @@
-"""A DB state frozen into a new shared base (:meth:`DBState.freeze`, how a task's initial state is cached).
+"""A DB state frozen into a new shared base (:meth:`DBState.freeze`, how a task's initial state is cached) and dumped
+as plain data (:meth:`DBState.to_dict`, what hashes and dumps read).
 
-``freeze`` lays the overlay over copies of the touched collections with dict and list operations. It must give what
-the state reads: for a touched collection, :meth:`DBState.to_dict`'s collection (same keys in the same order, the
-very record objects), and for an untouched one the base's own container. Checked on every task of every domain, on
-the states a task's first use freezes (initialisation actions and message histories replayed) and on the states
-after its gold actions (records written, inserted and appended).
+Both lay the overlay over copies of the touched collections with dict and list operations. They must give what the
+state reads record by record (:meth:`DBState.items`, the tools' read path): the same keys in the same order and the
+very record objects; for an untouched collection ``freeze`` shares the base's own container and ``to_dict`` copies
+it. Checked on every task of every domain, on the states a task's first use freezes (initialisation actions and
+message histories replayed) and on the states after its gold actions (records written, inserted and appended).
 """
 
 from __future__ import annotations
@@ -23,15 +24,40 @@ from tau2_support import require_data
 DOMAINS = ("mock", "airline", "retail", "telecom", "banking_knowledge")
 
 
+def _read(state: DBState, name: str) -> Any:
+    """Collection ``name`` read record by record through :meth:`DBState.items`."""
+    coll = state.base.data[name]
+    if isinstance(coll, dict):
+        return dict(state.items(name))
+    if isinstance(coll, list):
+        return [rec for _, rec in state.items(name)]
+    return coll
+
+
 def _expected(state: DBState) -> dict[str, Any]:
-    """What the frozen base must hold: ``to_dict``'s collection where the state touched one, else the base's."""
+    """What the frozen base must hold: the state's reads where it touched a collection, else the base's own."""
     touched = state._overlay.keys() | state._added.keys() | state._appended.keys()
-    read = state.to_dict(touched)
-    return {name: read[name] if name in touched else coll for name, coll in state.base.data.items()}
+    return {name: _read(state, name) if name in touched else coll for name, coll in state.base.data.items()}
+
+
+def _same(got: Any, want: Any) -> bool:
+    """Same type, keys in the same order and the very records."""
+    if type(got) is not type(want):
+        return False
+    if isinstance(want, dict):
+        return list(got) == list(want) and all(got[k] is want[k] for k in want)
+    if isinstance(want, list):
+        return len(got) == len(want) and all(a is b for a, b in zip(got, want, strict=True))
+    return got is want
 
 
 def _check(state: DBState, where: str) -> tuple[bool, bool]:
-    """Freeze ``state`` and compare with :func:`_expected`; returns whether it had inserted and appended records."""
+    """Dump and freeze ``state`` and compare with its reads; returns whether it had inserted and appended records."""
+    dumped = state.to_dict()
+    assert list(dumped) == list(state.base.data), where
+    for name, coll in state.base.data.items():
+        assert _same(dumped[name], _read(state, name)), (where, name)
+        assert dumped[name] is not coll or not isinstance(coll, (dict, list)), (where, name)  # the caller's own
     expected = _expected(state)
     frozen = state.freeze()
     assert isinstance(frozen, BaseDB) and frozen.codec is state.base.codec, where
@@ -41,14 +67,8 @@ def _check(state: DBState, where: str) -> tuple[bool, bool]:
         if want is state.base.data[name]:
             assert got is want, (where, name)  # untouched: shared, not copied
             continue
-        assert type(got) is type(want) and got is not state.base.data[name], (where, name)
-        if isinstance(want, dict):
-            assert list(got) == list(want), (where, name)  # DB order: base keys, then inserted ones
-            assert all(got[k] is want[k] for k in want), (where, name)
-        elif isinstance(want, list):
-            assert len(got) == len(want) and all(a is b for a, b in zip(got, want, strict=True)), (where, name)
-        else:
-            assert got is want, (where, name)
+        assert got is not state.base.data[name], (where, name)
+        assert _same(got, want), (where, name)  # DB order: base keys, then inserted ones
     return bool(state._added), bool(state._appended)
 
 

@@ -281,51 +281,52 @@ class DBState:
 
     def to_dict(self, names: Collection[str] | None = None) -> dict[str, Any]:
         """The full state as plain data (O(DB size); for hashing, dumps and debugging); ``names``: only these
-        collections."""
+        collections. Every container is the caller's own (the records are shared: read them only)."""
         out: dict[str, Any] = {}
         for name, coll in self.base.data.items():
             if names is not None and name not in names:
                 continue
-            if isinstance(coll, list):  # what keys() and get() give, read in one pass
-                out[name] = [rec for _, rec in self.items(name)]
-            elif isinstance(coll, dict):
-                out[name] = dict(self.items(name))
-            else:
-                out[name] = coll
+            merged = self._merged(name)
+            if merged is coll and isinstance(coll, (dict, list)):
+                merged = dict(coll) if isinstance(coll, dict) else list(coll)
+            out[name] = merged
         return out
 
     def freeze(self) -> BaseDB:
         """The current state as a new shared :class:`BaseDB` (unchanged records are shared, not copied).
 
         The records this state wrote become base records: do not write to this state afterwards. A collection this
-        state never touched is the base's own (read-only) container; a touched one is the base's container copied
-        with the overlay laid over it (what :meth:`to_dict` gives, built with dict and list operations: a task's
-        initial state is frozen once, on its first use).
+        state never touched is the base's own (read-only) container; a touched one is :meth:`_merged`'s new one (a
+        task's initial state is frozen once, on its first use).
         """
-        data: dict[str, Any] = {}
-        for name, coll in self.base.data.items():
-            over = self._overlay.get(name)
-            if over is None and name not in self._added and name not in self._appended:
-                data[name] = coll
-            elif type(coll) is dict:
-                merged = dict(coll)
-                if over:  # base keys keep their place; inserted keys follow in insertion order (= _added order)
-                    merged.update(over)
-                    if _MISSING in over.values():
-                        for key in [k for k, rec in over.items() if rec is _MISSING]:
-                            del merged[key]
-                data[name] = merged
-            elif isinstance(coll, list):
-                items = list(coll)
-                items.extend(self._appended.get(name, ()))  # appended records are in the overlay too
-                size = len(items)
-                for i, rec in (over or {}).items():
-                    if isinstance(i, int) and 0 <= i < size:
-                        items[i] = None if rec is _MISSING else rec
-                data[name] = items
-            else:
-                data[name] = self.to_dict((name,))[name]
-        return BaseDB(data)
+        return BaseDB({name: self._merged(name) for name in self.base.data})
+
+    def _merged(self, name: str) -> Any:
+        """Collection ``name`` as this state reads it (what :meth:`keys` and :meth:`get` give), built with dict and
+        list operations: the base's own container when this state never touched it, else the base's container copied
+        with the overlay laid over it (base keys keep their place, inserted keys follow in insertion order, appended
+        list records after the base's)."""
+        coll = self.base.data[name]
+        over = self._overlay.get(name)
+        if over is None and name not in self._added and name not in self._appended:
+            return coll
+        if isinstance(coll, dict):
+            merged = dict(coll)
+            if over:  # inserted keys enter the overlay in the order they enter _added
+                merged.update(over)
+                if _MISSING in over.values():
+                    for key in [k for k, rec in over.items() if rec is _MISSING]:
+                        del merged[key]
+            return merged
+        if isinstance(coll, list):
+            items = list(coll)
+            items.extend(self._appended.get(name, ()))  # appended records are in the overlay too
+            size = len(items)
+            for i, rec in (over or {}).items():
+                if isinstance(i, int) and 0 <= i < size:
+                    items[i] = None if rec is _MISSING else rec
+            return items
+        return coll
 
     def full_hash(self) -> str:
         """tau2-compatible sha256 of the whole DB. Re-serialises only touched records."""
