@@ -290,6 +290,7 @@ def _learn(plan: Plan, source: Path | None, out: Path, timeout: float, started: 
     from ..benchmark_list import TOOLRL
     from ..cpu.model import build_tiny_qwen2
     from ..learning.evaluate import Pool, Sampling
+    from ..learning.report import STAGES as EVALUATED
     from ..smoke.recipe import REPO, WARM_START_RECIPE, cpu_overrides, recipe_env, write_command
     from ..smoke.sft_stage import SftPlan, check_sft, sft_checkpoint, sft_env
     from ..toolrl.data import SAMPLE_PATH
@@ -309,7 +310,8 @@ def _learn(plan: Plan, source: Path | None, out: Path, timeout: float, started: 
     env.update({"CONTRIBUTION": "0", "EXPERIMENT_NAME": "learn-toolrl"})
     for unset in ("SFT_MODEL_PATH", "SFT_VAL_FILES"):
         env.pop(unset, None)
-    cmd = ["bash", str(REPO / WARM_START_RECIPE)] + cpu_overrides(
+    recipe = ["bash", str(REPO / WARM_START_RECIPE)]  # its SFT stage takes no overrides: SFT_OVERRIDES holds them
+    cmd = recipe + cpu_overrides(
         model=None, out=out, steps=plan.steps, batch=plan.batch, n=plan.n, prompt_len=prompt_len,
         response_len=plan.response_length, policy="sample", loops_yaml=loops, wandb=False,
         max_new_tokens=plan.max_new_tokens,
@@ -327,7 +329,7 @@ def _learn(plan: Plan, source: Path | None, out: Path, timeout: float, started: 
         floor = replace(sampling, trials=min(plan.trials, plan.val_trials))  # the random model never writes the format
         before = pool.submit(model, rows, floor, REWARD_KWARGS)
         t0 = time.monotonic()
-        sft_steps = _sft_stage(cmd[:2], env, out, timeout - (t0 - started))
+        sft_steps = _sft_stage(recipe, env, out, timeout - (t0 - started))
         hf = sft_checkpoint(out, sft_steps)
         sft_losses = check_sft(out, sft_steps)
         after_sft = pool.submit(str(hf), rows, sampling, REWARD_KWARGS)
@@ -336,7 +338,7 @@ def _learn(plan: Plan, source: Path | None, out: Path, timeout: float, started: 
         final = _grpo_checkpoint(out, plan.steps)
         after_grpo = pool.submit(str(final), rows, sampling, REWARD_KWARGS, parts=2)
         t0 = time.monotonic()
-        evaluations = results({"before SFT": before, "after SFT": after_sft, "after GRPO": after_grpo})
+        evaluations = results(dict(zip(EVALUATED, (before, after_sft, after_grpo), strict=True)))
         wait_s = time.monotonic() - t0
     files = {"rows": str(rows_file), "after_sft": str(hf), "after_grpo": str(final)}
     return _report(plan, sampling, files, out, records, sft_losses, evaluations, rows,
